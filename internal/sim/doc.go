@@ -1,0 +1,68 @@
+// Package sim is Backpressure's simulation engine: it pushes a level's traffic through a
+// player's component graph tick by tick and reports what every tier did.
+//
+// It is pure computation. It must never do I/O, read a clock, keep globals that change, or
+// need goroutines to run one simulation: the same Design and Config give byte-identical
+// Results on every machine. There is no randomness at all; latency distributions are
+// computed analytically.
+//
+// # The model (the written rules)
+//
+// Every component is one or more pools of workers (a database has one pool per node, a
+// queue a broker and a pool of consumers). Capacity is workers ÷ service time (seed
+// simple-model: an app server with 6 workers at 15 ms serves 400 req/s).
+//
+//   - Below saturation a pool is an M/M/c queue, computed exactly (Erlang C through the
+//     Erlang-B recursion), so latency stays flat to about 80% utilisation and then climbs
+//     steeply. Its loss is that of M/M/c/K with K = workers + waiting places, which is
+//     Erlang B (M/M/c/c) for a pool with no waiting room: 6 workers at 15 ms offered 125%
+//     lose about a third of their requests, not the fluid fifth.
+//   - At and above saturation, or while a backlog remains, a fluid backlog takes over (seed
+//     architecture-simulator): it grows by (arrivals − capacity) × tick, drains with spare
+//     capacity, each request waits backlog ÷ capacity on top of the stochastic wait (frozen
+//     at its value at 98% utilisation), and past the pool's buffer the excess is rejected
+//     (503). A pool at 200% with a full buffer rejects half of what reaches it.
+//   - Synchronous calls hold the caller's worker: an app worker is busy for its own service
+//     time plus the mean response time of its synchronous calls (Little's law). A slow
+//     database therefore fills the app tier above it. A hand-off to a queue does not hold.
+//     Within a tick this coupling is iterated to a fixed point (at most 5 damped passes).
+//   - The components are resolved in topological order of the request routes; an edge that
+//     closes a cycle is deferred: what crosses it arrives one tick later.
+//
+// Requests come in four classes with their own paths (seed simple-model): static files
+// (answered by a CDN on a hit, else by the app), reads (cache-aside: app → cache on a hit,
+// app → cache → app → database on a miss), synchronous writes (database primary) and
+// asynchronous writes (queue, whose workers write to the database later; without a queue
+// the app writes synchronously). Balancers split by their algorithm: round-robin evenly,
+// least-connections in proportion to capacity, consistent hashing by each backend's share of
+// a hash ring with 64 virtual nodes per backend (a documented skew). With health checks a
+// balancer routes around failed or unreachable backends. A database spreads reads over its
+// primary and replicas in proportion to their spare capacity; every replica replays every
+// write at 40% of its cost and lags when it cannot keep up. Only requests whose path crosses
+// a failing component fail.
+//
+// Latency is a distribution: each hop contributes a fixed part (network, authentication,
+// injected latency, backlog wait), its exponential service time and, with the Erlang-C
+// probability, an exponential wait; a path is the sum of its hops and the tick's request mix
+// is the mixture of its paths weighted by the requests that finished on each. p50, p95 and
+// p99 are quantiles of that mixture (see latency.go for the method and its accuracy).
+//
+// Errors compose along a path: each pool fails its share base + utilisation³ × factor of
+// what it processes (seed simulation-design), failed nodes fail everything that reaches
+// them, rejects fail at once. The client fails requests slower than its timeout, reading the
+// share from the path's latency tail, so timeouts rise smoothly. Failed attempts are retried
+// up to the client's limit, in the next tick or after an exponential backoff, optionally
+// capped by a retry budget; retries are load, so a slow tier can become a retry storm.
+//
+// Conservation holds per tick and over the run: attempts offered = served + rejected +
+// failed + timed out + change in requests queued (backlogs and deferred edges).
+//
+// Costs come from the catalog: an hourly price per unit plus per-use prices, summed per tick.
+//
+// The summary names the bottleneck: at the first tick in which a tier saturates, the tier
+// with the highest demand on its own capacity (demand being what would reach it if nothing
+// above refused or throttled). It reports the first tick in which more than 5% of attempts
+// failed (seed architecture-simulator's failure rule), writes acknowledged but never stored
+// (a queue whose backlog has not shrunk over the last fifth of the run), replicas whose lag
+// never recovers, and the resilience of the system around each chaos event (events.go).
+package sim

@@ -1,0 +1,634 @@
+package sim
+
+import (
+	"context"
+	"math"
+)
+
+// Run simulates a design under a configuration. Invalid input returns Problems listing
+// every problem; ctx only lets a caller abandon a long run.
+func Run(ctx context.Context, d Design, cfg Config) (*Result, error) {
+	v, err := validate(d, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return compile(v).run(ctx)
+}
+
+// runState is what the tick loop carries besides the model's own state.
+type runState struct {
+	retries     [][]float64 // ring over ticks × retry generation (1..max)
+	genShare    []float64
+	mix         LatencyMix // the tick's request mix
+	pathMix     LatencyMix // one path, for its timeout share
+	compMix     LatencyMix // one component, for its own p99
+	quantiles   [3]float64
+	partitioned []bool    // per design edge
+	extraSec    []float64 // per design edge
+	spikeMult   float64
+	hist        latencyHistogram
+	acc         accumulators
+	events      eventTracker
+}
+
+var tickQuantiles = []float64{0.5, 0.95, 0.99}
+
+func (m *model) run(ctx context.Context) (*Result, error) {
+	v := m.v
+	nt, nc := v.ticks, len(m.comps)
+	res := &Result{TickMs: v.cfg.TickMs, Components: make([]ComponentInfo, nc), Ticks: make([]Tick, nt)}
+	for i, c := range m.comps {
+		res.Components[i] = ComponentInfo{ID: c.id, Type: c.kind}
+	}
+	all := make([]ComponentTick, nt*nc)
+	st := m.newRunState()
+	for t := 0; t < nt; t++ {
+		if t&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		tick := &res.Ticks[t]
+		tick.Components = all[t*nc : (t+1)*nc : (t+1)*nc]
+		m.step(t, tick, st)
+	}
+	m.summarize(res, st)
+	return res, nil
+}
+
+func (m *model) newRunState() *runState {
+	cl := m.v.cfg.Client
+	maxDelay := 1
+	for g := 1; g <= cl.MaxRetries; g++ {
+		if d := m.retryDelayTicks(g); d > maxDelay {
+			maxDelay = d
+		}
+	}
+	st := &runState{
+		retries:     make([][]float64, maxDelay+1),
+		genShare:    make([]float64, cl.MaxRetries+1),
+		partitioned: make([]bool, len(m.edgeTo)),
+		extraSec:    make([]float64, len(m.edgeTo)),
+	}
+	for i := range st.retries {
+		st.retries[i] = make([]float64, cl.MaxRetries+1)
+	}
+	st.hist.init()
+	st.acc.init(len(m.comps))
+	st.events.init(m)
+	return st
+}
+
+// retryDelayTicks is how many ticks after a failure retry number g arrives.
+func (m *model) retryDelayTicks(g int) int {
+	cl := m.v.cfg.Client
+	if cl.BackoffMs <= 0 {
+		return 1
+	}
+	delay := cl.BackoffMs * math.Pow(cl.BackoffMultiplier, float64(g-1)) / 1000
+	return max(1, int(math.Ceil(delay/m.dt-1e-9)))
+}
+
+// step advances the model by one tick and records it.
+func (m *model) step(t int, tick *Tick, st *runState) {
+	dt := m.dt
+	t0 := float64(t) * dt
+	tick.T = t0 + dt
+	st.events.apply(m, st, t0, t0+dt)
+	m.preTick(t0, st)
+
+	// Arrivals: fresh requests from the curve plus retries due this tick, by generation.
+	cfg := &m.v.cfg
+	fresh := cfg.Traffic.rate(t0+dt/2) * st.spikeMult * dt
+	slot := st.retries[t%len(st.retries)]
+	attempts := fresh
+	for g := 1; g < len(slot); g++ {
+		attempts += slot[g]
+	}
+	retried := attempts - fresh
+	if attempts > 0 {
+		st.genShare[0] = fresh / attempts
+		for g := 1; g < len(slot); g++ {
+			st.genShare[g] = slot[g] / attempts
+			slot[g] = 0
+		}
+	}
+	shares := cfg.Mix.shares()
+	for class, roots := range m.roots {
+		for _, r := range roots {
+			m.nodes[r].in = attempts * shares[class] / float64(len(roots))
+		}
+	}
+
+	for it := 0; it < maxIterations; it++ {
+		m.resetFlows()
+		for _, p := range m.order {
+			m.resolvePool(p, st)
+		}
+		if m.updateHoldTimes(st) {
+			break
+		}
+	}
+
+	m.computeDemand()
+
+	// Outcomes of the client's attempts, and the latency of those answered.
+	var served, timedOut, rejected, failed, queued float64
+	timeout := cfg.Client.TimeoutMs / 1000
+	st.mix.Reset()
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		if nd.background {
+			continue
+		}
+		queued += nd.backlogNext + nd.pendingNext
+		rejected += nd.rejected + nd.pushback
+		failed += nd.errors + nd.lost
+		if nd.terminal <= 0 {
+			continue
+		}
+		st.mix.BeginPath(nd.terminal)
+		st.pathMix.Reset()
+		st.pathMix.BeginPath(1)
+		for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
+			s := m.stageOf(pn, st)
+			st.mix.AddStage(s)
+			st.pathMix.AddStage(s)
+		}
+		late := 0.0
+		if timeout > 0 {
+			late = nd.terminal * st.pathMix.Tail(timeout)
+		}
+		timedOut += late
+		served += nd.terminal - late
+	}
+	st.mix.Quantiles(tickQuantiles, st.quantiles[:])
+
+	// Failed attempts come back as retries, each generation up to the client's limit.
+	lost := rejected + failed + timedOut
+	m.scheduleRetries(t, lost, fresh, st)
+
+	m.commit()
+
+	tick.FreshRPS = fresh / dt
+	tick.RetryRPS = retried / dt
+	tick.OfferedRPS = attempts / dt
+	tick.ServedRPS = served / dt
+	tick.RejectedRPS = rejected / dt
+	tick.ErrorRPS = failed / dt
+	tick.TimedOutRPS = timedOut / dt
+	tick.Queued = queued
+	if done := served + lost; done > 0 {
+		tick.ErrorRate = lost / done
+	}
+	if served+timedOut > 0 {
+		tick.MeanMs = st.mix.Mean() * 1000
+		tick.P50Ms = st.quantiles[0] * 1000
+		tick.P95Ms = st.quantiles[1] * 1000
+		tick.P99Ms = st.quantiles[2] * 1000
+		st.hist.add(served+timedOut, st.quantiles)
+	}
+	tick.Events = st.events.activeIDs()
+	m.recordComponents(t, tick, st)
+	st.acc.addTick(m, t, tick, attempts, fresh, retried, served, rejected, failed, timedOut, queued)
+}
+
+const maxIterations = 5
+
+// resetFlows clears what the previous iteration sent along the routes; roots keep their input.
+func (m *model) resetFlows() {
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		nd.pendingNext = 0
+		if nd.parent >= 0 || nd.background {
+			nd.in = 0
+		}
+		if nd.deferred {
+			nd.in = nd.pendingIn
+		}
+		nd.rejected, nd.processed, nd.errors, nd.ok, nd.terminal, nd.lost, nd.pushback = 0, 0, 0, 0, 0, 0, 0
+	}
+}
+
+// resolvePool runs one pool for one tick: admission, service, backlog, then hands each
+// node's finished requests on along its route.
+func (m *model) resolvePool(p int, st *runState) {
+	pl := &m.pools[p]
+	dt := m.dt
+	pl.in, pl.backlog0, pl.wIn = 0, 0, 0
+	for _, n := range pl.nodes {
+		nd := &m.nodes[n]
+		if nd.background && nd.parent < 0 && m.comps[nd.comp].kind == KindDatabase {
+			nd.in = replayCost * m.pools[m.primary[nd.comp]].wProc
+		}
+		pl.in += nd.in
+		pl.backlog0 += nd.backlog
+		if nd.write || (nd.background && nd.parent < 0) {
+			pl.wIn += nd.in
+		}
+	}
+	lambda := pl.in / dt
+	pl.wProc = 0
+	if pl.failed {
+		pl.util, pl.processed, pl.rejected, pl.errRate = 0, 0, 0, 1
+		pl.backlog1 = 0
+		if pl.durable {
+			pl.backlog1 = pl.backlog0
+		}
+		pl.stage = Stage{}
+		for _, n := range pl.nodes {
+			nd := &m.nodes[n]
+			nd.errors = nd.in
+			nd.backlogNext = 0
+			if pl.durable {
+				nd.backlogNext = nd.backlog
+			} else {
+				nd.errors += nd.backlog
+			}
+		}
+		return
+	}
+	m.queueing(pl, lambda)
+
+	admittedAll := pl.in - pl.rejected + pl.backlog0
+	for _, n := range pl.nodes {
+		nd := &m.nodes[n]
+		if pl.in > 0 {
+			nd.rejected = pl.rejected * nd.in / pl.in
+		}
+		admitted := nd.in - nd.rejected
+		if admittedAll > 0 {
+			nd.processed = pl.processed * (admitted + nd.backlog) / admittedAll
+		}
+		nd.backlogNext = nd.backlog + admitted - nd.processed
+		if nd.background && nd.parent < 0 && nd.rejected > 0 && m.comps[nd.comp].kind == KindDatabase {
+			// A replica never refuses its replication stream; it falls behind instead.
+			nd.backlogNext += nd.rejected
+			nd.rejected = 0
+		}
+		nd.errors = nd.processed * pl.errRate
+		nd.ok = nd.processed - nd.errors
+		if nd.write {
+			pl.wProc += nd.processed
+		}
+		m.finish(n, st)
+	}
+}
+
+// queueing applies the pool model to one tick's arrivals: the exact M/M/c queue below
+// saturation, Erlang B without waiting room, a fluid backlog at and above saturation.
+func (m *model) queueing(pl *pool, lambda float64) {
+	dt := m.dt
+	mu := 1 / (pl.serviceSec + pl.holdSec)
+	pl.stage = Stage{Fixed: pl.fixedSec, ServiceRate: 1 / pl.serviceSec}
+	pl.backlog1 = 0
+	if pl.unlimited {
+		pl.capRate = math.Inf(1)
+		pl.processed, pl.rejected = pl.in+pl.backlog0, 0
+		pl.util = lambda / pl.nominalRPS
+		pl.errRate = pl.baseErr + math.Pow(math.Min(pl.util, 1), 3)*pl.loadErr
+		return
+	}
+	c := pl.workers
+	pl.capRate = float64(c) * mu
+	a := lambda / mu
+	switch {
+	case c == 0:
+		pl.processed, pl.rejected = 0, 0
+		pl.backlog1 = pl.backlog0 + pl.in
+		if pl.backlog1 > pl.buffer {
+			pl.rejected = math.Min(pl.in, pl.backlog1-pl.buffer)
+			pl.backlog1 -= pl.rejected
+		}
+	case pl.buffer == 0:
+		pl.rejected = pl.in * erlangB(c, a)
+		pl.processed = pl.in - pl.rejected
+	case lambda < pl.capRate && pl.backlog0 <= 0:
+		if !math.IsInf(pl.buffer, 1) {
+			pl.rejected = pl.in * mmcKBlocking(c, int(math.Min(pl.buffer, maxBuffer)), a)
+		}
+		pl.processed = pl.in - pl.rejected
+		pl.stage.WaitProb = erlangC(c, a)
+		pl.stage.WaitRate = pl.capRate - lambda
+	default:
+		demand := pl.backlog0 + pl.in
+		pl.processed = math.Min(pl.capRate*dt, demand)
+		left := demand - pl.processed
+		pl.rejected = math.Min(pl.in, math.Max(0, left-pl.buffer))
+		pl.backlog1 = left - pl.rejected
+		aS := math.Min(a, saturationCap*float64(c))
+		pl.stage.WaitProb = erlangC(c, aS)
+		pl.stage.WaitRate = pl.capRate - aS*mu
+		pl.stage.Fixed += (pl.backlog0 + pl.backlog1) / 2 / pl.capRate
+	}
+	pl.util = 0
+	if pl.capRate > 0 {
+		pl.util = math.Max(lambda, pl.processed/dt) / pl.capRate
+	} else if pl.in+pl.backlog0 > 0 {
+		pl.util = math.Inf(1)
+	}
+	pl.errRate = math.Min(1, pl.baseErr+math.Pow(math.Min(pl.util, 1), 3)*pl.loadErr)
+}
+
+// finish decides what happens to the requests node n's pool finished.
+func (m *model) finish(n int, st *runState) {
+	nd := &m.nodes[n]
+	switch nd.role {
+	case roleServe:
+		if len(nd.children) == 0 {
+			nd.terminal = nd.ok
+			return
+		}
+		m.forward(n, nd.ok, st)
+	case roleUnrouted:
+		nd.lost += nd.ok
+	case roleCache:
+		hit := m.comps[nd.comp].hitNow
+		nd.terminal = nd.ok * hit
+		m.forward(n, nd.ok-nd.terminal, st)
+	case roleEnqueue:
+		q := &m.comps[nd.comp]
+		consumer := &m.nodes[m.pools[q.pools[1]].nodes[0]]
+		space := math.Max(0, q.p.f("buffer")-consumer.backlog-consumer.in)
+		stored := math.Min(nd.ok, space)
+		nd.terminal = stored
+		nd.pushback = nd.ok - stored
+		consumer.in += stored
+	case roleForward, roleDispatch:
+		m.forward(n, nd.ok, st)
+	}
+}
+
+// forward shares amount among node n's children by the node's split rule.
+func (m *model) forward(n int, amount float64, st *runState) {
+	nd := &m.nodes[n]
+	if amount <= 0 {
+		return
+	}
+	if len(nd.children) == 0 {
+		nd.lost += amount
+		return
+	}
+	total := m.splitShares(n, st)
+	if total <= 0 {
+		nd.lost += amount // nowhere healthy to send it: the caller gets an error
+		return
+	}
+	for _, ch := range nd.children {
+		c := &m.nodes[ch]
+		part := amount * c.share / total
+		switch {
+		case part == 0:
+		case c.edge >= 0 && st.partitioned[c.edge]:
+			nd.lost += part
+		case c.deferred:
+			c.pendingNext += part
+		case c.role == roleDispatch:
+			c.in = part
+			c.processed, c.ok = part, part
+			m.forward(ch, part, st)
+		default:
+			c.in = part
+		}
+	}
+}
+
+// splitShares sets each child's share weight and returns their sum.
+func (m *model) splitShares(n int, st *runState) float64 {
+	nd := &m.nodes[n]
+	total := 0.0
+	for k, ch := range nd.children {
+		c := &m.nodes[ch]
+		w := 1.0
+		switch nd.split {
+		case splitBalancer:
+			lb := &m.comps[nd.comp]
+			switch lb.p.s("algorithm") {
+			case "least_connections":
+				w = m.capacityOf(c)
+			case "consistent_hash":
+				w = nd.weights[k]
+			}
+			if lb.p.b("health_checks") && (m.isFailed(c) || (c.edge >= 0 && st.partitioned[c.edge])) {
+				w = 0
+			}
+		case splitSpare:
+			pl := &m.pools[c.pool]
+			w = 0
+			if !pl.failed {
+				w = math.Max(0, pl.capRate-pl.wIn/m.dt)
+			}
+		}
+		c.share = w
+		total += w
+	}
+	if total == 0 && nd.split == splitSpare {
+		// Every node is busy with writes: share in proportion to capacity.
+		for _, ch := range nd.children {
+			c := &m.nodes[ch]
+			if pl := &m.pools[c.pool]; !pl.failed {
+				c.share = pl.capRate
+				total += c.share
+			}
+		}
+	}
+	return total
+}
+
+func (m *model) capacityOf(nd *node) float64 {
+	if nd.pool < 0 {
+		return 1
+	}
+	pl := &m.pools[nd.pool]
+	if pl.unlimited {
+		return pl.nominalRPS
+	}
+	return float64(pl.workers) / (pl.serviceSec + pl.holdSec)
+}
+
+func (m *model) isFailed(nd *node) bool {
+	for _, p := range m.comps[nd.comp].pools {
+		if m.pools[p].failed {
+			return true
+		}
+	}
+	return false
+}
+
+// updateHoldTimes recomputes mean response times bottom-up and, from them, how long each
+// holding pool's workers wait on their calls. It reports whether they have converged.
+func (m *model) updateHoldTimes(st *runState) bool {
+	for i := len(m.nodes) - 1; i >= 0; i-- { // children always follow their parent
+		nd := &m.nodes[i]
+		own := 0.0
+		if nd.pool >= 0 {
+			own = stageMean(m.pools[nd.pool].stage)
+		}
+		if nd.edge >= 0 {
+			own += st.extraSec[nd.edge]
+		}
+		nd.meanResp = own + m.downstreamMean(i, st)
+	}
+	converged := true
+	for p := range m.pools {
+		pl := &m.pools[p]
+		if !pl.holds {
+			continue
+		}
+		var w, sum float64
+		for _, n := range pl.nodes {
+			nd := &m.nodes[n]
+			sum += nd.in * m.downstreamMean(n, st)
+			w += nd.in
+		}
+		if w <= 0 {
+			continue // no traffic: keep the last estimate
+		}
+		hold := sum / w
+		if math.Abs(hold-pl.holdSec) > 1e-6*(pl.serviceSec+pl.holdSec) {
+			converged = false
+			// Slower callees hold workers longer, which lets fewer requests through to the
+			// callees, which makes them faster: the plain iteration overshoots, so it is damped.
+			hold = 0.5 * (hold + pl.holdSec)
+		}
+		pl.holdSec = hold
+	}
+	return converged
+}
+
+// downstreamMean is the mean time a request at node n spends in calls below it.
+func (m *model) downstreamMean(n int, st *runState) float64 {
+	nd := &m.nodes[n]
+	if len(nd.children) == 0 {
+		return 0
+	}
+	frac := 1.0
+	switch nd.role {
+	case roleServe:
+		if len(nd.children) == 0 {
+			return 0
+		}
+	case roleCache:
+		frac = 1 - m.comps[nd.comp].hitNow
+	case roleEnqueue, roleUnrouted:
+		return 0
+	}
+	var total, sum float64
+	for _, ch := range nd.children {
+		c := &m.nodes[ch]
+		if c.edge >= 0 && st.partitioned[c.edge] {
+			continue
+		}
+		total += c.share
+		sum += c.share * c.meanResp
+	}
+	if total <= 0 {
+		// No split yet (nothing arrived): assume an even one.
+		for _, ch := range nd.children {
+			sum += m.nodes[ch].meanResp
+		}
+		return frac * sum / float64(len(nd.children))
+	}
+	return frac * sum / total
+}
+
+func stageMean(s Stage) float64 {
+	mean := s.Fixed
+	if s.ServiceRate > 0 {
+		mean += 1 / s.ServiceRate
+	}
+	if s.WaitProb > 0 && s.WaitRate > 0 {
+		mean += s.WaitProb / s.WaitRate
+	}
+	return mean
+}
+
+// stageOf is node n's contribution to the latency of a request passing through it.
+func (m *model) stageOf(n int, st *runState) Stage {
+	nd := &m.nodes[n]
+	var s Stage
+	if nd.pool >= 0 {
+		s = m.pools[nd.pool].stage
+	}
+	if nd.edge >= 0 {
+		s.Fixed += st.extraSec[nd.edge]
+	}
+	return s
+}
+
+// commit makes this tick's backlogs the next tick's state.
+func (m *model) commit() {
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		nd.backlog = nd.backlogNext
+		nd.pendingIn = nd.pendingNext
+		if nd.background && nd.write && nd.parent >= 0 {
+			// A job whose write failed goes back to its queue: delivery is at least once.
+			consumer := &m.nodes[nd.parent]
+			consumer.backlog += nd.rejected + nd.errors + nd.lost
+		}
+	}
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		if nd.background && nd.parent < 0 && m.comps[nd.comp].kind == KindQueue {
+			// Consumer errors: the job stays queued too.
+			nd.backlog += nd.errors + nd.lost
+		}
+	}
+}
+
+// scheduleRetries turns this tick's failed attempts into retries, generation by generation.
+func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) {
+	maxR := len(st.genShare) - 1
+	if failed <= 0 {
+		return
+	}
+	want := 0.0
+	for g := 0; g < maxR; g++ {
+		want += failed * st.genShare[g]
+	}
+	scale := 1.0
+	if budget := m.v.cfg.Client.RetryBudget; budget > 0 && want > budget*fresh {
+		scale = budget * fresh / want
+	}
+	for g := 0; g < maxR; g++ {
+		amount := failed * st.genShare[g] * scale
+		st.retries[(t+m.retryDelayTicks(g+1))%len(st.retries)][g+1] += amount
+	}
+	st.acc.dropped += failed*st.genShare[maxR] + want*(1-scale)
+}
+
+// computeDemand propagates the tick's attempts along the routes as if no tier refused or
+// throttled anything. A tier whose demand exceeds its capacity is where the design breaks,
+// even when a tier above it, its workers stuck waiting, is the one that overflows.
+func (m *model) computeDemand() {
+	for p := range m.pools {
+		m.pools[p].demand = 0
+	}
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		if nd.parent < 0 {
+			nd.demand = nd.in
+		} else {
+			par := &m.nodes[nd.parent]
+			var total float64
+			for _, ch := range par.children {
+				total += m.nodes[ch].share
+			}
+			frac := 1.0
+			switch par.role {
+			case roleCache:
+				frac = 1 - m.comps[par.comp].hitNow
+			case roleEnqueue, roleUnrouted:
+				frac = 0
+			}
+			nd.demand = 0
+			if total > 0 {
+				nd.demand = par.demand * frac * nd.share / total
+			}
+		}
+		if nd.pool >= 0 {
+			m.pools[nd.pool].demand += nd.demand
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package sim
+
+import "math"
+
+// Exact M/M/c building blocks. Everything here is O(c), allocation-free and
+// total: any int and any float64 (including NaN, ±Inf, negative) yields a
+// probability in [0,1], because these run inside the tick loop where a
+// panic or NaN would poison a whole simulation.
+
+// erlangB is the Erlang-B blocking probability of c servers with no waiting
+// room under an offered load of a = λ/μ Erlangs. It is valid for every
+// a ≥ 0, including overload (a ≥ c).
+//
+// It runs the textbook stable recursion B(k) = a·B(k-1)/(k + a·B(k-1)) in
+// its reciprocal form I(k) = 1/B(k) = 1 + (k/a)·I(k-1). The two are the same
+// recursion (and equally stable: each step damps the error it inherits),
+// but the reciprocal form has no division on the loop-carried dependency,
+// which makes c=640 several times faster. Two steps are fused per iteration
+// for the same reason. When a << c, I overflows to +Inf and B correctly
+// becomes 0 (the true value is below the smallest float64).
+func erlangB(c int, a float64) float64 {
+	if c <= 0 {
+		return 1
+	}
+	if !(a > 0) { // also NaN: no offered load, nothing is lost
+		return 0
+	}
+	if math.IsInf(a, 1) {
+		return 1
+	}
+	ia := 1 / a
+	inv := 1.0
+	k := 1
+	for ; k+1 <= c; k += 2 {
+		// I(k+1) = 1 + x1·(1 + x0·I(k-1)) = (1+x1) + x1·x0·I(k-1)
+		x0 := float64(k) * ia
+		x1 := float64(k+1) * ia
+		inv = (1 + x1) + (x1*x0)*inv
+	}
+	if k == c {
+		inv = 1 + float64(k)*ia*inv
+	}
+	return 1 / inv
+}
+
+// erlangC is the probability that an arrival has to wait in an M/M/c queue
+// with offered load a = λ/μ Erlangs. At or beyond saturation (a ≥ c) there is
+// no stationary regime and every arrival eventually waits, so it returns 1.
+func erlangC(c int, a float64) float64 {
+	if c <= 0 || a >= float64(c) || math.IsNaN(a) {
+		return 1
+	}
+	if !(a > 0) {
+		return 0
+	}
+	b := erlangB(c, a)
+	cf := float64(c)
+	// c - a(1-B) > c - a > 0 here, so this cannot divide by zero.
+	return min(1, cf*b/(cf-a*(1-b)))
+}
+
+// mmcKBlocking is the blocking probability of M/M/c/K with K = c + buffer:
+// c servers, buffer waiting places, offered load a = λ/μ Erlangs. Any a ≥ 0 is
+// valid, including overload; buffer ≤ 0 is exactly erlangB.
+//
+// Relative to state c the unnormalised stationary probabilities sum to 1/B
+// over states 0..c (Erlang B already carries that sum) and to Σ_{j=1..buffer} r^j
+// over the waiting states, r = a/c. So
+//
+//	P_block = r^buffer / (1/B + Σ_{j=1..buffer} r^j),
+//
+// evaluated in O(c) with the geometric sum in closed form. Buffers can be huge
+// (1e6 and more), so r^buffer is formed as exp(buffer·ln r) and the sum via
+// expm1 to stay accurate near r = 1; for r > 1 numerator and denominator are
+// divided by r^buffer so nothing overflows, and the result tends to 1 - 1/r.
+func mmcKBlocking(c, buffer int, a float64) float64 {
+	if c <= 0 {
+		return 1
+	}
+	if buffer <= 0 {
+		return erlangB(c, a)
+	}
+	if !(a > 0) {
+		return 0
+	}
+	if math.IsInf(a, 1) {
+		return 1
+	}
+	b := erlangB(c, a)
+	r := a / float64(c)
+	n := float64(buffer)
+	switch {
+	case r < 1:
+		// Multiply through by B so that B underflowing to 0 gives 0, not 0/0.
+		lr := math.Log(r)
+		rn := math.Exp(n * lr)
+		geo := r * math.Expm1(n*lr) / math.Expm1(lr) // Σ_{j=1..n} r^j
+		return rn * b / (1 + b*geo)
+	case r > 1:
+		// With q = 1/r: P = B / (q^n + B·Σ_{i=0..n-1} q^i). B ≥ 1-1/r > 0 here.
+		lq := -math.Log(r)
+		qn := math.Exp(n * lq)
+		geo := math.Expm1(n*lq) / math.Expm1(lq)
+		return min(1, b/(qn+b*geo))
+	default:
+		return b / (1 + b*n)
+	}
+}

@@ -1,0 +1,199 @@
+package sim
+
+import "math"
+
+// eventTracker applies the chaos schedule tick by tick and keeps the list of active events
+// without allocating per tick: the list is rebuilt only when the active set changes.
+type eventTracker struct {
+	events  []ChaosEvent
+	comp    []int // target component per event, -1 if none
+	edge    []int // design edge per event, -1 if none
+	active  []bool
+	changed bool
+	ids     []string
+}
+
+func (et *eventTracker) init(m *model) {
+	et.events = m.v.cfg.Chaos
+	et.comp = make([]int, len(et.events))
+	et.edge = make([]int, len(et.events))
+	et.active = make([]bool, len(et.events))
+	for i, e := range et.events {
+		et.comp[i], et.edge[i] = -1, -1
+		if idx, ok := m.v.index[e.Target]; ok {
+			et.comp[i] = idx
+		}
+		for k, de := range m.v.design.Edges {
+			if de.From == e.From && de.To == e.To && e.From != "" {
+				et.edge[i] = k
+			}
+		}
+	}
+}
+
+// window is when an event acts: a flush acts during its warm-up.
+func (m *model) window(e ChaosEvent, comp int) (start, end float64) {
+	end = e.AtSec + e.DurationSec
+	if e.Kind == ChaosCacheFlush {
+		end = e.AtSec + m.warmupOf(e, comp)
+	}
+	return e.AtSec, end
+}
+
+func (m *model) warmupOf(e ChaosEvent, comp int) float64 {
+	if e.Params.WarmupSec != nil {
+		return *e.Params.WarmupSec
+	}
+	if comp >= 0 {
+		return m.comps[comp].warmupSec
+	}
+	return 0
+}
+
+// apply sets the chaos state of the tick [t0, t1).
+func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
+	for p := range m.pools {
+		m.pools[p].failed = false
+	}
+	for e := range st.partitioned {
+		st.partitioned[e] = false
+		st.extraSec[e] = 0
+	}
+	st.spikeMult = 1
+	for i, e := range et.events {
+		start, end := m.window(e, et.comp[i])
+		if e.Kind == ChaosCacheFlush && start >= t0 && start < t1 {
+			c := &m.comps[et.comp[i]]
+			c.flushedAt = start
+			c.flushWarm = m.warmupOf(e, et.comp[i])
+		}
+		on := start < t1 && t0 < math.Max(end, start+1e-9)
+		if on != et.active[i] {
+			et.active[i] = on
+			et.changed = true
+		}
+		if !on {
+			continue
+		}
+		switch e.Kind {
+		case ChaosNodeFailure:
+			for _, p := range m.comps[et.comp[i]].pools {
+				m.pools[p].failed = true
+			}
+		case ChaosTrafficSpike:
+			st.spikeMult *= e.Params.Multiplier
+		case ChaosNetworkPartition:
+			st.partitioned[et.edge[i]] = true
+		case ChaosLatencyInjection:
+			st.extraSec[et.edge[i]] += e.Params.ExtraLatencyMs / 1000
+		}
+	}
+}
+
+// activeIDs returns the ids of the active events; ticks with the same set share one slice.
+func (et *eventTracker) activeIDs() []string {
+	if et.changed {
+		et.changed = false
+		et.ids = nil
+		for i, on := range et.active {
+			if on {
+				et.ids = append(et.ids, et.events[i].ID)
+			}
+		}
+	}
+	return et.ids
+}
+
+// Resilience measurement. For each event:
+//   - the baseline is the mean error rate and mean p99 over the baselineSec before it
+//     strikes (the first tick's values for an event at the very start);
+//   - during the event (its window; a flush's window is its warm-up) the error rate is
+//     failed ÷ finished attempts and the p99 is the worst tick's;
+//   - the system has recovered at the first tick at or after the window's end from which
+//     recoveryHoldSec of ticks (or the rest of the run) all have an error rate within
+//     baseline + max(0.001, 10% of baseline) and a p99 within 110% of baseline + 1 ms;
+//     RecoverySec is the time from the window's end to the start of that tick;
+//   - lost requests are the failures beyond the baseline rate from the strike until recovery.
+const (
+	baselineSec     = 30
+	recoveryHoldSec = 5
+)
+
+func (m *model) eventImpacts(res *Result, st *runState) []EventImpact {
+	out := make([]EventImpact, 0, len(st.events.events))
+	dt := m.dt
+	ticks := res.Ticks
+	failedAt := func(k int) (lost, done float64) {
+		tk := &ticks[k]
+		lost = (tk.RejectedRPS + tk.ErrorRPS + tk.TimedOutRPS) * dt
+		return lost, lost + tk.ServedRPS*dt
+	}
+	tickAt := func(t float64) int { // first tick whose interval ends after t
+		return min(len(ticks), max(0, int(math.Floor(t/dt+1e-9))))
+	}
+	for i, e := range st.events.events {
+		start, end := m.window(e, st.events.comp[i])
+		imp := EventImpact{ID: e.ID, Kind: string(e.Kind), StartSec: start, EndSec: end}
+		k0, k1 := tickAt(start), tickAt(end)
+		if k1 <= k0 {
+			k1 = min(len(ticks), k0+1)
+		}
+		b0 := tickAt(start - baselineSec)
+		if b0 >= k0 {
+			b0, k0 = 0, max(k0, 0)
+		}
+		var bl, bd, bp float64
+		var bn int
+		for k := b0; k < max(k0, b0+1) && k < len(ticks); k++ {
+			l, d := failedAt(k)
+			bl, bd = bl+l, bd+d
+			bp += ticks[k].P99Ms
+			bn++
+		}
+		if bd > 0 {
+			imp.BaselineErrorRate = bl / bd
+		}
+		if bn > 0 {
+			imp.BaselineP99Ms = bp / float64(bn)
+		}
+		var el, ed float64
+		for k := k0; k < k1; k++ {
+			l, d := failedAt(k)
+			el, ed = el+l, ed+d
+			imp.P99Ms = math.Max(imp.P99Ms, ticks[k].P99Ms)
+			imp.PeakError = math.Max(imp.PeakError, ticks[k].ErrorRate)
+		}
+		if ed > 0 {
+			imp.ErrorRate = el / ed
+		}
+		errOK := imp.BaselineErrorRate + math.Max(0.001, 0.1*imp.BaselineErrorRate)
+		p99OK := imp.BaselineP99Ms*1.1 + 1
+		healthy := func(k int) bool { return ticks[k].ErrorRate <= errOK && ticks[k].P99Ms <= p99OK }
+		hold := max(1, int(math.Round(recoveryHoldSec/dt)))
+		recovered := len(ticks)
+		for k := k1; k < len(ticks); k++ {
+			ok := true
+			for j := k; j < min(len(ticks), k+hold); j++ {
+				if !healthy(j) {
+					ok = false
+					k = j // no start before j can hold either
+					break
+				}
+			}
+			if ok {
+				recovered = k
+				break
+			}
+		}
+		if recovered < len(ticks) {
+			r := math.Max(0, float64(recovered)*dt-end)
+			imp.RecoverySec = &r
+		}
+		for k := k0; k < recovered; k++ {
+			l, d := failedAt(k)
+			imp.Lost += math.Max(0, l-imp.BaselineErrorRate*d)
+		}
+		out = append(out, imp)
+	}
+	return out
+}

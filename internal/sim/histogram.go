@@ -1,0 +1,83 @@
+package sim
+
+import "math"
+
+// latencyHistogram accumulates the latency distribution of a whole run from each tick's
+// quantiles, so that run-level quantiles need no per-request record. Within a tick the
+// distribution is taken as log-uniform between its known points: a quarter of the median
+// (probability 0), the median (0.5), p95 (0.95) and p99 (0.99), and an exponential-like tail
+// ending at p99 + 2·(p99 − p95) (1). A run of identical ticks therefore gives back exactly
+// that tick's quantiles, to the histogram's 1% resolution.
+type latencyHistogram struct {
+	density []float64 // difference array of mass per bin, prefix-summed at the end
+	total   float64
+}
+
+const (
+	histMinSec = 1e-6
+	histMaxSec = 1e5
+	histRatio  = 1.01
+)
+
+var histLogRatio = math.Log(histRatio)
+
+func histBins() int { return int(math.Ceil(math.Log(histMaxSec/histMinSec)/histLogRatio)) + 2 }
+
+func (h *latencyHistogram) init() { h.density = make([]float64, histBins()+1) }
+
+func histBin(x float64) int {
+	if x <= histMinSec {
+		return 0
+	}
+	b := int(math.Log(x/histMinSec) / histLogRatio)
+	return min(b, histBins()-1)
+}
+
+// spread adds mass uniformly (in log space) over [lo, hi].
+func (h *latencyHistogram) spread(lo, hi, mass float64) {
+	if mass <= 0 {
+		return
+	}
+	a, b := histBin(lo), histBin(hi)
+	if b < a {
+		a, b = b, a
+	}
+	per := mass / float64(b-a+1)
+	h.density[a] += per
+	h.density[b+1] -= per
+}
+
+// add records weight requests whose tick had quantiles q = {p50, p95, p99} in seconds.
+func (h *latencyHistogram) add(weight float64, q [3]float64) {
+	if weight <= 0 || !(q[2] > 0) {
+		return
+	}
+	h.total += weight
+	h.spread(q[0]/4, q[0], 0.5*weight)
+	h.spread(q[0], q[1], 0.45*weight)
+	h.spread(q[1], q[2], 0.04*weight)
+	h.spread(q[2], q[2]+2*(q[2]-q[1]), 0.01*weight)
+}
+
+// quantiles fills out with the run's quantiles (seconds) for ps, ascending.
+func (h *latencyHistogram) quantiles(ps []float64, out []float64) {
+	for i := range out {
+		out[i] = 0
+	}
+	if h.total <= 0 {
+		return
+	}
+	run, cum, k := 0.0, 0.0, 0
+	for b := 0; b < len(h.density)-1 && k < len(ps); b++ {
+		run += h.density[b]
+		cum += run
+		for k < len(ps) && cum >= ps[k]*h.total*(1-1e-12) {
+			// Upper edge of the bin: quantiles are reported on the safe side.
+			out[k] = histMinSec * math.Pow(histRatio, float64(b+1))
+			k++
+		}
+	}
+	for ; k < len(ps); k++ {
+		out[k] = histMaxSec
+	}
+}

@@ -1,0 +1,669 @@
+package sim
+
+import (
+	"math"
+	"slices"
+)
+
+// Response-time distributions of request paths, and their quantiles.
+//
+// Method. A path's latency is Fixed + R, where R is a sum of independent
+// exponential "factors": every stage contributes its service time Exp(μ)
+// and, with probability C, a wait Exp(θ). Each factor has the rational
+// Laplace transform (1-c) + c·r/(r+s) (c = 1 for service), so R is
+// phase-type and its survival function is *exactly* a finite sum
+//
+//	P(R > x) = Σ_j e^{-ρ_j x} · Σ_{i<n_j} s_ji (ρ_j x)^i / i!
+//
+// over the distinct rates ρ_j (n_j = how many factors share ρ_j). The
+// coefficients come from a partial-fraction expansion done once per path
+// whenever the mix changes, after which every Tail evaluation costs one exp
+// per distinct rate. That is exact (the single M/M/c stage is reproduced to
+// rounding, including θ = μ, which is just a double pole), and faster than a
+// saddlepoint approximation, which would need an inner Newton solve per
+// evaluation and is unreliable for the bimodal "most requests don't wait,
+// a few wait long" shape that small Erlang-C probabilities produce.
+//
+// The catch of partial fractions is cancellation when rates are close but
+// not equal: coefficients grow like 1/gap. Exactly equal rates are merged
+// into one higher-order pole (exact). After that, if the sum of |coefficient|
+// exceeds condBudget (so rounding could cost more than ~1e-9 absolute in
+// P(T>t)), the two closest poles are merged into one at the rate that keeps
+// the mean exact, and the expansion is redone. For isolated pairs this only
+// happens below a relative gap of ~1e-6, where the merge changes the
+// distribution by O(gap²), i.e. nothing measurable; dense bunches of many
+// close-but-distinct rates get merged at percent-level gaps, which changes
+// quantiles by well under 1% (second order in the gap, see the tests).
+//
+// Quantiles of the weighted mixture are found by a Newton iteration on
+// ln P(T>t), which is almost linear in the tail of a phase-type law, kept
+// inside a bracket [lo, hi] and falling back to (geometric) bisection when a
+// step leaves it. Atoms (deterministic paths) make P(T>t) jump; those jump
+// points are checked first so a quantile sitting on a jump is returned
+// exactly. Ascending ps reuse the previous quantile as the starting point.
+// The iteration stops once a Newton step is below quantileRelTol of t, i.e.
+// the returned value is accurate to ~quantileRelTol² relative.
+//
+// Units are seconds for times and 1/seconds for rates. Inputs are sanitised
+// rather than rejected: NaN/negative times and weights count as 0; rates
+// that are not > 0 mean "no such random part"; rates are clamped to
+// [minRate, maxRate], times to [0, maxFixed], probabilities to [0, 1].
+//
+// LatencyMix caches its expansion and is therefore not safe for concurrent
+// use, not even for concurrent Tail calls.
+
+const (
+	minRate        = 1e-12 // 1/s; a mean of ~30,000 years
+	maxRate        = 1e12  // 1/s; a mean of 1 ps
+	maxFixed       = 1e12  // s
+	maxWeight      = 1e300 // keeps the weight total finite
+	minWaitProb    = 1e-12 // below this the wait factor is dropped
+	sameRateRelGap = 1e-12 // rates closer than this are one pole from the start
+	condBudget     = 1e6   // max Σ|coefficient| of a path's expansion
+	quantileRelTol = 1e-3  // Halley step size at which a quantile is accepted
+	maxQuantileP   = 1 - 1e-12
+	maxSolveIter   = 200
+)
+
+// Stage is one hop's contribution to a request's response time, in seconds.
+type Stage struct {
+	Fixed       float64 // deterministic part: network, auth, injected latency, fluid-backlog wait
+	ServiceRate float64 // own service time ~ Exp(ServiceRate) (1/mean service seconds); 0 means no random service part
+	WaitProb    float64 // probability the request queues (Erlang C), in [0,1]
+	WaitRate    float64 // if it queues, the wait ~ Exp(WaitRate) where WaitRate = c·μ − λ; ignored when WaitProb==0
+}
+
+// mmcStage is the exact stationary FCFS response time of an M/M/c pool with
+// c workers, per-worker service rate mu and arrival rate lambda (both 1/s),
+// valid for lambda < c·mu. At or beyond saturation there is no stationary
+// wait: it returns WaitProb 1 with WaitRate 0, which LatencyMix treats as "no
+// random wait", so the caller must put the (fluid) backlog wait into Fixed.
+func mmcStage(c int, mu, lambda float64) Stage {
+	if c <= 0 || !(mu > 0) || math.IsInf(mu, 1) {
+		return Stage{}
+	}
+	s := Stage{ServiceRate: mu}
+	if !(lambda > 0) {
+		return s
+	}
+	a := lambda / mu
+	if !(a < float64(c)) {
+		s.WaitProb = 1
+		return s
+	}
+	s.WaitProb = erlangC(c, a)
+	s.WaitRate = float64(c)*mu - lambda
+	return s
+}
+
+// LatencyMix is the latency distribution of a request mix: a weighted set of paths, each a sum of Stages.
+// It is reset and refilled every tick, so it must not allocate once its slices have grown.
+type LatencyMix struct {
+	stages []Stage
+	paths  []mixPath
+
+	// Expansion, rebuilt lazily when dirty.
+	dirty    bool
+	comp     []compPath
+	simple   []simpleTerm
+	high     []highTerm
+	coef     []float64
+	atoms    []atomPoint
+	mean     float64
+	minFixed float64
+
+	// Scratch for the expansion.
+	factors  []factor
+	clusters []cluster
+	ser      []float64
+	hser     []float64
+}
+
+type mixPath struct {
+	start  int // index of its first stage in stages
+	weight float64
+}
+
+// compPath is one positive-weight path in expanded form.
+type compPath struct {
+	w      float64 // normalised weight
+	fixed  float64
+	atom   float64 // P(R = 0): the path is deterministic with this probability
+	s0, s1 int     // its simple poles
+	h0, h1 int     // its multiple poles
+}
+
+// simpleTerm is a pole of multiplicity 1: with e = exp(-ρx) it adds s·e to
+// P(R > x), d·e to the density and dd·e to the density's derivative.
+type simpleTerm struct {
+	rho, s, d, dd float64
+}
+
+// highTerm is a pole of multiplicity n ≥ 2. With π_i = e^{-y} y^i/i!,
+// y = ρx, it adds Σ S_i π_i to P(R > x), Σ D_i π_i to the density and
+// Σ E_i π_i to its derivative, where S, D and E are coef[off:off+3n].
+type highTerm struct {
+	rho, skip float64 // skip: beyond this y the term is below ~1e-17
+	off, n    int
+}
+
+// Beyond y = ρx = simpleSkip a simple pole contributes below e^{-49} ≈ 5e-22
+// of its (at most condBudget sized) coefficient.
+const simpleSkip = 49
+
+type atomPoint struct {
+	u, sAt, sBefore float64 // P(T > u) and P(T ≥ u)
+}
+
+type factor struct {
+	r, c float64 // rate and probability of being present
+}
+
+// cluster is a run of sorted factors sharing one pole.
+type cluster struct {
+	lo, hi     int
+	rho        float64
+	sumC, sumM float64 // Σc and Σc/r of the members: rho = sumC/sumM keeps the mean
+}
+
+// evalPoint is the mix's survival function and its first two derivatives
+// (-density, -density') at t.
+type evalPoint struct {
+	t, s, f, df float64
+}
+
+// Reset empties the mix, keeping its memory.
+func (m *LatencyMix) Reset() {
+	m.stages = m.stages[:0]
+	m.paths = m.paths[:0]
+	m.dirty = true
+}
+
+// BeginPath starts a path; following AddStage calls belong to it. Weights are
+// relative (they need not sum to 1); a path with weight ≤ 0 is ignored.
+func (m *LatencyMix) BeginPath(weight float64) {
+	if !(weight > 0) {
+		weight = 0
+	}
+	m.paths = append(m.paths, mixPath{start: len(m.stages), weight: min(weight, maxWeight)})
+	m.dirty = true
+}
+
+// AddStage appends s to the current path. Stages added before any BeginPath
+// start an implicit path of weight 1.
+func (m *LatencyMix) AddStage(s Stage) {
+	if len(m.paths) == 0 {
+		m.BeginPath(1)
+	}
+	m.stages = append(m.stages, s)
+	m.dirty = true
+}
+
+// Len is the number of paths with weight > 0.
+func (m *LatencyMix) Len() int {
+	n := 0
+	for _, p := range m.paths {
+		if p.weight > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Mean is the weighted mean latency in seconds: exactly the weighted sum of
+// stage means (0 for an empty mix).
+func (m *LatencyMix) Mean() float64 {
+	m.compile()
+	return m.mean
+}
+
+// Tail is P(T > t) over the mix, in [0,1]; 0 for an empty mix.
+func (m *LatencyMix) Tail(t float64) float64 {
+	m.compile()
+	if len(m.comp) == 0 || math.IsNaN(t) {
+		return 0
+	}
+	return m.eval(t).s
+}
+
+// Quantiles sets out[i] to the smallest t with P(T ≤ t) ≥ ps[i], for i below
+// min(len(ps), len(out)). ps are meant to be ascending in (0,1) (that is the
+// fast path, not a requirement); p ≤ 0 or NaN gives the lowest possible
+// latency and p ≥ 1 is treated as 1-1e-12. An empty mix gives 0.
+func (m *LatencyMix) Quantiles(ps []float64, out []float64) {
+	m.compile()
+	n := min(len(ps), len(out))
+	if len(m.comp) == 0 {
+		clear(out[:n])
+		return
+	}
+	prevP, prevT := math.NaN(), 0.0
+	var last evalPoint // the last evaluation, a free starting point for the next p
+	last.t = math.NaN()
+	for i := range n {
+		p := ps[i]
+		var t float64
+		switch {
+		case !(p > 0):
+			t = m.minFixed
+		case p >= prevP:
+			t = m.quantile(min(p, maxQuantileP), &last)
+			t = max(t, prevT) // rounding must not reorder ascending ps
+		default:
+			last.t = math.NaN()
+			t = m.quantile(min(p, maxQuantileP), &last)
+		}
+		out[i] = t
+		prevP, prevT = p, t
+	}
+}
+
+// quantile returns the smallest t with P(T > t) ≤ 1-p. last holds an
+// evaluation at or left of the answer to start from (or t = NaN) and
+// receives the last evaluation made.
+func (m *LatencyMix) quantile(p float64, last *evalPoint) float64 {
+	tgt := 1 - p
+	lnTgt := math.Log(tgt)
+	// Invariant: the answer lies in [lo, hi]. Nothing finishes before the
+	// smallest fixed part, so lo starts there.
+	lo, hi := m.minFixed, math.Inf(1)
+	for _, a := range m.atoms {
+		if a.sAt <= tgt {
+			if tgt < a.sBefore {
+				return a.u // the answer sits exactly on this jump
+			}
+			hi = min(hi, a.u)
+		} else {
+			lo = max(lo, a.u)
+		}
+	}
+	if converged(lo, hi) {
+		return hi
+	}
+	ep := *last
+	fresh := !(ep.t >= lo && ep.t < hi)
+	t := ep.t
+	if fresh {
+		t = m.mean
+		if !(t >= lo && t < hi) {
+			t = m.bisect(lo, hi)
+		}
+	}
+	for range maxSolveIter {
+		if fresh {
+			ep = m.eval(t)
+			*last = ep
+		}
+		fresh = true
+		if ep.s <= tgt {
+			hi = t
+		} else {
+			lo = t
+		}
+		if converged(lo, hi) {
+			return hi
+		}
+		step := math.NaN()
+		if ep.s > 0 && ep.f > 0 {
+			// Halley on g(t) = ln P(T>t) - ln(1-p): g' = -h with h = f/s the
+			// hazard rate, g'' = -df/s - h². ln P(T>t) is nearly linear in the
+			// tail, so this usually lands within 1e-3 in one or two steps, and
+			// the cubic convergence then makes the final step exact to ~1e-9.
+			g := math.Log(ep.s) - lnTgt
+			h := ep.f / ep.s
+			step = g / h // Newton
+			if den := 2*h*h + g*(ep.df/ep.s+h*h); den > 0 {
+				if hs := 2 * g * h / den; math.Abs(hs) < 2*math.Abs(step) {
+					step = hs
+				}
+			}
+		}
+		next := t + step
+		if !(next > lo && next < hi) {
+			if math.IsInf(hi, 1) {
+				// No density to follow (a flat stretch between fixed parts)
+				// or the step overflowed: walk right geometrically.
+				next = t + max(t, m.mean, 1/maxRate)
+			} else {
+				next = m.bisect(lo, hi)
+			}
+		} else if math.Abs(step) <= quantileRelTol*t {
+			return next
+		}
+		t = next
+	}
+	if math.IsInf(hi, 1) {
+		return t
+	}
+	return hi
+}
+
+// converged reports whether the bracket pins the answer down to well below
+// what the Halley stopping rule guarantees.
+func converged(lo, hi float64) bool {
+	return hi-lo <= 1e-9*hi && !math.IsInf(hi, 1)
+}
+
+// bisect splits [lo, hi] in log space when it spans orders of magnitude, so
+// that a mixture of millisecond and second paths still converges quickly.
+func (m *LatencyMix) bisect(lo, hi float64) float64 {
+	if lo <= 0 {
+		return hi / 8
+	}
+	if hi > 4*lo {
+		return math.Sqrt(lo * hi)
+	}
+	return lo + (hi-lo)/2
+}
+
+// eval returns P(T > t), the density of T and its derivative for the mix.
+func (m *LatencyMix) eval(t float64) evalPoint {
+	var surv, dens, ddens float64
+	simple, high, coef := m.simple, m.high, m.coef
+	for ci := range m.comp {
+		cp := &m.comp[ci]
+		x := t - cp.fixed
+		if x < 0 {
+			surv += cp.w
+			continue
+		}
+		var s, d, dd float64
+		for _, tm := range simple[cp.s0:cp.s1] {
+			y := tm.rho * x
+			if y > simpleSkip {
+				continue
+			}
+			e := math.Exp(-y)
+			s += tm.s * e
+			d += tm.d * e
+			dd += tm.dd * e
+		}
+		for _, tm := range high[cp.h0:cp.h1] {
+			y := tm.rho * x
+			if y > tm.skip {
+				continue
+			}
+			ts, td, tdd := poissonSums(y, coef[tm.off:tm.off+3*tm.n])
+			s += ts
+			d += td
+			dd += tdd
+		}
+		surv += cp.w * min(1, max(0, s))
+		dens += cp.w * max(0, d)
+		ddens += cp.w * dd
+	}
+	return evalPoint{t: t, s: min(1, max(0, surv)), f: dens, df: ddens}
+}
+
+// poissonSums returns Σ S_i π_i, Σ D_i π_i, Σ E_i π_i with π_i = e^{-y} y^i/i!
+// and c = S ‖ D ‖ E, built by recurrence so that neither y^i nor i! is formed.
+func poissonSums(y float64, c []float64) (ss, sd, se float64) {
+	n := len(c) / 3
+	cs, cd, ce := c[:n], c[n:2*n], c[2*n:3*n]
+	if y <= 700 {
+		pi := math.Exp(-y)
+		for i := range n {
+			if i > 0 {
+				pi *= y / float64(i)
+			}
+			ss += cs[i] * pi
+			sd += cd[i] * pi
+			se += ce[i] * pi
+		}
+		return ss, sd, se
+	}
+	// e^{-y} underflows. Here y > 700 > n-1, so π_i grows with i: start at
+	// the top in log space and walk down.
+	lg, _ := math.Lgamma(float64(n))
+	pi := math.Exp(-y + float64(n-1)*math.Log(y) - lg)
+	for i := n - 1; i >= 0; i-- {
+		ss += cs[i] * pi
+		sd += cd[i] * pi
+		se += ce[i] * pi
+		pi *= float64(i) / y
+	}
+	return ss, sd, se
+}
+
+func cleanRate(r float64) (float64, bool) {
+	if !(r > 0) || math.IsInf(r, 1) {
+		return 0, false
+	}
+	return min(max(r, minRate), maxRate), true
+}
+
+// compile rebuilds the expansion if the mix changed since the last call.
+func (m *LatencyMix) compile() {
+	if !m.dirty {
+		return
+	}
+	m.dirty = false
+	m.comp = m.comp[:0]
+	m.simple = m.simple[:0]
+	m.high = m.high[:0]
+	m.coef = m.coef[:0]
+	m.atoms = m.atoms[:0]
+	m.mean = 0
+	m.minFixed = 0
+	total := 0.0
+	for pi, p := range m.paths {
+		if p.weight <= 0 {
+			continue
+		}
+		end := len(m.stages)
+		if pi+1 < len(m.paths) {
+			end = m.paths[pi+1].start
+		}
+		mean := m.compilePath(p.weight, m.stages[p.start:end])
+		total += p.weight
+		m.mean += p.weight * mean
+	}
+	if len(m.comp) == 0 {
+		return
+	}
+	m.mean /= total
+	m.minFixed = math.Inf(1)
+	for i := range m.comp {
+		m.comp[i].w /= total
+		m.minFixed = min(m.minFixed, m.comp[i].fixed)
+	}
+	// Jump points of P(T>t), needed by quantile; almost always none.
+	for i := range m.comp {
+		u := m.comp[i].fixed
+		if m.comp[i].atom <= 0 || slices.ContainsFunc(m.atoms, func(a atomPoint) bool { return a.u == u }) {
+			continue
+		}
+		s := m.eval(u).s
+		before := s
+		for j := range m.comp {
+			if m.comp[j].fixed == u {
+				before += m.comp[j].w * m.comp[j].atom
+			}
+		}
+		m.atoms = append(m.atoms, atomPoint{u: u, sAt: s, sBefore: min(1, before)})
+	}
+}
+
+// compilePath appends the expansion of one path and returns its mean.
+func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
+	fixed, mean := 0.0, 0.0
+	fs := m.factors[:0]
+	for _, s := range stages {
+		if s.Fixed > 0 {
+			fixed += min(s.Fixed, maxFixed)
+		}
+		if r, ok := cleanRate(s.ServiceRate); ok {
+			fs = append(fs, factor{r: r, c: 1})
+			mean += 1 / r
+		}
+		if c := min(s.WaitProb, 1); c >= minWaitProb {
+			if r, ok := cleanRate(s.WaitRate); ok {
+				fs = append(fs, factor{r: r, c: c})
+				mean += c / r
+			}
+		}
+	}
+	m.factors = fs
+	atom := 1.0
+	for _, f := range fs {
+		atom *= 1 - f.c
+	}
+	sortFactors(fs)
+	cl := m.clusters[:0]
+	for i, f := range fs {
+		if n := len(cl); n > 0 && f.r-fs[cl[n-1].lo].r <= sameRateRelGap*f.r {
+			k := &cl[n-1]
+			k.hi = i + 1
+			k.sumC += f.c
+			k.sumM += f.c / f.r
+			k.rho = k.sumC / k.sumM
+			continue
+		}
+		cl = append(cl, cluster{lo: i, hi: i + 1, rho: f.r, sumC: f.c, sumM: f.c / f.r})
+	}
+	s0, h0, c0 := len(m.simple), len(m.high), len(m.coef)
+	for amp := m.expand(fs, cl); !(amp <= condBudget) && len(cl) > 1; amp = m.expand(fs, cl) {
+		m.simple, m.high, m.coef = m.simple[:s0], m.high[:h0], m.coef[:c0]
+		best := 0
+		for j := 1; j+1 < len(cl); j++ {
+			if cl[j+1].rho/cl[j].rho < cl[best+1].rho/cl[best].rho {
+				best = j
+			}
+		}
+		a, b := &cl[best], cl[best+1]
+		a.hi = b.hi
+		a.sumC += b.sumC
+		a.sumM += b.sumM
+		a.rho = a.sumC / a.sumM
+		cl = slices.Delete(cl, best+1, best+2)
+	}
+	m.clusters = cl
+	m.comp = append(m.comp, compPath{
+		w: w, fixed: fixed, atom: atom,
+		s0: s0, s1: len(m.simple), h0: h0, h1: len(m.high),
+	})
+	return fixed + mean
+}
+
+// sortFactors sorts by rate. Paths are short, so insertion sort wins.
+func sortFactors(fs []factor) {
+	if len(fs) > 32 {
+		slices.SortFunc(fs, func(a, b factor) int {
+			switch {
+			case a.r < b.r:
+				return -1
+			case a.r > b.r:
+				return 1
+			}
+			return 0
+		})
+		return
+	}
+	for i := 1; i < len(fs); i++ {
+		f := fs[i]
+		j := i
+		for ; j > 0 && fs[j-1].r > f.r; j-- {
+			fs[j] = fs[j-1]
+		}
+		fs[j] = f
+	}
+}
+
+// expand appends one term per cluster and returns Σ|coefficient|, the
+// factor by which rounding errors are amplified in P(R > x).
+//
+// Around the pole ρ of a cluster with n members, in v = (ρ+s)/ρ, the
+// transform is G(v)/v^n with
+//
+//	G(v) = Π_{members} (c + (1-c)v) · Π_{others} [(1-c) + (c·r/d)/(1 + (ρ/d)v)],  d = r-ρ,
+//
+// and the coefficient of the Erlang(k, ρ) component is a_k = [v^{n-k}] G.
+func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
+	amp := 0.0
+	for j := range cl {
+		k := &cl[j]
+		rho, n := k.rho, k.hi-k.lo
+		if n == 1 {
+			// G(0) = c · Π (d + c'ρ)/d. Numerators and denominators are
+			// multiplied separately (one division instead of one per factor)
+			// and folded every 16 factors so neither can overflow.
+			g, num, den, cnt := k.sumC, 1.0, 1.0, 0
+			for o := range cl {
+				if o == j {
+					continue
+				}
+				d := cl[o].rho - rho
+				for _, f := range fs[cl[o].lo:cl[o].hi] {
+					num *= d + f.c*rho
+					den *= d
+					if cnt++; cnt%16 == 0 {
+						g *= num / den
+						num, den = 1, 1
+					}
+				}
+			}
+			g *= num / den
+			amp += math.Abs(g)
+			m.simple = append(m.simple, simpleTerm{rho: rho, s: g, d: rho * g, dd: -rho * rho * g})
+			continue
+		}
+		g := grow(&m.ser, n)
+		h := grow(&m.hser, n)
+		clear(g)
+		g[0] = 1
+		for _, f := range fs[k.lo:k.hi] {
+			for i := n - 1; i > 0; i-- {
+				g[i] = f.c*g[i] + (1-f.c)*g[i-1]
+			}
+			g[0] *= f.c
+		}
+		for o := range cl {
+			if o == j {
+				continue
+			}
+			r := cl[o].rho
+			d := r - rho
+			q := -rho / d
+			for _, f := range fs[cl[o].lo:cl[o].hi] {
+				h[0] = (d + f.c*rho) / d
+				pw := f.c * r / d
+				for i := 1; i < n; i++ {
+					pw *= q
+					h[i] = pw
+				}
+				for i := n - 1; i >= 0; i-- {
+					acc := 0.0
+					for l := 0; l <= i; l++ {
+						acc += g[l] * h[i-l]
+					}
+					g[i] = acc
+				}
+			}
+		}
+		// a_k = g[n-k]. S_i = Σ_{k>i} a_k, D_i = ρ·a_{i+1} and
+		// E_i = ρ(D_{i+1} - D_i) (from dπ_i/dx = ρ(π_{i-1} - π_i)).
+		off := len(m.coef)
+		m.coef = slices.Grow(m.coef, 3*n)[:off+3*n]
+		cs, cd, ce := m.coef[off:off+n], m.coef[off+n:off+2*n], m.coef[off+2*n:off+3*n]
+		cum, next := 0.0, 0.0
+		for i := n - 1; i >= 0; i-- {
+			a := g[n-1-i]
+			cum += a
+			amp += math.Abs(a)
+			cs[i] = cum
+			cd[i] = rho * a
+			ce[i] = rho * (next - cd[i])
+			next = cd[i]
+		}
+		fn := float64(n)
+		m.high = append(m.high, highTerm{rho: rho, skip: fn + 40 + 8*math.Sqrt(fn), off: off, n: n})
+	}
+	return amp
+}
+
+func grow(s *[]float64, n int) []float64 {
+	if cap(*s) < n {
+		*s = make([]float64, n)
+	}
+	return (*s)[:n]
+}

@@ -1,0 +1,233 @@
+package sim
+
+import "math"
+
+// accumulators carry the run's totals from tick to tick.
+type accumulators struct {
+	offered, fresh, retries, served, rejected, errors, timedOut, dropped float64
+	costSum, latencySum, latencyWeight                                    float64
+	firstFailing                                                          int
+	bottleneck                                                            int
+	bottleneckAt, bottleneckUtil                                          float64
+	comps                                                                 []compAcc
+}
+
+type compAcc struct {
+	peakUtil, utilSum, rejected, errors, peakBacklog, maxLag, costSum float64
+	backlogAtLastFifth, lagAtLastFifth                               float64
+	backlogEnd, lagEnd                                               float64
+}
+
+func (a *accumulators) init(n int) {
+	a.firstFailing, a.bottleneck = -1, -1
+	a.comps = make([]compAcc, n)
+}
+
+// saturated: at capacity, or refusing more than a trace of its input.
+func saturated(util, rejected, in float64) bool {
+	return util >= 0.999 || rejected > 0.001*in
+}
+
+// recordComponents fills the tick's per-component metrics.
+func (m *model) recordComponents(t int, tick *Tick, st *runState) {
+	dt := m.dt
+	lastFifth := t == m.v.ticks-1-m.v.ticks/5
+	worst, worstUtil := -1, -1.0
+	for i := range m.comps {
+		c := &m.comps[i]
+		ct := &tick.Components[i]
+		*ct = ComponentTick{}
+		var in, out, rej, errs, backlog, buffer, handled, ownUtil float64
+		failed := false
+		st.compMix.Reset()
+		for _, p := range c.pools {
+			pl := &m.pools[p]
+			in += pl.in
+			out += pl.processed
+			backlog += pl.backlog1
+			buffer += pl.buffer
+			ct.Workers += pl.workers
+			ct.Utilization = math.Max(ct.Utilization, pl.util)
+			if pl.workers > 0 && !pl.unlimited {
+				ownUtil = math.Max(ownUtil, pl.demand/m.dt*pl.serviceSec/float64(pl.workers))
+			}
+			failed = failed || pl.failed
+			for _, n := range pl.nodes {
+				nd := &m.nodes[n]
+				rej += nd.rejected + nd.pushback
+				errs += nd.errors + nd.lost
+			}
+			if pl.in > 0 && !pl.failed {
+				st.compMix.BeginPath(pl.in)
+				st.compMix.AddStage(pl.stage)
+			}
+		}
+		if len(c.pools) > 0 {
+			handled = m.pools[c.pools[0]].processed
+		}
+		ct.InputRPS, ct.OutputRPS, ct.RejectedRPS = in/dt, out/dt, rej/dt
+		ct.Backlog = backlog
+		if buffer > 0 && !math.IsInf(buffer, 1) {
+			ct.QueueFill = math.Min(1, backlog/buffer)
+		}
+		if in > 0 {
+			ct.ErrorRate = math.Min(1, (rej+errs)/in)
+		}
+		if st.compMix.Len() > 0 {
+			var q [1]float64
+			st.compMix.Quantiles(p99Only, q[:])
+			ct.MeanMs = st.compMix.Mean() * 1000
+			ct.P99Ms = q[0] * 1000
+		}
+		switch c.kind {
+		case KindCache, KindCDN:
+			ct.HitRatio = c.hitNow
+		case KindDatabase:
+			for _, r := range m.replay {
+				if nd := &m.nodes[r]; nd.comp == i {
+					if cp := m.pools[nd.pool].capRate; cp > 0 {
+						ct.LagMs = math.Max(ct.LagMs, nd.backlog/cp*1000)
+					}
+				}
+			}
+		case KindQueue:
+			// A queue's backlog is its depth; its utilisation is that of its consumers.
+			ct.Utilization = m.pools[c.pools[1]].util
+			buffer = c.p.f("buffer")
+			ct.QueueFill = math.Min(1, backlog/buffer)
+		}
+		ct.CostPerHour = m.costPerHour(c, handled/dt, in/dt)
+		switch {
+		case failed:
+			ct.Status = StatusFailed
+		case in == 0 && backlog == 0:
+			ct.Status = StatusIdle
+		case saturated(ct.Utilization, rej, in):
+			ct.Status = StatusSaturated
+		case ct.Utilization >= 0.8:
+			ct.Status = StatusBusy
+		default:
+			ct.Status = StatusOK
+		}
+		tick.CostPerHour += ct.CostPerHour
+
+		a := &st.acc.comps[i]
+		a.peakUtil = math.Max(a.peakUtil, ct.Utilization)
+		a.utilSum += ct.Utilization
+		a.rejected += rej
+		a.errors += errs
+		a.peakBacklog = math.Max(a.peakBacklog, backlog)
+		a.maxLag = math.Max(a.maxLag, ct.LagMs)
+		a.costSum += ct.CostPerHour
+		a.backlogEnd, a.lagEnd = backlog, ct.LagMs
+		if lastFifth {
+			a.backlogAtLastFifth, a.lagAtLastFifth = backlog, ct.LagMs
+		}
+		// The bottleneck is the tier saturated by its own work, not one whose workers merely
+		// wait on a slower tier below it.
+		if !failed && (ct.Status == StatusSaturated || ownUtil >= 1) && ownUtil > worstUtil {
+			worst, worstUtil = i, ownUtil
+		}
+	}
+	if st.acc.bottleneck < 0 && worst >= 0 {
+		st.acc.bottleneck, st.acc.bottleneckAt = worst, tick.T
+		st.acc.bottleneckUtil = worstUtil
+	}
+}
+
+var p99Only = []float64{0.99}
+
+// costPerHour prices a component for one tick: units at their hourly price plus per-use
+// charges at the tick's rate, extrapolated to an hour.
+func (m *model) costPerHour(c *component, handledRPS, inRPS float64) float64 {
+	it := c.it
+	cost := c.units*it.PricePerHour + handledRPS*3600/1e6*it.PricePerMillion
+	switch c.kind {
+	case KindQueue:
+		cost += c.p.f("workers") * it.PricePerWorkerHour
+	case KindServerless:
+		pl := &m.pools[c.pools[0]]
+		busy := handledRPS * (pl.serviceSec + pl.holdSec) // concurrent executions, by Little's law
+		cost += busy * c.p.f("memory_mb") / 1024 * 3600 * it.PricePerGBSecond
+	}
+	return cost
+}
+
+func (a *accumulators) addTick(m *model, t int, tick *Tick, attempts, fresh, retried, served, rejected, failed, timedOut, queued float64) {
+	a.offered += attempts
+	a.fresh += fresh
+	a.retries += retried
+	a.served += served
+	a.rejected += rejected
+	a.errors += failed
+	a.timedOut += timedOut
+	a.costSum += tick.CostPerHour
+	if w := served + timedOut; w > 0 {
+		a.latencySum += tick.MeanMs * w
+		a.latencyWeight += w
+	}
+	lost := rejected + failed + timedOut
+	if a.firstFailing < 0 && attempts > 0 && lost > 0.05*attempts {
+		a.firstFailing = t
+	}
+}
+
+// summarize condenses the run into its summary.
+func (m *model) summarize(res *Result, st *runState) {
+	a := &st.acc
+	n := len(res.Ticks)
+	s := &res.Summary
+	s.Ticks = n
+	s.DurationSec = float64(n) * m.dt
+	s.Offered, s.Fresh, s.Retries = a.offered, a.fresh, a.retries
+	s.Served, s.Rejected, s.Errors, s.TimedOut = a.served, a.rejected, a.errors, a.timedOut
+	s.Dropped = a.dropped
+	if n > 0 {
+		s.QueuedAtEnd = res.Ticks[n-1].Queued
+		s.CostPerHour = a.costSum / float64(n)
+		s.TotalCost = a.costSum * m.dt / 3600
+	}
+	if done := a.served + a.rejected + a.errors + a.timedOut; done > 0 {
+		s.ErrorRate = (a.rejected + a.errors + a.timedOut) / done
+	}
+	if a.latencyWeight > 0 {
+		s.MeanMs = a.latencySum / a.latencyWeight
+	}
+	var q [3]float64
+	st.hist.quantiles(tickQuantiles, q[:])
+	s.P50Ms, s.P95Ms, s.P99Ms = q[0]*1000, q[1]*1000, q[2]*1000
+	if a.bottleneck >= 0 {
+		s.Bottleneck = &Bottleneck{Component: m.comps[a.bottleneck].id, AtSec: a.bottleneckAt, Utilization: a.bottleneckUtil}
+	}
+	if a.firstFailing >= 0 {
+		at := res.Ticks[a.firstFailing].T
+		s.FirstFailingSec = &at
+	}
+	s.Failures = []string{}
+	s.Components = make([]ComponentSummary, len(m.comps))
+	for i := range m.comps {
+		c := &m.comps[i]
+		ca := &a.comps[i]
+		cs := ComponentSummary{ID: c.id, Type: c.kind, PeakUtilization: ca.peakUtil, Rejected: ca.rejected,
+			Errors: ca.errors, PeakBacklog: ca.peakBacklog, MaxLagMs: ca.maxLag}
+		if n > 0 {
+			cs.MeanUtilization = ca.utilSum / float64(n)
+			cs.MeanCostPerHour = ca.costSum / float64(n)
+		}
+		s.Components[i] = cs
+		// A backlog that has not shrunk over the last fifth of the run is taken as never
+		// draining: those writes were acknowledged but will never be stored.
+		switch c.kind {
+		case KindQueue:
+			if ca.backlogEnd > 0.5 && ca.backlogEnd >= ca.backlogAtLastFifth {
+				s.LostWrites += ca.backlogEnd
+				s.Failures = append(s.Failures, "lost_data:"+c.id)
+			}
+		case KindDatabase:
+			if ca.lagEnd > 0 && ca.lagEnd >= ca.lagAtLastFifth {
+				s.Failures = append(s.Failures, "replication_lag:"+c.id)
+			}
+		}
+	}
+	s.Events = m.eventImpacts(res, st)
+}

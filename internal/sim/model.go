@@ -1,0 +1,236 @@
+package sim
+
+import "math"
+
+// nodeRole says what a route node does with the requests its pool finishes.
+type nodeRole uint8
+
+const (
+	roleForward  nodeRole = iota // pass everything to the children (balancers, gateways, calls)
+	roleServe                    // answer here (static files at an app, queries at a database node)
+	roleCache                    // answer hits here, pass misses to the children
+	roleEnqueue                  // acknowledge once stored in the queue; a full queue refuses
+	roleDispatch                 // no pool: split over the database's nodes
+	roleUnrouted                 // the class has nowhere to go from here: fail
+)
+
+// splitRule says how a node's forwarded requests are shared among its children.
+type splitRule uint8
+
+const (
+	splitEven     splitRule = iota
+	splitBalancer           // the balancer's algorithm and health checks
+	splitSpare              // database reads: in proportion to spare capacity
+)
+
+// node is one visit of one request class to one pool along a path; the nodes of a class form
+// a tree rooted at an ingress. Counts are requests per tick.
+type node struct {
+	pool       int // -1 for dispatch nodes
+	comp       int
+	parent     int
+	edge       int // design edge from the parent's component to this one; -1 if none
+	class      Class
+	role       nodeRole
+	split      splitRule
+	background bool // not a client request: queue consumers, job writes, replica replay
+	deferred   bool // the edge from the parent closes a cycle: input arrives a tick late
+	write      bool // a write at a database node (replicas replay it)
+	children   []int
+	weights    []float64 // static split weights (consistent hash), else nil
+	pathStart  int       // this node's path, root first, in model.paths
+	pathLen    int
+
+	// State carried between ticks.
+	backlog   float64
+	pendingIn float64 // deferred input arriving next tick
+
+	// Scratch of the current tick.
+	in, rejected, processed, errors, ok, terminal, lost float64
+	pushback                                             float64 // refused by a full queue
+	backlogNext, pendingNext                             float64
+	meanResp                                             float64 // mean seconds from arrival here to the answer, downstream included
+	share                                                float64 // scratch split weight
+	demand                                               float64 // requests that would arrive if nothing upstream refused or throttled
+}
+
+// pool is a pool of workers: an M/M/c queue below saturation, a fluid backlog above it.
+type pool struct {
+	comp       int
+	workers    int
+	serviceSec float64 // mean own service time
+	fixedSec   float64 // deterministic own latency (authentication, cold starts)
+	buffer     float64 // waiting places beyond the workers; 0 = none (Erlang B); +Inf = unbounded
+	unlimited  bool    // as many workers as needed (CDN edge): no queueing
+	nominalRPS float64 // capacity used to report the utilisation of an unlimited pool
+	holds      bool    // a worker stays busy during synchronous downstream calls
+	durable    bool    // the backlog survives a failure (a queue)
+	baseErr    float64
+	loadErr    float64
+	nodes      []int
+
+	// Scratch of the current tick.
+	failed                                  bool
+	holdSec                                 float64 // mean time a worker waits on downstream calls
+	in, rejected, processed, backlog0       float64
+	backlog1, capRate, util, errRate, wProc float64
+	wIn                                     float64 // writes and replay arriving (not reads)
+	demand                                  float64
+	stage                                   Stage
+}
+
+// component holds what the engine knows of one design component besides its pools.
+type component struct {
+	id    string
+	kind  Kind
+	p     paramValues
+	it    InstanceType
+	pools []int
+	edges []int // outgoing design edges
+
+	hitTarget float64 // cache/CDN hit ratio when warm
+	warmupSec float64
+	flushedAt float64 // start of the latest warm-up; -Inf when warm
+	flushWarm float64 // length of that warm-up
+	hitNow    float64
+
+	units float64 // priced units this tick (instances, replicas, nodes)
+
+	// Scratch of the current tick for reporting.
+	in, out, rejected, errors float64
+}
+
+// model is a validated design compiled for the tick loop.
+type model struct {
+	v       *validated
+	dt      float64
+	comps   []component
+	pools   []pool
+	nodes   []node
+	roots   [numClasses][]int // client roots per class, one per ingress
+	order   []int             // pools in processing order
+	paths   []int             // node indices, root first, for each node's path
+	edgeTo  []int             // design edge index → component index of its target
+	edgeFrm []int
+	primary []int // per component: the database primary pool, or -1
+	replay  []int // replay nodes (background) of replicas
+}
+
+// fixed service times of the fixed-capacity kinds: small enough not to matter, large
+// enough that the capacity maps onto a whole number of workers.
+const (
+	balancerServiceSec = 0.0005
+	gatewayServiceSec  = 0.001
+	cacheServiceSec    = 0.001
+	cdnServiceSec      = 0.005
+	brokerServiceSec   = 0.001
+	replayCost         = 0.4  // a replica replays a write at 40% of its cost (seed simple-model)
+	saturationCap      = 0.98 // utilisation at which the stochastic wait stops growing and the fluid backlog takes over
+)
+
+func compile(v *validated) *model {
+	m := &model{v: v, dt: v.dt}
+	d := v.design
+	n := len(d.Components)
+	m.comps = make([]component, n)
+	m.primary = make([]int, n)
+	for i, c := range d.Components {
+		m.primary[i] = -1
+		m.comps[i] = component{id: c.ID, kind: c.Type, p: v.params[i], it: v.types[i], flushedAt: math.Inf(-1)}
+		m.addPools(i)
+	}
+	m.edgeTo = make([]int, len(d.Edges))
+	m.edgeFrm = make([]int, len(d.Edges))
+	for i, e := range d.Edges {
+		from, to := v.index[e.From], v.index[e.To]
+		m.edgeFrm[i], m.edgeTo[i] = from, to
+		m.comps[from].edges = append(m.comps[from].edges, i)
+	}
+	m.buildRoutes()
+	m.orderPools()
+	return m
+}
+
+func speedOf(it InstanceType) float64 {
+	if it.Speed > 0 {
+		return it.Speed
+	}
+	return 1
+}
+
+func (m *model) newPool(comp int, p pool) int {
+	p.comp = comp
+	m.pools = append(m.pools, p)
+	idx := len(m.pools) - 1
+	m.comps[comp].pools = append(m.comps[comp].pools, idx)
+	return idx
+}
+
+// fixedPool is a pool whose capacity is given in requests per second per unit.
+func fixedPool(units float64, it InstanceType, serviceSec float64) pool {
+	capRPS := it.CapacityRPS * units
+	w := int(math.Max(1, math.Round(capRPS*serviceSec)))
+	return pool{workers: w, serviceSec: float64(w) / capRPS, buffer: float64(it.BufferPerUnit) * units,
+		baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor, nominalRPS: capRPS}
+}
+
+func (m *model) addPools(i int) {
+	c := &m.comps[i]
+	p, it := c.p, c.it
+	speed := speedOf(it)
+	switch c.kind {
+	case KindLoadBalancer:
+		c.units = p.f("instances")
+		m.newPool(i, fixedPool(c.units, it, balancerServiceSec))
+	case KindAPIGateway:
+		c.units = p.f("instances")
+		pl := fixedPool(c.units, it, gatewayServiceSec)
+		pl.fixedSec = p.f("auth_latency_ms") / 1000
+		m.newPool(i, pl)
+	case KindAppService:
+		c.units = p.f("replicas")
+		m.newPool(i, pool{workers: p.i("replicas") * p.i("concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
+			buffer: p.f("queue_per_replica") * c.units, holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
+	case KindContainerPool:
+		c.units = p.f("min_replicas")
+		m.newPool(i, pool{workers: p.i("min_replicas") * p.i("concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
+			buffer: p.f("queue_per_replica") * c.units, holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
+	case KindServerless:
+		m.newPool(i, pool{workers: p.i("max_concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
+			holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
+	case KindCache:
+		c.units = 1
+		c.hitTarget = p.f("hit_ratio")
+		mem := p.f("memory_gb")
+		if ws := m.v.cfg.WorkingSetGB; ws > 0 && mem < ws {
+			c.hitTarget *= mem / ws
+		}
+		c.warmupSec = p.f("warmup_sec")
+		c.hitNow = c.hitTarget
+		m.newPool(i, fixedPool(1, it, cacheServiceSec))
+	case KindCDN:
+		c.units = 1
+		c.hitTarget = p.f("hit_ratio")
+		c.warmupSec = p.f("ttl_sec")
+		c.hitNow = c.hitTarget
+		pl := fixedPool(1, it, cdnServiceSec)
+		pl.unlimited, pl.serviceSec = true, cdnServiceSec
+		m.newPool(i, pl)
+	case KindDatabase:
+		nodes := 1 + p.i("read_replicas")
+		c.units = float64(nodes)
+		for k := 0; k < nodes; k++ {
+			idx := m.newPool(i, pool{workers: p.i("connections"), serviceSec: p.f("query_time_ms") / 1000 / speed,
+				buffer: p.f("queue_per_connection") * p.f("connections"), baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
+			if k == 0 {
+				m.primary[i] = idx
+			}
+		}
+	case KindQueue:
+		c.units = 1
+		broker := fixedPool(1, it, brokerServiceSec)
+		m.newPool(i, broker)
+		m.newPool(i, pool{workers: p.i("workers"), serviceSec: p.f("job_time_ms") / 1000 / speed, buffer: math.Inf(1),
+			holds: true, durable: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
+	}
+}
