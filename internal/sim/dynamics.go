@@ -3,11 +3,16 @@ package sim
 import "math"
 
 // preTick updates what changes with time inside components before the tick's requests
-// arrive: caches and CDNs warming up after a flush.
+// arrive: autoscalers acting on the last tick's utilisation, caches and CDNs warming up
+// after a flush.
 func (m *model) preTick(t0 float64, st *runState) {
 	for i := range m.comps {
 		c := &m.comps[i]
 		switch c.kind {
+		case KindContainerPool:
+			m.autoscale(c, t0)
+		case KindAPIGateway:
+			c.gate.during = c.gate.state
 		case KindCache, KindCDN:
 			c.hitNow = c.hitTarget
 			if !math.IsInf(c.flushedAt, -1) {
@@ -19,6 +24,25 @@ func (m *model) preTick(t0 float64, st *runState) {
 					c.hitNow = c.hitTarget * math.Max(0, since) / c.flushWarm
 				}
 			}
+		}
+	}
+}
+
+// postTick lets components react to how the tick went: breakers observe their downstream,
+// functions keep or reclaim warm instances.
+func (m *model) postTick(t int, st *runState) {
+	for i := range m.comps {
+		c := &m.comps[i]
+		switch {
+		case c.gate != nil:
+			var failed, finished float64
+			for _, n := range m.pools[c.pools[0]].nodes {
+				f, d := m.gateOutcome(n, st)
+				failed, finished = failed+f, finished+d
+			}
+			c.gate.observe(t, failed, finished)
+		case c.fn != nil:
+			c.fn.settle(&m.pools[c.pools[0]], m.dt)
 		}
 	}
 }

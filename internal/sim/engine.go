@@ -12,7 +12,11 @@ func Run(ctx context.Context, d Design, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compile(v).run(ctx)
+	m, err := compile(v)
+	if err != nil {
+		return nil, err
+	}
+	return m.run(ctx)
 }
 
 // runState is what the tick loop carries besides the model's own state.
@@ -22,7 +26,7 @@ type runState struct {
 	mix         LatencyMix // the tick's request mix
 	pathMix     LatencyMix // one path, for its timeout share
 	compMix     LatencyMix // one component, for its own p99
-	quantiles   [3]float64
+	lat         latencyCache
 	partitioned []bool    // per design edge
 	extraSec    []float64 // per design edge
 	spikeMult   float64
@@ -74,6 +78,7 @@ func (m *model) newRunState() *runState {
 		st.retries[i] = make([]float64, cl.MaxRetries+1)
 	}
 	st.hist.init()
+	st.lat.init(m)
 	st.acc.init(len(m.comps))
 	st.events.init(m)
 	return st
@@ -131,11 +136,10 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	}
 
 	m.computeDemand()
+	m.detectSplitBrain(t, st)
 
 	// Outcomes of the client's attempts, and the latency of those answered.
-	var served, timedOut, rejected, failed, queued float64
-	timeout := cfg.Client.TimeoutMs / 1000
-	st.mix.Reset()
+	var served, timedOut, rejected, failed, queued, answered float64
 	for i := range m.nodes {
 		nd := &m.nodes[i]
 		if nd.background {
@@ -144,31 +148,27 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		queued += nd.backlogNext + nd.pendingNext
 		rejected += nd.rejected + nd.pushback
 		failed += nd.errors + nd.lost
-		if nd.terminal <= 0 {
+		answered += nd.terminal
+	}
+	m.latencies(st, answered)
+	var meanSec float64
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		if nd.background || nd.terminal <= 0 {
 			continue
 		}
-		st.mix.BeginPath(nd.terminal)
-		st.pathMix.Reset()
-		st.pathMix.BeginPath(1)
-		for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
-			s := m.stageOf(pn, st)
-			st.mix.AddStage(s)
-			st.pathMix.AddStage(s)
-		}
-		late := 0.0
-		if timeout > 0 {
-			late = nd.terminal * st.pathMix.Tail(timeout)
-		}
+		late := nd.terminal * st.lat.late[i]
 		timedOut += late
 		served += nd.terminal - late
+		meanSec += nd.terminal * m.pathMean(i, st)
 	}
-	st.mix.Quantiles(tickQuantiles, st.quantiles[:])
 
 	// Failed attempts come back as retries, each generation up to the client's limit.
 	lost := rejected + failed + timedOut
 	m.scheduleRetries(t, lost, fresh, st)
 
 	m.commit()
+	m.postTick(t, st)
 
 	tick.FreshRPS = fresh / dt
 	tick.RetryRPS = retried / dt
@@ -182,11 +182,11 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		tick.ErrorRate = lost / done
 	}
 	if served+timedOut > 0 {
-		tick.MeanMs = st.mix.Mean() * 1000
-		tick.P50Ms = st.quantiles[0] * 1000
-		tick.P95Ms = st.quantiles[1] * 1000
-		tick.P99Ms = st.quantiles[2] * 1000
-		st.hist.add(served+timedOut, st.quantiles)
+		tick.MeanMs = meanSec / answered * 1000
+		tick.P50Ms = st.lat.quantiles[0] * 1000
+		tick.P95Ms = st.lat.quantiles[1] * 1000
+		tick.P99Ms = st.lat.quantiles[2] * 1000
+		st.hist.add(served+timedOut, st.lat.quantiles)
 	}
 	tick.Events = st.events.activeIDs()
 	m.recordComponents(t, tick, st)
@@ -194,6 +194,10 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 }
 
 const maxIterations = 5
+
+// maxReportedUtil caps reported utilisation (offered load ÷ capacity) so that a pool with no
+// capacity left still reports a finite number.
+const maxReportedUtil = 1000
 
 // resetFlows clears what the previous iteration sent along the routes; roots keep their input.
 func (m *model) resetFlows() {
@@ -218,17 +222,27 @@ func (m *model) resolvePool(p int, st *runState) {
 	pl.in, pl.backlog0, pl.wIn = 0, 0, 0
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
-		if nd.background && nd.parent < 0 && m.comps[nd.comp].kind == KindDatabase {
-			nd.in = replayCost * m.pools[m.primary[nd.comp]].wProc
+		if nd.replay {
+			nd.in = replayCost * m.pools[nd.source].wProc
+			nd.held = 0
+			if nd.edge >= 0 && st.partitioned[nd.edge] {
+				// The link is cut: the writes wait on the near side until it heals.
+				nd.held, nd.in = nd.in, 0
+			}
 		}
 		pl.in += nd.in
 		pl.backlog0 += nd.backlog
-		if nd.write || (nd.background && nd.parent < 0) {
+		if nd.write || nd.replay {
 			pl.wIn += nd.in
 		}
 	}
-	lambda := pl.in / dt
 	pl.wProc = 0
+	gated := 0.0 // refused at the door: rate limit (429) or open breaker (503)
+	if g := m.comps[pl.comp].gate; g != nil && !pl.failed {
+		gated = pl.in - g.admit(pl.in, dt)
+		pl.in -= gated
+	}
+	lambda := pl.in / dt
 	if pl.failed {
 		pl.util, pl.processed, pl.rejected, pl.errRate = 0, 0, 0, 1
 		pl.backlog1 = 0
@@ -249,19 +263,24 @@ func (m *model) resolvePool(p int, st *runState) {
 		return
 	}
 	m.queueing(pl, lambda)
+	if f := m.comps[pl.comp].fn; f != nil {
+		f.shape(pl, dt)
+	}
 
 	admittedAll := pl.in - pl.rejected + pl.backlog0
+	total := pl.in + gated
+	pl.in, pl.rejected = total, pl.rejected+gated
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
-		if pl.in > 0 {
-			nd.rejected = pl.rejected * nd.in / pl.in
+		if total > 0 {
+			nd.rejected = pl.rejected * nd.in / total
 		}
 		admitted := nd.in - nd.rejected
 		if admittedAll > 0 {
 			nd.processed = pl.processed * (admitted + nd.backlog) / admittedAll
 		}
 		nd.backlogNext = nd.backlog + admitted - nd.processed
-		if nd.background && nd.parent < 0 && nd.rejected > 0 && m.comps[nd.comp].kind == KindDatabase {
+		if nd.replay && nd.rejected > 0 {
 			// A replica never refuses its replication stream; it falls behind instead.
 			nd.backlogNext += nd.rejected
 			nd.rejected = 0
@@ -286,7 +305,7 @@ func (m *model) queueing(pl *pool, lambda float64) {
 		pl.capRate = math.Inf(1)
 		pl.processed, pl.rejected = pl.in+pl.backlog0, 0
 		pl.util = lambda / pl.nominalRPS
-		pl.errRate = pl.baseErr + math.Pow(math.Min(pl.util, 1), 3)*pl.loadErr
+		pl.errRate = pl.baseErr + math.Pow(min(pl.util, 1), 3)*pl.loadErr
 		return
 	}
 	c := pl.workers
@@ -297,7 +316,7 @@ func (m *model) queueing(pl *pool, lambda float64) {
 		pl.processed, pl.rejected = 0, 0
 		pl.backlog1 = pl.backlog0 + pl.in
 		if pl.backlog1 > pl.buffer {
-			pl.rejected = math.Min(pl.in, pl.backlog1-pl.buffer)
+			pl.rejected = min(pl.in, pl.backlog1-pl.buffer)
 			pl.backlog1 -= pl.rejected
 		}
 	case pl.buffer == 0:
@@ -305,29 +324,30 @@ func (m *model) queueing(pl *pool, lambda float64) {
 		pl.processed = pl.in - pl.rejected
 	case lambda < pl.capRate && pl.backlog0 <= 0:
 		if !math.IsInf(pl.buffer, 1) {
-			pl.rejected = pl.in * mmcKBlocking(c, int(math.Min(pl.buffer, maxBuffer)), a)
+			pl.rejected = pl.in * mmcKBlocking(c, int(min(pl.buffer, maxBuffer)), a)
 		}
 		pl.processed = pl.in - pl.rejected
 		pl.stage.WaitProb = erlangC(c, a)
 		pl.stage.WaitRate = pl.capRate - lambda
 	default:
 		demand := pl.backlog0 + pl.in
-		pl.processed = math.Min(pl.capRate*dt, demand)
+		pl.processed = min(pl.capRate*dt, demand)
 		left := demand - pl.processed
-		pl.rejected = math.Min(pl.in, math.Max(0, left-pl.buffer))
+		pl.rejected = min(pl.in, max(0, left-pl.buffer))
 		pl.backlog1 = left - pl.rejected
-		aS := math.Min(a, saturationCap*float64(c))
+		aS := min(a, saturationCap*float64(c))
 		pl.stage.WaitProb = erlangC(c, aS)
 		pl.stage.WaitRate = pl.capRate - aS*mu
 		pl.stage.Fixed += (pl.backlog0 + pl.backlog1) / 2 / pl.capRate
 	}
 	pl.util = 0
 	if pl.capRate > 0 {
-		pl.util = math.Max(lambda, pl.processed/dt) / pl.capRate
+		pl.util = max(lambda, pl.processed/dt) / pl.capRate
 	} else if pl.in+pl.backlog0 > 0 {
-		pl.util = math.Inf(1)
+		pl.util = maxReportedUtil // no workers at all, yet work waiting
 	}
-	pl.errRate = math.Min(1, pl.baseErr+math.Pow(math.Min(pl.util, 1), 3)*pl.loadErr)
+	pl.util = min(pl.util, maxReportedUtil)
+	pl.errRate = min(1, pl.baseErr+math.Pow(min(pl.util, 1), 3)*pl.loadErr)
 }
 
 // finish decides what happens to the requests node n's pool finished.
@@ -349,8 +369,8 @@ func (m *model) finish(n int, st *runState) {
 	case roleEnqueue:
 		q := &m.comps[nd.comp]
 		consumer := &m.nodes[m.pools[q.pools[1]].nodes[0]]
-		space := math.Max(0, q.p.f("buffer")-consumer.backlog-consumer.in)
-		stored := math.Min(nd.ok, space)
+		space := max(0, q.p.f("buffer")-consumer.backlog-consumer.in)
+		stored := min(nd.ok, space)
 		nd.terminal = stored
 		nd.pushback = nd.ok - stored
 		consumer.in += stored
@@ -403,20 +423,20 @@ func (m *model) splitShares(n int, st *runState) float64 {
 		switch nd.split {
 		case splitBalancer:
 			lb := &m.comps[nd.comp]
-			switch lb.p.s("algorithm") {
+			switch lb.algorithm {
 			case "least_connections":
 				w = m.capacityOf(c)
 			case "consistent_hash":
 				w = nd.weights[k]
 			}
-			if lb.p.b("health_checks") && (m.isFailed(c) || (c.edge >= 0 && st.partitioned[c.edge])) {
+			if lb.healthChecks && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
 				w = 0
 			}
 		case splitSpare:
 			pl := &m.pools[c.pool]
 			w = 0
 			if !pl.failed {
-				w = math.Max(0, pl.capRate-pl.wIn/m.dt)
+				w = max(0, pl.capRate-pl.wIn/m.dt)
 			}
 		}
 		c.share = w
@@ -444,15 +464,6 @@ func (m *model) capacityOf(nd *node) float64 {
 		return pl.nominalRPS
 	}
 	return float64(pl.workers) / (pl.serviceSec + pl.holdSec)
-}
-
-func (m *model) isFailed(nd *node) bool {
-	for _, p := range m.comps[nd.comp].pools {
-		if m.pools[p].failed {
-			return true
-		}
-	}
-	return false
 }
 
 // updateHoldTimes recomputes mean response times bottom-up and, from them, how long each
@@ -560,7 +571,7 @@ func (m *model) stageOf(n int, st *runState) Stage {
 func (m *model) commit() {
 	for i := range m.nodes {
 		nd := &m.nodes[i]
-		nd.backlog = nd.backlogNext
+		nd.backlog = nd.backlogNext + nd.held
 		nd.pendingIn = nd.pendingNext
 		if nd.background && nd.write && nd.parent >= 0 {
 			// A job whose write failed goes back to its queue: delivery is at least once.
@@ -570,7 +581,7 @@ func (m *model) commit() {
 	}
 	for i := range m.nodes {
 		nd := &m.nodes[i]
-		if nd.background && nd.parent < 0 && m.comps[nd.comp].kind == KindQueue {
+		if nd.consumer {
 			// Consumer errors: the job stays queued too.
 			nd.backlog += nd.errors + nd.lost
 		}
@@ -629,6 +640,20 @@ func (m *model) computeDemand() {
 		}
 		if nd.pool >= 0 {
 			m.pools[nd.pool].demand += nd.demand
+		}
+	}
+}
+
+// detectSplitBrain records databases that take writes on both sides of a cut replication
+// link: their data diverges, whatever the latency and error numbers say.
+func (m *model) detectSplitBrain(t int, st *runState) {
+	for _, r := range m.replay {
+		nd := &m.nodes[r]
+		if nd.edge < 0 || !st.partitioned[nd.edge] {
+			continue
+		}
+		if m.pools[nd.source].wProc > 0 && m.pools[m.primary[nd.comp]].wProc > 0 {
+			st.acc.splitBrain(m.comps[m.pools[nd.source].comp].id, m.comps[nd.comp].id, t)
 		}
 	}
 }

@@ -55,6 +55,9 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	for p := range m.pools {
 		m.pools[p].failed = false
 	}
+	for c := range m.comps {
+		m.comps[c].failed = false
+	}
 	for e := range st.partitioned {
 		st.partitioned[e] = false
 		st.extraSec[e] = 0
@@ -77,6 +80,7 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 		}
 		switch e.Kind {
 		case ChaosNodeFailure:
+			m.comps[et.comp[i]].failed = true
 			for _, p := range m.comps[et.comp[i]].pools {
 				m.pools[p].failed = true
 			}

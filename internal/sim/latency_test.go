@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -25,14 +26,18 @@ func exactMMCSurvival(c int, mu, lambda, t float64) float64 {
 	return (1-C)*e + C*e*(1+mu*t*phi)
 }
 
-// quantileByBisection is the smallest t with 1 - surv(t) ≥ p, to ~1e-13.
+// quantileByBisection is the smallest t with 1 - surv(t) ≥ p, to ~1e-15.
 func quantileByBisection(surv func(float64) float64, p float64) float64 {
+	return quantileByBisectionTol(surv, p, 1e-15)
+}
+
+func quantileByBisectionTol(surv func(float64) float64, p, rel float64) float64 {
 	hi := 1e-9
 	for surv(hi) > 1-p {
 		hi *= 2
 	}
 	lo := 0.0
-	for range 200 {
+	for hi-lo > rel*hi {
 		mid := lo + (hi-lo)/2
 		if surv(mid) > 1-p {
 			lo = mid
@@ -258,6 +263,102 @@ func TestLatencyMultiStageVsMonteCarlo(t *testing.T) {
 	t.Logf("worst relative error vs Monte Carlo (includes MC noise): %.3g", worst)
 }
 
+// bigExpNeg is e^{-y} to ~150 digits: Taylor series of e^{y/2^k}, squared k
+// times, then inverted.
+func bigExpNeg(y *big.Float) *big.Float {
+	const prec = 512
+	k := 0
+	z := new(big.Float).SetPrec(prec).Set(y)
+	for z.Cmp(big.NewFloat(0.5)) > 0 {
+		z.Quo(z, big.NewFloat(2))
+		k++
+	}
+	sum := new(big.Float).SetPrec(prec).SetInt64(1)
+	term := new(big.Float).SetPrec(prec).SetInt64(1)
+	for i := 1; i < 120; i++ {
+		term.Mul(term, z)
+		term.Quo(term, new(big.Float).SetPrec(prec).SetInt64(int64(i)))
+		sum.Add(sum, term)
+	}
+	for range k {
+		sum.Mul(sum, sum)
+	}
+	return sum.Quo(new(big.Float).SetPrec(prec).SetInt64(1), sum)
+}
+
+// hypoexpSurvivalExact is P(Σ Exp(r_i) > x) for distinct rates, by the
+// textbook partial fractions Σ_j e^{-r_j x} Π_{k≠j} r_k/(r_k - r_j) in 512-bit
+// arithmetic, so the cancellation that forces the production code to merge
+// close poles costs nothing here.
+func hypoexpSurvivalExact(rates []float64, x float64) float64 {
+	const prec = 512
+	total := new(big.Float).SetPrec(prec)
+	for j, rj := range rates {
+		a := new(big.Float).SetPrec(prec).SetInt64(1)
+		for k, rk := range rates {
+			if k == j {
+				continue
+			}
+			num := new(big.Float).SetPrec(prec).SetFloat64(rk)
+			den := new(big.Float).SetPrec(prec).Sub(num, new(big.Float).SetPrec(prec).SetFloat64(rj))
+			a.Mul(a, num.Quo(num, den))
+		}
+		y := new(big.Float).SetPrec(prec).Mul(new(big.Float).SetPrec(prec).SetFloat64(rj), new(big.Float).SetPrec(prec).SetFloat64(x))
+		total.Add(total, a.Mul(a, bigExpNeg(y)))
+	}
+	f, _ := total.Float64()
+	return f
+}
+
+// Close but distinct rates are where poles get merged; this measures what
+// the merge costs against an exact reference.
+func TestLatencyCloseRatesVsExactHypoexponential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-precision reference is slow")
+	}
+	spaced := func(n int, base, gap float64) []float64 {
+		r := make([]float64, n)
+		for i := range r {
+			r[i] = base * (1 + gap*float64(i))
+		}
+		return r
+	}
+	tests := []struct {
+		name  string
+		rates []float64
+	}{
+		{"pair 1e-7 apart", []float64{10, 10 * (1 + 1e-7)}},
+		{"pair 1e-4 apart", []float64{10, 10 * (1 + 1e-4)}},
+		{"three 5% apart", spaced(3, 10, 0.05)},
+		{"four 0.1% apart", spaced(4, 10, 0.001)},
+		{"eight 1% apart", spaced(8, 20, 0.01)},
+		{"sixteen 2% apart", spaced(16, 5, 0.02)},
+		{"eight 10% apart", spaced(8, 1, 0.1)},
+		{"two bunches", []float64{1, 1.01, 1.02, 50, 50.5, 51}},
+	}
+	worst := 0.0
+	for _, tt := range tests {
+		var m LatencyMix
+		m.BeginPath(1)
+		for _, r := range tt.rates {
+			m.AddStage(Stage{ServiceRate: r})
+		}
+		got := make([]float64, len(stdPs))
+		m.Quantiles(stdPs, got)
+		for i, p := range stdPs {
+			want := quantileByBisectionTol(func(x float64) float64 { return hypoexpSurvivalExact(tt.rates, x) }, p, 1e-7)
+			e := relErr(got[i], want)
+			worst = max(worst, e)
+			// Merging n rates into one keeps the mean but loses their spread
+			// in variance; 16 rates spanning 30% cost ~0.2% at p99.
+			if e > 3e-3 {
+				t.Errorf("%s p%v: got %.9g, exact %.9g (rel err %.2g)", tt.name, p*100, got[i], want, e)
+			}
+		}
+	}
+	t.Logf("worst relative error vs exact hypoexponential: %.3g", worst)
+}
+
 func TestLatencyMixtureSlowPathDominatesP99(t *testing.T) {
 	fastPath := []Stage{{Fixed: 0.001, ServiceRate: 1000}, mmcStage(4, 250, 600)}
 	slowPath := []Stage{{Fixed: 0.02}, mmcStage(2, 12.5, 20)}
@@ -325,6 +426,53 @@ func TestLatencyDeterministicPaths(t *testing.T) {
 		if relErr(m.Mean(), tt.wantAvg) > 1e-15 {
 			t.Errorf("%s: mean %v, want %v", tt.name, m.Mean(), tt.wantAvg)
 		}
+	}
+}
+
+func TestLatencyQuantilesArguments(t *testing.T) {
+	var m LatencyMix
+	m.AddStage(Stage{Fixed: 0.01, ServiceRate: 100}) // no BeginPath: implicit weight-1 path
+	if m.Len() != 1 {
+		t.Fatalf("Len = %d after AddStage without BeginPath", m.Len())
+	}
+	exactQ := func(p float64) float64 { return 0.01 - math.Log1p(-p)/100 }
+	tests := []struct {
+		name string
+		ps   []float64
+		want []float64
+	}{
+		{"p ≤ 0 and NaN give the smallest latency", []float64{0, -1, math.NaN()}, []float64{0.01, 0.01, 0.01}},
+		{"p ≥ 1 is capped, finite", []float64{1, 2}, []float64{exactQ(maxQuantileP), exactQ(maxQuantileP)}},
+		{"descending ps", []float64{0.99, 0.5, 0.1}, []float64{exactQ(0.99), exactQ(0.5), exactQ(0.1)}},
+		{"repeated p", []float64{0.9, 0.9}, []float64{exactQ(0.9), exactQ(0.9)}},
+	}
+	for _, tt := range tests {
+		got := make([]float64, len(tt.ps))
+		m.Quantiles(tt.ps, got)
+		for i := range got {
+			if relErr(got[i], tt.want[i]) > 1e-9 {
+				t.Errorf("%s: quantiles %v, want %v", tt.name, got, tt.want)
+				break
+			}
+		}
+	}
+	// A short out is filled as far as it goes; a short ps leaves the rest alone.
+	out := []float64{-1}
+	m.Quantiles([]float64{0.5, 0.9}, out)
+	if relErr(out[0], exactQ(0.5)) > 1e-9 {
+		t.Errorf("short out: %v", out)
+	}
+	out = []float64{-1, -1}
+	m.Quantiles([]float64{0.5}, out)
+	if out[1] != -1 {
+		t.Errorf("short ps: wrote past it: %v", out)
+	}
+	// Reset really empties the mix.
+	m.Reset()
+	out[0] = -1
+	m.Quantiles([]float64{0.5}, out)
+	if m.Len() != 0 || out[0] != 0 || m.Mean() != 0 || m.Tail(0) != 0 {
+		t.Errorf("after Reset: Len %d, p50 %v, mean %v", m.Len(), out[0], m.Mean())
 	}
 }
 
@@ -591,7 +739,7 @@ func TestLatencyMixZeroAllocs(t *testing.T) {
 	run := func() {
 		fillBenchMix(&m, 10, 4)
 		m.Quantiles(stdPs, out)
-		sinkFloat += m.Tail(out[1]) + m.Mean()
+		sinkFloat += m.Tail(out[1]) + m.Mean() + float64(m.Len())
 		// Exercise the atom and multiple-pole code paths too.
 		m.Reset()
 		m.BeginPath(1)
@@ -638,5 +786,14 @@ func BenchmarkLatencyMixTail(b *testing.B) {
 	for b.Loop() {
 		i++
 		sinkFloat += m.Tail(t0 * float64(1+i%4))
+	}
+}
+
+func BenchmarkLatencyMixRefillAndMean(b *testing.B) {
+	var m LatencyMix
+	b.ReportAllocs()
+	for b.Loop() {
+		fillBenchMix(&m, 10, 4)
+		sinkFloat += m.Mean()
 	}
 }

@@ -5,17 +5,28 @@ import "math"
 // accumulators carry the run's totals from tick to tick.
 type accumulators struct {
 	offered, fresh, retries, served, rejected, errors, timedOut, dropped float64
-	costSum, latencySum, latencyWeight                                    float64
-	firstFailing                                                          int
-	bottleneck                                                            int
-	bottleneckAt, bottleneckUtil                                          float64
-	comps                                                                 []compAcc
+	costSum, latencySum, latencyWeight                                   float64
+	firstFailing                                                         int
+	bottleneck                                                           int
+	bottleneckAt, bottleneckUtil                                         float64
+	comps                                                                []compAcc
+	splitBrains                                                          []string
+}
+
+func (a *accumulators) splitBrain(from, to string, t int) {
+	name := "split_brain:" + from + ":" + to
+	for _, s := range a.splitBrains {
+		if s == name {
+			return
+		}
+	}
+	a.splitBrains = append(a.splitBrains, name)
 }
 
 type compAcc struct {
 	peakUtil, utilSum, rejected, errors, peakBacklog, maxLag, costSum float64
-	backlogAtLastFifth, lagAtLastFifth                               float64
-	backlogEnd, lagEnd                                               float64
+	backlogAtLastFifth, lagAtLastFifth                                float64
+	backlogEnd, lagEnd                                                float64
 }
 
 func (a *accumulators) init(n int) {
@@ -39,7 +50,6 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		*ct = ComponentTick{}
 		var in, out, rej, errs, backlog, buffer, handled, ownUtil float64
 		failed := false
-		st.compMix.Reset()
 		for _, p := range c.pools {
 			pl := &m.pools[p]
 			in += pl.in
@@ -47,19 +57,15 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			backlog += pl.backlog1
 			buffer += pl.buffer
 			ct.Workers += pl.workers
-			ct.Utilization = math.Max(ct.Utilization, pl.util)
+			ct.Utilization = max(ct.Utilization, pl.util)
 			if pl.workers > 0 && !pl.unlimited {
-				ownUtil = math.Max(ownUtil, pl.demand/m.dt*pl.serviceSec/float64(pl.workers))
+				ownUtil = max(ownUtil, pl.demand/m.dt*pl.serviceSec/float64(pl.workers))
 			}
 			failed = failed || pl.failed
 			for _, n := range pl.nodes {
 				nd := &m.nodes[n]
 				rej += nd.rejected + nd.pushback
 				errs += nd.errors + nd.lost
-			}
-			if pl.in > 0 && !pl.failed {
-				st.compMix.BeginPath(pl.in)
-				st.compMix.AddStage(pl.stage)
 			}
 		}
 		if len(c.pools) > 0 {
@@ -68,17 +74,13 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		ct.InputRPS, ct.OutputRPS, ct.RejectedRPS = in/dt, out/dt, rej/dt
 		ct.Backlog = backlog
 		if buffer > 0 && !math.IsInf(buffer, 1) {
-			ct.QueueFill = math.Min(1, backlog/buffer)
+			ct.QueueFill = min(1, backlog/buffer)
 		}
 		if in > 0 {
-			ct.ErrorRate = math.Min(1, (rej+errs)/in)
+			ct.ErrorRate = min(1, (rej+errs)/in)
 		}
-		if st.compMix.Len() > 0 {
-			var q [1]float64
-			st.compMix.Quantiles(p99Only, q[:])
-			ct.MeanMs = st.compMix.Mean() * 1000
-			ct.P99Ms = q[0] * 1000
-		}
+		ct.MeanMs = st.lat.compMean[i] * 1000
+		ct.P99Ms = st.lat.compP99[i] * 1000
 		switch c.kind {
 		case KindCache, KindCDN:
 			ct.HitRatio = c.hitNow
@@ -86,15 +88,21 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			for _, r := range m.replay {
 				if nd := &m.nodes[r]; nd.comp == i {
 					if cp := m.pools[nd.pool].capRate; cp > 0 {
-						ct.LagMs = math.Max(ct.LagMs, nd.backlog/cp*1000)
+						ct.LagMs = max(ct.LagMs, nd.backlog/cp*1000)
 					}
 				}
 			}
+		case KindAPIGateway:
+			ct.Breaker = c.gate.during
+		case KindContainerPool:
+			ct.Replicas = c.scaler.replicas
+		case KindServerless:
+			ct.ColdStartShare = c.fn.coldShare
 		case KindQueue:
 			// A queue's backlog is its depth; its utilisation is that of its consumers.
 			ct.Utilization = m.pools[c.pools[1]].util
 			buffer = c.p.f("buffer")
-			ct.QueueFill = math.Min(1, backlog/buffer)
+			ct.QueueFill = min(1, backlog/buffer)
 		}
 		ct.CostPerHour = m.costPerHour(c, handled/dt, in/dt)
 		switch {
@@ -112,12 +120,12 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		tick.CostPerHour += ct.CostPerHour
 
 		a := &st.acc.comps[i]
-		a.peakUtil = math.Max(a.peakUtil, ct.Utilization)
+		a.peakUtil = max(a.peakUtil, ct.Utilization)
 		a.utilSum += ct.Utilization
 		a.rejected += rej
 		a.errors += errs
-		a.peakBacklog = math.Max(a.peakBacklog, backlog)
-		a.maxLag = math.Max(a.maxLag, ct.LagMs)
+		a.peakBacklog = max(a.peakBacklog, backlog)
+		a.maxLag = max(a.maxLag, ct.LagMs)
 		a.costSum += ct.CostPerHour
 		a.backlogEnd, a.lagEnd = backlog, ct.LagMs
 		if lastFifth {
@@ -229,5 +237,6 @@ func (m *model) summarize(res *Result, st *runState) {
 			}
 		}
 	}
+	s.Failures = append(s.Failures, a.splitBrains...)
 	s.Events = m.eventImpacts(res, st)
 }

@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // nodeRole says what a route node does with the requests its pool finishes.
 type nodeRole uint8
@@ -36,6 +39,9 @@ type node struct {
 	background bool // not a client request: queue consumers, job writes, replica replay
 	deferred   bool // the edge from the parent closes a cycle: input arrives a tick late
 	write      bool // a write at a database node (replicas replay it)
+	replay     bool // a replica's replication stream (background root)
+	consumer   bool // a queue's consumers (background root)
+	source     int  // replay: the primary pool whose writes it replays
 	children   []int
 	weights    []float64 // static split weights (consistent hash), else nil
 	pathStart  int       // this node's path, root first, in model.paths
@@ -47,11 +53,12 @@ type node struct {
 
 	// Scratch of the current tick.
 	in, rejected, processed, errors, ok, terminal, lost float64
-	pushback                                             float64 // refused by a full queue
-	backlogNext, pendingNext                             float64
-	meanResp                                             float64 // mean seconds from arrival here to the answer, downstream included
-	share                                                float64 // scratch split weight
-	demand                                               float64 // requests that would arrive if nothing upstream refused or throttled
+	pushback                                            float64 // refused by a full queue
+	held                                                float64 // replay held back by a cut link
+	backlogNext, pendingNext                            float64
+	meanResp                                            float64 // mean seconds from arrival here to the answer, downstream included
+	share                                               float64 // scratch split weight
+	demand                                              float64 // requests that would arrive if nothing upstream refused or throttled
 }
 
 // pool is a pool of workers: an M/M/c queue below saturation, a fluid backlog above it.
@@ -96,6 +103,14 @@ type component struct {
 
 	units float64 // priced units this tick (instances, replicas, nodes)
 
+	algorithm    string // balancers
+	healthChecks bool
+	failed       bool // any of its pools stopped by chaos this tick
+
+	gate   *gateState   // api gateways
+	scaler *scalerState // container pools
+	fn     *fnState     // serverless functions
+
 	// Scratch of the current tick for reporting.
 	in, out, rejected, errors float64
 }
@@ -114,6 +129,9 @@ type model struct {
 	edgeFrm []int
 	primary []int // per component: the database primary pool, or -1
 	replay  []int // replay nodes (background) of replicas
+
+	tooManyRoutes bool
+	sinkNode      int
 }
 
 // fixed service times of the fixed-capacity kinds: small enough not to matter, large
@@ -128,8 +146,8 @@ const (
 	saturationCap      = 0.98 // utilisation at which the stochastic wait stops growing and the fluid backlog takes over
 )
 
-func compile(v *validated) *model {
-	m := &model{v: v, dt: v.dt}
+func compile(v *validated) (*model, error) {
+	m := &model{v: v, dt: v.dt, sinkNode: -1}
 	d := v.design
 	n := len(d.Components)
 	m.comps = make([]component, n)
@@ -147,8 +165,12 @@ func compile(v *validated) *model {
 		m.comps[from].edges = append(m.comps[from].edges, i)
 	}
 	m.buildRoutes()
+	if m.tooManyRoutes {
+		return nil, Problems{{Path: "edges", Reason: fmt.Sprintf(
+			"the services call each other in so many ways that requests have more than %d distinct paths; simplify the calls between services", maxRouteNodes)}}
+	}
 	m.orderPools()
-	return m
+	return m, nil
 }
 
 func speedOf(it InstanceType) float64 {
@@ -181,21 +203,25 @@ func (m *model) addPools(i int) {
 	switch c.kind {
 	case KindLoadBalancer:
 		c.units = p.f("instances")
+		c.algorithm, c.healthChecks = p.s("algorithm"), p.b("health_checks")
 		m.newPool(i, fixedPool(c.units, it, balancerServiceSec))
 	case KindAPIGateway:
 		c.units = p.f("instances")
 		pl := fixedPool(c.units, it, gatewayServiceSec)
 		pl.fixedSec = p.f("auth_latency_ms") / 1000
 		m.newPool(i, pl)
+		c.gate = newGate(p, m.dt)
 	case KindAppService:
 		c.units = p.f("replicas")
 		m.newPool(i, pool{workers: p.i("replicas") * p.i("concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
 			buffer: p.f("queue_per_replica") * c.units, holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindContainerPool:
 		c.units = p.f("min_replicas")
+		c.scaler = &scalerState{replicas: p.i("min_replicas"), lowSince: -1}
 		m.newPool(i, pool{workers: p.i("min_replicas") * p.i("concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
 			buffer: p.f("queue_per_replica") * c.units, holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindServerless:
+		c.fn = newFn(p, m.dt)
 		m.newPool(i, pool{workers: p.i("max_concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
 			holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindCache:

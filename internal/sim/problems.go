@@ -19,7 +19,9 @@ type Problems []Problem
 
 func (ps *Problems) add(path, reason string) { *ps = append(*ps, Problem{Path: path, Reason: reason}) }
 
-func (ps *Problems) addf(path, format string, args ...any) { ps.add(path, fmt.Sprintf(format, args...)) }
+func (ps *Problems) addf(path, format string, args ...any) {
+	ps.add(path, fmt.Sprintf(format, args...))
+}
 
 func (ps Problems) Error() string {
 	var b strings.Builder

@@ -64,6 +64,9 @@ type ComponentTick struct {
 	HitRatio    float64 `json:"hit_ratio,omitempty"`          // cache and CDN
 	LagMs       float64 `json:"replication_lag_ms,omitempty"` // database: worst replica
 	Breaker     string  `json:"breaker,omitempty"`            // api gateway: closed, open, half_open
+	Replicas    int     `json:"replicas,omitempty"`           // container pool: replicas serving
+	// ColdStartShare is the share of a function's invocations that started cold.
+	ColdStartShare float64 `json:"cold_start_share,omitempty"`
 }
 
 // Summary condenses a run.
@@ -96,7 +99,7 @@ type Summary struct {
 	// because the consumers or the database could not keep up on average.
 	LostWrites float64 `json:"lost_writes"`
 	// Failures lists structural failures that fail a run whatever its SLA numbers:
-	// "lost_data:<queue>", "replication_lag:<database>", "split_brain:<database>".
+	// "lost_data:<queue>", "replication_lag:<database>", "split_brain:<database>:<database>".
 	Failures   []string           `json:"failures"`
 	Components []ComponentSummary `json:"components"`
 	Events     []EventImpact      `json:"events"`

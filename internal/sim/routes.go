@@ -8,7 +8,15 @@ package sim
 // data store of its own passes a request to the services it calls. A path never visits a
 // component twice, so a cycle in the design never makes a request loop.
 
+// maxRouteNodes bounds the route trees. Services that call each other in a dense mesh have
+// combinatorially many simple paths; such a design is refused rather than simulated slowly.
+const maxRouteNodes = 50_000
+
 func (m *model) newNode(nd node) int {
+	if len(m.nodes) >= maxRouteNodes {
+		m.tooManyRoutes = true
+		return m.sink()
+	}
 	m.nodes = append(m.nodes, nd)
 	idx := len(m.nodes) - 1
 	if nd.pool >= 0 {
@@ -18,6 +26,15 @@ func (m *model) newNode(nd node) int {
 		m.nodes[nd.parent].children = append(m.nodes[nd.parent].children, idx)
 	}
 	return idx
+}
+
+// sink is a throwaway node returned once the route limit is hit, so building can unwind.
+func (m *model) sink() int {
+	if m.sinkNode < 0 {
+		m.nodes = append(m.nodes, node{pool: -1, parent: -1, edge: -1, role: roleUnrouted})
+		m.sinkNode = len(m.nodes) - 1
+	}
+	return m.sinkNode
 }
 
 func isCompute(k Kind) bool {
@@ -47,7 +64,7 @@ func (m *model) buildRoutes() {
 		switch c.kind {
 		case KindQueue:
 			consumer := m.newNode(node{pool: c.pools[1], comp: i, parent: -1, edge: -1, class: ClassAsyncWrite,
-				role: roleServe, background: true})
+				role: roleServe, background: true, consumer: true})
 			for _, e := range c.edges {
 				to := m.edgeTo[e]
 				m.nodes[consumer].role = roleForward
@@ -57,7 +74,14 @@ func (m *model) buildRoutes() {
 		case KindDatabase:
 			for _, pl := range c.pools[1:] {
 				m.replay = append(m.replay, m.newNode(node{pool: pl, comp: i, parent: -1, edge: -1, class: ClassWrite,
-					role: roleServe, background: true}))
+					role: roleServe, background: true, replay: true, source: m.primary[i]}))
+			}
+			// A database → database edge is a replication link: the peer's primary replays
+			// every write this primary takes, like a replica does.
+			for _, e := range c.edges {
+				peer := m.edgeTo[e]
+				m.replay = append(m.replay, m.newNode(node{pool: m.primary[peer], comp: peer, parent: -1, edge: e,
+					class: ClassWrite, role: roleServe, background: true, replay: true, source: m.primary[i]}))
 			}
 		}
 	}
@@ -67,6 +91,9 @@ func (m *model) buildRoutes() {
 
 // route builds the subtree of one class arriving at component comp.
 func (m *model) route(class Class, comp, parent, edge int, onPath []bool, bg bool) int {
+	if m.tooManyRoutes {
+		return m.sink()
+	}
 	c := &m.comps[comp]
 	onPath[comp] = true
 	defer func() { onPath[comp] = false }()
@@ -275,8 +302,8 @@ func (m *model) sourcePool(n int) int {
 		}
 	case nd.background && m.comps[nd.comp].kind == KindQueue:
 		return m.comps[nd.comp].pools[0]
-	case nd.background && m.comps[nd.comp].kind == KindDatabase:
-		return m.primary[nd.comp]
+	case nd.replay:
+		return nd.source
 	}
 	return -1
 }

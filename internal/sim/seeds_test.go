@@ -194,7 +194,7 @@ func TestRequestClassesFollowTheirPaths(t *testing.T) {
 		{"lb", 1000 - 0.9*400},        // static hits stay at the edge
 		{"app", 40 + 400 + 100 + 100}, // static misses, reads, writes, async writes
 		{"cache", 400},
-		{"q", 100 + 100}, // broker takes the 100 async writes; consumers take the 100 jobs
+		{"q", 100 + 100},        // broker takes the 100 async writes; consumers take the 100 jobs
 		{"db", 100 + 100 + 100}, // misses (25% of reads), sync writes, one write per job
 	}
 	for _, c := range checks {

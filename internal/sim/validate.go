@@ -25,7 +25,7 @@ var calleeKinds = map[Kind]map[Kind]bool{
 	KindContainerPool: computeCallees,
 	KindServerless:    computeCallees,
 	KindCache:         {},
-	KindDatabase:      {},
+	KindDatabase:      {KindDatabase: true}, // a replication link between primaries
 	KindQueue:         {KindDatabase: true},
 }
 
@@ -49,7 +49,11 @@ type validated struct {
 // Validate checks a design against a configuration and returns every problem at once
 // (as Problems), or nil.
 func Validate(d Design, cfg Config) error {
-	_, err := validate(d, cfg)
+	v, err := validate(d, cfg)
+	if err != nil {
+		return err
+	}
+	_, err = compile(v)
 	return err
 }
 
@@ -182,7 +186,7 @@ func calleeHint(k Kind) string {
 	case KindCache:
 		return " (caches are cache-aside: connect the app to both the cache and the database)"
 	case KindDatabase:
-		return " (a database calls nothing)"
+		return " (a database only replicates to another database)"
 	case KindQueue:
 		return " (a queue's workers write to a database)"
 	}

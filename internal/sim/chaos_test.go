@@ -1,0 +1,361 @@
+package sim
+
+import (
+	"math"
+	"testing"
+)
+
+// window averages f over the ticks ending in (from, to].
+func window(r *Result, from, to float64, f func(Tick) float64) float64 {
+	sum, n := 0.0, 0
+	for _, tk := range r.Ticks {
+		if tk.T > from+1e-9 && tk.T <= to+1e-9 {
+			sum += f(tk)
+			n++
+		}
+	}
+	if n == 0 {
+		panic("empty window")
+	}
+	return sum / float64(n)
+}
+
+func errRate(tk Tick) float64 { return tk.ErrorRate }
+
+func TestCacheFlushSendsTheHerdToTheDatabaseUntilWarm(t *testing.T) {
+	// The database is sized for an 80% hit ratio: 1,000 reads → 200 misses on a 250 q/s node.
+	d := mustDesign(t, `{"components":[
+	 {"id":"app","type":"app_service","params":{"replicas":10,"concurrency":16}},
+	 {"id":"cache","type":"cache","params":{"hit_ratio":0.8,"warmup_sec":20}},
+	 {"id":"db","type":"database","params":{"connections":2}}],
+	 "edges":[{"from":"app","to":"cache"},{"from":"app","to":"db"}]}`)
+	cfg := constant(1000, 80)
+	cfg.Client = Client{TimeoutMs: 1000}
+	cfg.Chaos = []ChaosEvent{{ID: "flush", Kind: ChaosCacheFlush, AtSec: 20, Target: "cache"}}
+	r := mustRun(t, d, cfg)
+	db := comp(r, "db")
+	if before := window(r, 10, 20, errRate); before > 0.001 {
+		t.Errorf("error rate before the flush %.4f, want ~0", before)
+	}
+	if u := window(r, 20, 25, func(tk Tick) float64 { return tk.Components[db].Utilization }); u < 1 {
+		t.Errorf("database utilisation just after the flush %.2f, want saturated", u)
+	}
+	if during := window(r, 20, 30, errRate); during < 0.2 {
+		t.Errorf("error rate during warm-up %.3f, want the herd to overwhelm the database", during)
+	}
+	if after := window(r, 60, 80, errRate); after > 0.001 {
+		t.Errorf("error rate long after warm-up %.4f, want recovered", after)
+	}
+	hit := r.Ticks[int(30/0.1)].Components[comp(r, "cache")].HitRatio
+	if !near(hit, 0.8*10/20, 0.02) {
+		t.Errorf("hit ratio 10 s into a 20 s warm-up = %.3f, want about half of 0.8", hit)
+	}
+	ev := r.Summary.Events[0]
+	if ev.RecoverySec == nil || ev.PeakError < 0.2 {
+		t.Errorf("impact %+v: want a recovery time and a high peak", ev)
+	}
+}
+
+func threeReplicas(t *testing.T, rps float64) *Result {
+	// Three app components of 400 rps behind a health-checked balancer; one fails for 20 s.
+	d := mustDesign(t, `{"components":[
+	 {"id":"lb","type":"load_balancer"},
+	 {"id":"a","type":"app_service"},{"id":"b","type":"app_service"},{"id":"c","type":"app_service"}],
+	 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"},{"from":"lb","to":"c"}]}`)
+	cfg := constant(rps, 60)
+	cfg.Mix = Mix{Static: 1}
+	cfg.Client = Client{TimeoutMs: 500}
+	cfg.Chaos = []ChaosEvent{{ID: "a-down", Kind: ChaosNodeFailure, AtSec: 20, DurationSec: 20, Target: "a"}}
+	return mustRun(t, d, cfg)
+}
+
+func TestNodeFailureBehindHealthCheckedBalancer(t *testing.T) {
+	// At 60% (720 of 1,200 rps) the two survivors run at 90%: absorbed. At 80% they need 120%.
+	at60 := threeReplicas(t, 720)
+	if e := window(at60, 20, 40, errRate); e > 0.01 {
+		t.Errorf("60%% load: error rate during the failure %.4f, want absorbed", e)
+	}
+	if s := at60.Ticks[int(30/0.1)].Components[comp(at60, "a")].Status; s != StatusFailed {
+		t.Errorf("failed replica status %q, want failed", s)
+	}
+	at80 := threeReplicas(t, 960)
+	if e := window(at80, 25, 40, errRate); e < 0.1 {
+		t.Errorf("80%% load: error rate during the failure %.4f, want the survivors overwhelmed", e)
+	}
+	if e := window(at80, 50, 60, errRate); e > 0.01 {
+		t.Errorf("80%% load: error rate after recovery %.4f, want ~0", e)
+	}
+	if ev := at80.Summary.Events[0]; ev.RecoverySec == nil || ev.Lost <= 0 {
+		t.Errorf("impact %+v: want lost requests and a recovery", ev)
+	}
+}
+
+func TestNodeFailureWithoutHealthChecksFailsItsShare(t *testing.T) {
+	d := mustDesign(t, `{"components":[
+	 {"id":"lb","type":"load_balancer","params":{"health_checks":false}},
+	 {"id":"a","type":"app_service"},{"id":"b","type":"app_service"}],
+	 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"}]}`)
+	cfg := constant(200, 30)
+	cfg.Mix = Mix{Static: 1}
+	cfg.Chaos = []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "a"}}
+	r := mustRun(t, d, cfg)
+	if e := window(r, 11, 20, errRate); !near(e, 0.5, 0.01) {
+		t.Errorf("error rate %.3f, want half: the balancer keeps sending to the failed backend", e)
+	}
+}
+
+func TestOnlyPathsThroughAFailedComponentFail(t *testing.T) {
+	d := mustDesign(t, `{"components":[
+	 {"id":"app","type":"app_service","params":{"replicas":4}},
+	 {"id":"db","type":"database"}],
+	 "edges":[{"from":"app","to":"db"}]}`)
+	cfg := constant(400, 30)
+	cfg.Mix = Mix{Static: 0.7, Write: 0.3}
+	cfg.Chaos = []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "db"}}
+	r := mustRun(t, d, cfg)
+	if e := window(r, 11, 20, errRate); !near(e, 0.3, 0.02) {
+		t.Errorf("error rate %.3f with the database down, want the 30%% of writes only", e)
+	}
+}
+
+func TestTrafficSpikeMultipliesIngress(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"app","type":"app_service","params":{"replicas":4}}],"edges":[]}`)
+	cfg := constant(100, 30)
+	cfg.Mix = Mix{Static: 1}
+	cfg.Chaos = []ChaosEvent{{ID: "spike", Kind: ChaosTrafficSpike, AtSec: 10, DurationSec: 5, Params: ChaosParams{Multiplier: 3}}}
+	r := mustRun(t, d, cfg)
+	if f := window(r, 10, 15, func(tk Tick) float64 { return tk.FreshRPS }); !near(f, 300, 1e-9) {
+		t.Errorf("fresh rps during the spike %v, want 300", f)
+	}
+	if f := window(r, 16, 20, func(tk Tick) float64 { return tk.FreshRPS }); !near(f, 100, 1e-9) {
+		t.Errorf("fresh rps after the spike %v, want 100", f)
+	}
+	for _, tk := range r.Ticks {
+		active := len(tk.Events) == 1 && tk.Events[0] == "spike"
+		if want := tk.T > 10 && tk.T <= 15+1e-9; active != want {
+			t.Fatalf("tick %.1f: events %v, want spike active = %v", tk.T, tk.Events, want)
+		}
+	}
+}
+
+func TestNetworkPartitionDropsTheEdgeAndReportsSplitBrain(t *testing.T) {
+	// Two regions, each with its own primary, replicating to each other. Cutting the link
+	// while both take writes splits the brain; cutting a region's app from its database
+	// fails only that region's writes.
+	d := mustDesign(t, `{"components":[
+	 {"id":"lb","type":"load_balancer"},
+	 {"id":"east","type":"app_service","params":{"replicas":2}},
+	 {"id":"west","type":"app_service","params":{"replicas":2}},
+	 {"id":"db-east","type":"database"},{"id":"db-west","type":"database"}],
+	 "edges":[{"from":"lb","to":"east"},{"from":"lb","to":"west"},{"from":"east","to":"db-east"},{"from":"west","to":"db-west"},
+	  {"from":"db-east","to":"db-west"},{"from":"db-west","to":"db-east"}]}`)
+	cfg := constant(400, 40)
+	cfg.Mix = Mix{Write: 1}
+	cfg.Chaos = []ChaosEvent{
+		{ID: "cut-link", Kind: ChaosNetworkPartition, AtSec: 5, DurationSec: 5, From: "db-east", To: "db-west"},
+		{ID: "cut-east", Kind: ChaosNetworkPartition, AtSec: 20, DurationSec: 5, From: "east", To: "db-east"},
+	}
+	r := mustRun(t, d, cfg)
+	if !containsString(r.Summary.Failures, "split_brain:db-east:db-west") {
+		t.Errorf("failures %v, want split_brain:db-east:db-west", r.Summary.Failures)
+	}
+	if e := window(r, 5, 10, errRate); e > 0.01 {
+		t.Errorf("error rate while the replication link is cut %.3f: both sides keep serving", e)
+	}
+	if lag := r.Summary.Components[comp(r, "db-west")].MaxLagMs; lag <= 0 {
+		t.Error("no replication lag while the link was cut")
+	}
+	if e := window(r, 20, 25, errRate); !near(e, 0.5, 0.02) {
+		t.Errorf("error rate with east cut from its database %.3f, want east's half", e)
+	}
+}
+
+func TestLatencyInjectionWithTightTimeoutStartsARetryStorm(t *testing.T) {
+	// 300 ms extra between app and database, a 250 ms timeout and three retries: the retries
+	// pile onto a tier that is then too slow to drain, and the storm outlasts the injection.
+	d := mustDesign(t, `{"components":[
+	 {"id":"lb","type":"load_balancer"},
+	 {"id":"app","type":"app_service","params":{"replicas":4,"concurrency":8}},
+	 {"id":"db","type":"database","params":{"connections":10}}],
+	 "edges":[{"from":"lb","to":"app"},{"from":"app","to":"db"}]}`)
+	cfg := constant(500, 90)
+	cfg.Client = Client{TimeoutMs: 250, MaxRetries: 3}
+	cfg.Chaos = []ChaosEvent{{ID: "slow", Kind: ChaosLatencyInjection, AtSec: 20, DurationSec: 10, From: "app", To: "db",
+		Params: ChaosParams{ExtraLatencyMs: 300}}}
+	r := mustRun(t, d, cfg)
+	if before := window(r, 10, 20, func(tk Tick) float64 { return tk.RetryRPS }); before > 1 {
+		t.Fatalf("retries before the injection %.1f rps, want none", before)
+	}
+	if during := window(r, 25, 30, func(tk Tick) float64 { return tk.OfferedRPS }); during < 1000 {
+		t.Errorf("offered during the injection %.0f rps, want retries to multiply the 500", during)
+	}
+	if after := window(r, 35, 45, errRate); after < 0.5 {
+		t.Errorf("error rate 5–15 s after the injection ended %.3f, want the storm still raging", after)
+	}
+	if ev := r.Summary.Events[0]; ev.RecoverySec != nil && *ev.RecoverySec < 5 {
+		t.Errorf("recovered %.1f s after the injection, want the storm to outlast it", *ev.RecoverySec)
+	}
+}
+
+func TestQueueContentsSurviveItsOwnFailure(t *testing.T) {
+	d := mustDesign(t, `{"components":[
+	 {"id":"app","type":"app_service","params":{"replicas":4}},
+	 {"id":"q","type":"queue","params":{"workers":1,"job_time_ms":10}},
+	 {"id":"db","type":"database"}],
+	 "edges":[{"from":"app","to":"q"},{"from":"q","to":"db"}]}`)
+	cfg := constant(100, 40)
+	cfg.Mix = Mix{AsyncWrite: 1}
+	cfg.Chaos = []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 5, Target: "q"}}
+	r := mustRun(t, d, cfg)
+	q := comp(r, "q")
+	before := r.Ticks[int(10/0.1)-1].Components[q].Backlog
+	during := r.Ticks[int(14/0.1)].Components[q].Backlog
+	if before <= 0 || !near(during, before, 1e-6) {
+		t.Errorf("depth %.1f before the failure, %.1f during: want it kept", before, during)
+	}
+	if e := window(r, 10, 15, errRate); e < 0.99 {
+		t.Errorf("producers' error rate while the queue is down %.3f, want all failing", e)
+	}
+	after := r.Ticks[int(15/0.1)+1].Components[q].OutputRPS
+	if after <= 0 {
+		t.Error("consumers did not resume after recovery")
+	}
+}
+
+func TestAutoscalerSaturatesDuringScaleOutThenRecovers(t *testing.T) {
+	d := mustDesign(t, `{"components":[
+	 {"id":"lb","type":"load_balancer"},
+	 {"id":"pool","type":"container_pool","params":{"min_replicas":2,"max_replicas":6,"target_utilization":0.6,
+	   "scale_out_delay_sec":30,"scale_in_delay_sec":60}}],
+	 "edges":[{"from":"lb","to":"pool"}]}`)
+	cfg := Config{TickMs: 100, DurationSec: 300, Mix: Mix{Static: 1}, Client: Client{TimeoutMs: 1000},
+		Traffic: Traffic{Kind: "step", RPS: 400, Steps: []TrafficStep{{AtSec: 60, RPS: 1600}, {AtSec: 180, RPS: 400}}}}
+	r := mustRun(t, d, cfg)
+	pool := comp(r, "pool")
+	replicas := func(at float64) int { return r.Ticks[int(at/0.1)].Components[pool].Replicas }
+	if replicas(50) != 2 {
+		t.Errorf("replicas before the step %d, want 2", replicas(50))
+	}
+	if e := window(r, 65, 89, errRate); e < 0.2 {
+		t.Errorf("error rate during the scale-out delay %.3f, want the existing replicas saturated", e)
+	}
+	if replicas(100) != 6 {
+		t.Errorf("replicas after the delay %d, want enough for 1,600 rps at 60%%", replicas(100))
+	}
+	if e := window(r, 100, 180, errRate); e > 0.01 {
+		t.Errorf("error rate after scale-out %.3f, want recovered", e)
+	}
+	// Traffic drops at 180 s; the replicas stay for the 60 s scale-in delay, then go.
+	if replicas(235) != replicas(179) {
+		t.Errorf("replicas changed within the scale-in delay: %d → %d", replicas(179), replicas(235))
+	}
+	if replicas(299) >= replicas(179) {
+		t.Errorf("replicas %d at the end, want scaled in from %d", replicas(299), replicas(179))
+	}
+	changes := 0
+	for k := 1; k < len(r.Ticks); k++ {
+		if r.Ticks[k].Components[pool].Replicas != r.Ticks[k-1].Components[pool].Replicas {
+			changes++
+		}
+	}
+	if changes > 4 {
+		t.Errorf("replica count changed %d times, want no oscillation", changes)
+	}
+	if c0, c1 := r.Ticks[int(50/0.1)].Components[pool].CostPerHour, r.Ticks[int(150/0.1)].Components[pool].CostPerHour; c1 <= c0 {
+		t.Errorf("cost %v → %v, want it to follow the replica count", c0, c1)
+	}
+}
+
+func gatewayDesign(params string) Design {
+	var d Design
+	mustJSON(`{"components":[
+	 {"id":"gw","type":"api_gateway","params":`+params+`},
+	 {"id":"app","type":"app_service","params":{"replicas":4}},
+	 {"id":"db","type":"database"}],
+	 "edges":[{"from":"gw","to":"app"},{"from":"app","to":"db"}]}`, &d)
+	return d
+}
+
+func TestGatewayRateLimitRejectsTheExcess(t *testing.T) {
+	cfg := constant(500, 20)
+	cfg.Mix = Mix{Static: 1}
+	r := mustRun(t, gatewayDesign(`{"rate_limit_rps":300}`), cfg)
+	if rej := steady(r, func(tk Tick) float64 { return tk.RejectedRPS }); !near(rej, 200, 1e-6) {
+		t.Errorf("rejected %.2f rps, want the 200 over the limit", rej)
+	}
+	if in := steadyComp(r, "app", func(c ComponentTick) float64 { return c.InputRPS }); !near(in, 300, 1e-6) {
+		t.Errorf("app input %.2f rps, want 300", in)
+	}
+	// Authentication adds its 5 ms to every request.
+	if p50 := steady(r, func(tk Tick) float64 { return tk.P50Ms }); p50 < 5 {
+		t.Errorf("p50 %.2f ms, want at least the 5 ms of authentication", p50)
+	}
+}
+
+func TestCircuitBreakerOpensOnFailingDownstreamAndClosesAfterRecovery(t *testing.T) {
+	cfg := constant(200, 60)
+	cfg.Mix = Mix{Read: 1}
+	cfg.Chaos = []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "db"}}
+	r := mustRun(t, gatewayDesign(`{"breaker_error_threshold":0.5,"breaker_window_sec":2,"breaker_open_sec":5}`), cfg)
+	gw, app := comp(r, "gw"), comp(r, "app")
+	state := func(at float64) string { return r.Ticks[int(at/0.1)].Components[gw].Breaker }
+	if s := state(5); s != BreakerClosed {
+		t.Errorf("breaker before the failure %q, want closed", s)
+	}
+	if s := state(14); s != BreakerOpen {
+		t.Errorf("breaker during the failure %q, want open", s)
+	}
+	if in := r.Ticks[int(14/0.1)].Components[app].InputRPS; in != 0 {
+		t.Errorf("app input with the breaker open %.1f, want none", in)
+	}
+	sawHalfOpen := false
+	for _, tk := range r.Ticks {
+		sawHalfOpen = sawHalfOpen || tk.Components[gw].Breaker == BreakerHalfOpen
+	}
+	if !sawHalfOpen {
+		t.Error("breaker never probed half-open")
+	}
+	if s := state(55); s != BreakerClosed {
+		t.Errorf("breaker long after recovery %q, want closed", s)
+	}
+	if e := window(r, 45, 60, errRate); e > 0.01 {
+		t.Errorf("error rate after recovery %.3f, want ~0", e)
+	}
+}
+
+func TestServerlessColdStartsExecutionLimitAndPrice(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"fn","type":"serverless","params":{"max_concurrency":100,
+	  "service_time_ms":50,"cold_start_ms":400,"max_execution_ms":200,"memory_mb":1024}}],"edges":[]}`)
+	cfg := constant(200, 30)
+	cfg.Mix = Mix{Static: 1}
+	r := mustRun(t, d, cfg)
+	fn := comp(r, "fn")
+	if cold := r.Ticks[0].Components[fn].ColdStartShare; cold <= 0 {
+		t.Error("no cold starts on the first invocations")
+	}
+	if cold := r.Ticks[len(r.Ticks)-1].Components[fn].ColdStartShare; cold != 0 {
+		t.Errorf("cold start share %v once warm, want 0", cold)
+	}
+	if !(r.Ticks[0].P99Ms > 400) {
+		t.Errorf("first tick p99 %.0f ms, want the 400 ms cold start in the tail", r.Ticks[0].P99Ms)
+	}
+	// Executions are exponential with a 50 ms mean: e^(−200/50) of them exceed the limit.
+	if e := steady(r, errRate); !near(e, math.Exp(-4), 0.01) {
+		t.Errorf("error rate %.5f, want e^-4 = %.5f killed at the limit", e, math.Exp(-4))
+	}
+	// 200 invocations/s: $0.20 per million plus 10 concurrent GB-executions at $0.0000166667/GB-s.
+	want := 200*3600/1e6*0.20 + 200*0.05*1*3600*0.0000166667
+	if c := steadyComp(r, "fn", func(c ComponentTick) float64 { return c.CostPerHour }); !near(c, want, 0.01) {
+		t.Errorf("cost %.4f $/h, want %.4f", c, want)
+	}
+}
+
+func TestServerlessThrottlesBeyondMaxConcurrency(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"fn","type":"serverless","params":{"max_concurrency":10,"service_time_ms":100}}],"edges":[]}`)
+	cfg := constant(200, 10) // needs 20 concurrent executions
+	cfg.Mix = Mix{Static: 1}
+	r := mustRun(t, d, cfg)
+	if rej := steady(r, func(tk Tick) float64 { return tk.RejectedRPS / tk.OfferedRPS }); !near(rej, directErlangB(10, 20), 1e-6) {
+		t.Errorf("throttled share %.4f, want Erlang B(10, 20)", rej)
+	}
+}

@@ -1,0 +1,198 @@
+package sim
+
+import "math"
+
+// The elastic and protective components of seed simulation-design: an API gateway with a
+// rate limit and a circuit breaker, serverless functions with cold starts, and container
+// pools under a horizontal autoscaler.
+
+// Circuit breaker states, as reported per tick.
+const (
+	BreakerClosed   = "closed"
+	BreakerOpen     = "open"
+	BreakerHalfOpen = "half_open"
+)
+
+type gateState struct {
+	rateLimit   float64 // requests per second; 0 = none
+	threshold   float64 // downstream error rate that opens the breaker; 0 = no breaker
+	probe       float64 // share let through while half-open
+	openTicks   int
+	window      []float64 // ring of (failed, finished) pairs over the window, while closed
+	pos         int
+	state       string
+	during      string // the state during the current tick, as reported
+	openedUntil int    // tick at which an open breaker starts probing
+}
+
+func newGate(p paramValues, dt float64) *gateState {
+	g := &gateState{rateLimit: p.f("rate_limit_rps"), threshold: p.f("breaker_error_threshold"),
+		probe: p.f("breaker_probe_ratio"), state: BreakerClosed}
+	g.openTicks = max(1, int(math.Round(p.f("breaker_open_sec")/dt)))
+	g.window = make([]float64, 2*max(1, int(math.Round(p.f("breaker_window_sec")/dt))))
+	return g
+}
+
+// admit is how many of in requests the gateway lets in this tick.
+func (g *gateState) admit(in, dt float64) float64 {
+	switch g.state {
+	case BreakerOpen:
+		return 0 // 503 at once; nothing reaches the services behind
+	case BreakerHalfOpen:
+		in *= g.probe
+	}
+	if g.rateLimit > 0 {
+		in = min(in, g.rateLimit*dt) // the excess gets 429
+	}
+	return in
+}
+
+// observe feeds the tick's downstream outcome to the breaker and moves its state.
+func (g *gateState) observe(t int, failed, finished float64) {
+	if g.threshold <= 0 {
+		return
+	}
+	switch g.state {
+	case BreakerOpen:
+		if t+1 >= g.openedUntil {
+			g.state = BreakerHalfOpen
+		}
+	case BreakerHalfOpen:
+		if finished <= 0 {
+			return
+		}
+		if failed/finished > g.threshold {
+			g.open(t)
+		} else {
+			g.state = BreakerClosed
+			clear(g.window)
+		}
+	case BreakerClosed:
+		g.window[2*g.pos], g.window[2*g.pos+1] = failed, finished
+		g.pos = (g.pos + 1) % (len(g.window) / 2)
+		var f, d float64
+		for k := 0; k < len(g.window); k += 2 {
+			f, d = f+g.window[k], d+g.window[k+1]
+		}
+		if d > 0 && f/d > g.threshold {
+			g.open(t)
+		}
+	}
+}
+
+func (g *gateState) open(t int) {
+	g.state = BreakerOpen
+	g.openedUntil = t + 1 + g.openTicks
+}
+
+// scalerState is a horizontal autoscaler (seed simulation-design's HPA): it wants
+// ceil(replicas × utilisation ÷ target) replicas, gets more only after the scale-out delay,
+// and gives some back only after utilisation has stayed low for the scale-in delay.
+type scalerState struct {
+	replicas   int
+	pending    int // replicas ordered, serving from readyAt
+	readyAt    float64
+	lowSince   float64 // -1 while utilisation is not low
+	lowDesired int     // the most replicas wanted while low
+}
+
+func (m *model) autoscale(c *component, t0 float64) {
+	s := c.scaler
+	p := c.p
+	pl := &m.pools[c.pools[0]]
+	if s.pending > 0 && t0 >= s.readyAt {
+		s.replicas, s.pending = s.pending, 0
+	}
+	util := pl.util
+	if pl.failed {
+		util = 0
+	}
+	desired := int(math.Ceil(float64(s.replicas)*util/p.f("target_utilization") - 1e-9))
+	desired = min(max(desired, p.i("min_replicas")), p.i("max_replicas"))
+	switch {
+	case desired > s.replicas:
+		s.lowSince = -1
+		if s.pending == 0 {
+			s.readyAt = t0 + p.f("scale_out_delay_sec")
+		}
+		s.pending = max(s.pending, desired)
+	case desired < s.replicas && s.pending == 0:
+		if s.lowSince < 0 {
+			s.lowSince, s.lowDesired = t0, desired
+		}
+		s.lowDesired = max(s.lowDesired, desired)
+		if t0-s.lowSince >= p.f("scale_in_delay_sec") {
+			s.replicas, s.lowSince = s.lowDesired, -1
+		}
+	default:
+		s.lowSince = -1
+	}
+	pl.workers = s.replicas * p.i("concurrency")
+	pl.buffer = float64(s.replicas) * p.f("queue_per_replica")
+	c.units = float64(s.replicas)
+}
+
+// fnState tracks a serverless function's warm instances: an instance used within the idle
+// timeout stays warm; every instance beyond them starts cold, and its first invocation pays
+// the cold start (taken as exponentially distributed with mean cold_start_ms).
+type fnState struct {
+	coldSec, maxExecSec float64
+	needed              []float64 // ring: concurrent executions needed per tick over the idle timeout
+	pos                 int
+	warm                float64
+	coldShare           float64 // share of this tick's invocations that start cold
+}
+
+func newFn(p paramValues, dt float64) *fnState {
+	return &fnState{coldSec: p.f("cold_start_ms") / 1000, maxExecSec: p.f("max_execution_ms") / 1000,
+		needed: make([]float64, max(1, int(math.Ceil(p.f("idle_timeout_sec")/dt))))}
+}
+
+// shape adds cold starts and execution-time limits to a function's pool after queueing.
+func (f *fnState) shape(pl *pool, dt float64) {
+	invocations := pl.processed
+	execSec := pl.serviceSec + pl.holdSec
+	need := min(invocations/dt*execSec, float64(pl.workers)) // Little's law
+	f.coldShare = 0
+	if invocations > 0 && need > f.warm {
+		f.coldShare = min(1, (need-f.warm)/invocations)
+	}
+	if f.coldSec > 0 && f.coldShare > 0 {
+		pl.stage.WaitProb, pl.stage.WaitRate = f.coldShare, 1/f.coldSec
+	}
+	// Executions longer than the limit are killed: with exponential execution times that
+	// is e^(−limit ÷ mean) of them.
+	pl.errRate = min(1, pl.errRate+math.Exp(-f.maxExecSec/execSec))
+}
+
+// settle records the tick's need; instances idle longer than the timeout are reclaimed.
+func (f *fnState) settle(pl *pool, dt float64) {
+	f.needed[f.pos] = min(pl.processed/dt*(pl.serviceSec+pl.holdSec), float64(pl.workers))
+	f.pos = (f.pos + 1) % len(f.needed)
+	f.warm = 0
+	for _, n := range f.needed {
+		f.warm = max(f.warm, n)
+	}
+}
+
+// gateOutcome sums what happened below a gateway node this tick: requests that failed
+// (refused, errors, timeouts) and all that finished.
+func (m *model) gateOutcome(n int, st *runState) (failed, finished float64) {
+	for _, ch := range m.nodes[n].children {
+		f, d := m.subtreeOutcome(ch, st)
+		failed, finished = failed+f, finished+d
+	}
+	return failed, finished
+}
+
+func (m *model) subtreeOutcome(n int, st *runState) (failed, finished float64) {
+	nd := &m.nodes[n]
+	late := nd.terminal * st.lat.late[n]
+	failed = nd.rejected + nd.pushback + nd.errors + nd.lost + late
+	finished = failed + nd.terminal - late
+	for _, ch := range nd.children {
+		f, d := m.subtreeOutcome(ch, st)
+		failed, finished = failed+f, finished+d
+	}
+	return failed, finished
+}
