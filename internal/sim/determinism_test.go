@@ -62,7 +62,7 @@ func TestDeterministicAcrossRunsAndGoroutines(t *testing.T) {
 // a change to either shows up in review as a diff of testdata/golden_run.json.
 func TestGoldenRun(t *testing.T) {
 	d, cfg := randomDesign(7)
-	cfg.DurationSec = 3
+	cfg.TickMs = 1000 // 30 ticks: small enough to review
 	r := mustRun(t, d, cfg)
 	got, err := json.MarshalIndent(r, "", " ")
 	if err != nil {

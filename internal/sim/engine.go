@@ -154,13 +154,21 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	var meanSec float64
 	for i := range m.nodes {
 		nd := &m.nodes[i]
-		if nd.background || nd.terminal <= 0 {
+		if nd.background {
+			continue
+		}
+		// Mean latency from the ingress to this node's answer: parents come first.
+		nd.pathMean = stageMean(m.stageOf(i, st))
+		if nd.parent >= 0 {
+			nd.pathMean += m.nodes[nd.parent].pathMean
+		}
+		if nd.terminal <= 0 {
 			continue
 		}
 		late := nd.terminal * st.lat.late[i]
 		timedOut += late
 		served += nd.terminal - late
-		meanSec += nd.terminal * m.pathMean(i, st)
+		meanSec += nd.terminal * nd.pathMean
 	}
 
 	// Failed attempts come back as retries, each generation up to the client's limit.
@@ -239,8 +247,8 @@ func (m *model) resolvePool(p int, st *runState) {
 	pl.wProc = 0
 	gated := 0.0 // refused at the door: rate limit (429) or open breaker (503)
 	if g := m.comps[pl.comp].gate; g != nil && !pl.failed {
-		gated = pl.in - g.admit(pl.in, dt)
-		pl.in -= gated
+		admitted := g.admit(pl.in, dt)
+		gated, pl.in = max(0, pl.in-admitted), admitted
 	}
 	lambda := pl.in / dt
 	if pl.failed {
@@ -275,11 +283,18 @@ func (m *model) resolvePool(p int, st *runState) {
 		if total > 0 {
 			nd.rejected = pl.rejected * nd.in / total
 		}
-		admitted := nd.in - nd.rejected
-		if admittedAll > 0 {
-			nd.processed = pl.processed * (admitted + nd.backlog) / admittedAll
+		admitted := max(0, nd.in-nd.rejected)
+		nd.processed = 0
+		if admittedAll > 0 && pl.processed > 0 {
+			// Clamped: with fluid amounts near zero, rounding must not create or destroy requests.
+			nd.processed = min(admitted+nd.backlog, pl.processed*(admitted+nd.backlog)/admittedAll)
 		}
+		nd.rejected = nd.in - admitted
 		nd.backlogNext = nd.backlog + admitted - nd.processed
+		if nd.backlogNext < 1e-9 {
+			nd.processed += nd.backlogNext // a rounding residue, not a waiting request
+			nd.backlogNext = 0
+		}
 		if nd.replay && nd.rejected > 0 {
 			// A replica never refuses its replication stream; it falls behind instead.
 			nd.backlogNext += nd.rejected
@@ -300,7 +315,7 @@ func (m *model) queueing(pl *pool, lambda float64) {
 	dt := m.dt
 	mu := 1 / (pl.serviceSec + pl.holdSec)
 	pl.stage = Stage{Fixed: pl.fixedSec, ServiceRate: 1 / pl.serviceSec}
-	pl.backlog1 = 0
+	pl.backlog1, pl.rejected, pl.processed = 0, 0, 0
 	if pl.unlimited {
 		pl.capRate = math.Inf(1)
 		pl.processed, pl.rejected = pl.in+pl.backlog0, 0
@@ -390,13 +405,14 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		return
 	}
 	total := m.splitShares(n, st)
+	nd.shareTotal = total
 	if total <= 0 {
 		nd.lost += amount // nowhere healthy to send it: the caller gets an error
 		return
 	}
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
-		part := amount * c.share / total
+		part := max(0, amount*c.share/total)
 		switch {
 		case part == 0:
 		case c.edge >= 0 && st.partitioned[c.edge]:
@@ -478,7 +494,8 @@ func (m *model) updateHoldTimes(st *runState) bool {
 		if nd.edge >= 0 {
 			own += st.extraSec[nd.edge]
 		}
-		nd.meanResp = own + m.downstreamMean(i, st)
+		nd.downMean = m.downstreamMean(i, st)
+		nd.meanResp = own + nd.downMean
 	}
 	converged := true
 	for p := range m.pools {
@@ -489,7 +506,7 @@ func (m *model) updateHoldTimes(st *runState) bool {
 		var w, sum float64
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
-			sum += nd.in * m.downstreamMean(n, st)
+			sum += nd.in * nd.downMean
 			w += nd.in
 		}
 		if w <= 0 {
@@ -622,10 +639,7 @@ func (m *model) computeDemand() {
 			nd.demand = nd.in
 		} else {
 			par := &m.nodes[nd.parent]
-			var total float64
-			for _, ch := range par.children {
-				total += m.nodes[ch].share
-			}
+			total := par.shareTotal
 			frac := 1.0
 			switch par.role {
 			case roleCache:

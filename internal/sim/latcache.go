@@ -244,13 +244,3 @@ func (m *model) latencies(st *runState, answered float64) {
 		}
 	}
 }
-
-// pathMean is the exact mean latency of node i's path this tick.
-func (m *model) pathMean(i int, st *runState) float64 {
-	nd := &m.nodes[i]
-	sum := 0.0
-	for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
-		sum += stageMean(m.stageOf(pn, st))
-	}
-	return sum
-}

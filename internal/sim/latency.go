@@ -176,8 +176,7 @@ type cluster struct {
 	sumC, sumM float64 // Σc and Σc/r of the members: rho = sumC/sumM keeps the mean
 }
 
-// evalPoint is the mix's survival function and its first two derivatives
-// (-density, -density') at t.
+// evalPoint is the mix at t: s = P(T > t), f the density, df its derivative.
 type evalPoint struct {
 	t, s, f, df float64
 }

@@ -767,6 +767,18 @@ func BenchmarkLatencyMixQuantiles(b *testing.B) {
 	}
 }
 
+// The solve alone, when the mix did not change since the last call.
+func BenchmarkLatencyMixQuantilesSolveOnly(b *testing.B) {
+	var m LatencyMix
+	out := make([]float64, len(stdPs))
+	fillBenchMix(&m, 10, 4)
+	m.Quantiles(stdPs, out)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Quantiles(stdPs, out)
+	}
+}
+
 func BenchmarkLatencyMixRefillAndQuantiles(b *testing.B) {
 	var m LatencyMix
 	out := make([]float64, len(stdPs))

@@ -57,7 +57,10 @@ type node struct {
 	held                                                float64 // replay held back by a cut link
 	backlogNext, pendingNext                            float64
 	meanResp                                            float64 // mean seconds from arrival here to the answer, downstream included
+	downMean                                            float64 // mean seconds spent in calls below this node
+	pathMean                                            float64 // mean seconds from the ingress to this node's answer
 	share                                               float64 // scratch split weight
+	shareTotal                                          float64 // sum of the children's shares
 	demand                                              float64 // requests that would arrive if nothing upstream refused or throttled
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -363,4 +364,33 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// The engine's own per-tick quantiles for a single M/M/c pool match the exact Erlang-C
+// response-time quantiles within 5% (computed here by bisection on the closed form).
+func TestEngineQuantilesOfOneWorkerPoolAreExact(t *testing.T) {
+	for _, c := range []int{1, 2, 6, 10, 32} {
+		for _, rho := range []float64{0.1, 0.5, 0.8, 0.9, 0.95} {
+			serviceMs := 20.0
+			mu := 1000 / serviceMs
+			lambda := rho * float64(c) * mu
+			d := mustDesign(t, fmt.Sprintf(`{"components":[{"id":"app","type":"app_service",
+			  "params":{"concurrency":%d,"service_time_ms":%g,"queue_per_replica":1000000}}],"edges":[]}`, c, serviceMs))
+			cfg := constant(lambda, 5)
+			cfg.Mix = Mix{Static: 1}
+			cfg.Client = Client{}
+			r := mustRun(t, d, cfg)
+			last := r.Ticks[len(r.Ticks)-1]
+			surv := func(x float64) float64 { return exactMMCSurvival(c, mu, lambda, x) }
+			for _, q := range []struct {
+				p   float64
+				got float64
+			}{{0.95, last.P95Ms}, {0.99, last.P99Ms}} {
+				want := quantileByBisection(surv, q.p) * 1000
+				if !near(q.got, want, 0.05) {
+					t.Errorf("c=%d ρ=%.2f p%.0f = %.3f ms, exact %.3f ms", c, rho, q.p*100, q.got, want)
+				}
+			}
+		}
+	}
 }

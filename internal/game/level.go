@@ -1,0 +1,68 @@
+package game
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Level is one version of a challenge. Its Definition is owned by the
+// challenges package; to the store it is an opaque JSON document, kept byte
+// for byte.
+type Level struct {
+	Slug       string          `json:"slug"`
+	Version    int             `json:"version"`
+	Title      string          `json:"title"`
+	Difficulty string          `json:"difficulty"`
+	Definition json.RawMessage `json:"definition"`
+	// ContentHash identifies the content; loading the same content again is a
+	// no-op (see Store.PutLevel in the store packages).
+	ContentHash string    `json:"content_hash"`
+	CreatedAt   time.Time `json:"created_at"`
+	Builtin     bool      `json:"builtin"`
+}
+
+// LevelSummary is a Level without its definition, for listings.
+type LevelSummary struct {
+	Slug        string    `json:"slug"`
+	Version     int       `json:"version"`
+	Title       string    `json:"title"`
+	Difficulty  string    `json:"difficulty"`
+	ContentHash string    `json:"content_hash"`
+	CreatedAt   time.Time `json:"created_at"`
+	Builtin     bool      `json:"builtin"`
+}
+
+// Summary returns l without its definition.
+func (l Level) Summary() LevelSummary {
+	return LevelSummary{
+		Slug:        l.Slug,
+		Version:     l.Version,
+		Title:       l.Title,
+		Difficulty:  l.Difficulty,
+		ContentHash: l.ContentHash,
+		CreatedAt:   l.CreatedAt,
+		Builtin:     l.Builtin,
+	}
+}
+
+// MaxSlugLen bounds a level slug.
+const MaxSlugLen = 64
+
+// Validate reports the invariants a store relies on. Richer checks (slug
+// format, definition schema) are the challenges package's business.
+func (l Level) Validate() error {
+	var fe []FieldError
+	if l.Slug == "" || len(l.Slug) > MaxSlugLen {
+		fe = append(fe, FieldError{Field: "slug", Reason: "must be 1 to 64 bytes"})
+	}
+	if l.ContentHash == "" {
+		fe = append(fe, FieldError{Field: "content_hash", Reason: "is required"})
+	}
+	if !json.Valid(l.Definition) {
+		fe = append(fe, FieldError{Field: "definition", Reason: "must be a JSON document"})
+	}
+	if l.CreatedAt.IsZero() {
+		fe = append(fe, FieldError{Field: "created_at", Reason: "is required"})
+	}
+	return Invalid("invalid level", fe)
+}

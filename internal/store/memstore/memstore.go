@@ -1,0 +1,482 @@
+// Package memstore is an in-memory store with the same contract as the
+// PostgreSQL store (checked by internal/store/storetest), for development
+// and tests without a database.
+//
+// Everything sits behind one mutex and is lost when the process exits.
+// Each board keeps its entries in a slice sorted in board order: a rank is
+// a binary search (O(log n)), but moving an entry shifts the slice (O(n)),
+// so it is fine for thousands of players, not for the million the
+// PostgreSQL store is designed for. It must never be used in production.
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"backpressure/internal/game"
+)
+
+// Store is the in-memory store. It is safe for concurrent use.
+type Store struct {
+	// Now returns the current time; it stamps new players only (every other
+	// time comes from the caller). Replace it before first use.
+	Now func() time.Time
+
+	mu          sync.Mutex
+	players     map[uuid.UUID]game.Player
+	nameKeys    map[string]uuid.UUID
+	tokens      map[string]uuid.UUID // by string(token hash)
+	levels      map[string][]game.Level
+	used        map[levelRef]bool // level versions with submissions
+	submissions map[uuid.UUID]game.Submission
+	requests    map[requestRef]request
+	boards      map[levelRef]*board // the global board is levelRef{}
+}
+
+type levelRef struct {
+	slug    string
+	version int
+}
+
+type requestRef struct {
+	player uuid.UUID
+	key    string
+}
+
+type request struct {
+	hash     string
+	subID    uuid.UUID
+	improved bool
+	rank     int64
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		Now:         time.Now,
+		players:     map[uuid.UUID]game.Player{},
+		nameKeys:    map[string]uuid.UUID{},
+		tokens:      map[string]uuid.UUID{},
+		levels:      map[string][]game.Level{},
+		used:        map[levelRef]bool{},
+		submissions: map[uuid.UUID]game.Submission{},
+		requests:    map[requestRef]request{},
+		boards:      map[levelRef]*board{{}: newBoard()},
+	}
+}
+
+// Ping always succeeds.
+func (s *Store) Ping(ctx context.Context) error { return ctx.Err() }
+
+// CreatePlayer stores a new player under a case-insensitively unique name.
+func (s *Store) CreatePlayer(ctx context.Context, name string, role game.Role, tokenHash []byte) (game.Player, error) {
+	p, err := game.NewPlayer(name, role, tokenHash, s.Now())
+	if err != nil {
+		return game.Player{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := game.NameKey(name)
+	if _, ok := s.nameKeys[key]; ok {
+		return game.Player{}, game.Errorf(game.ECONFLICT, "player name is already taken")
+	}
+	if _, ok := s.tokens[string(tokenHash)]; ok {
+		return game.Player{}, game.Errorf(game.ECONFLICT, "token is already in use")
+	}
+	s.players[p.ID] = p
+	s.nameKeys[key] = p.ID
+	s.tokens[string(tokenHash)] = p.ID
+	return p, nil
+}
+
+// PlayerByTokenHash returns the player whose token hashes to hash.
+func (s *Store) PlayerByTokenHash(ctx context.Context, hash []byte) (game.Player, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.tokens[string(hash)]
+	if !ok {
+		return game.Player{}, game.Errorf(game.ENOTFOUND, "player not found")
+	}
+	return s.players[id], nil
+}
+
+// PlayerByID returns the player with the given ID.
+func (s *Store) PlayerByID(ctx context.Context, id uuid.UUID) (game.Player, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.players[id]
+	if !ok {
+		return game.Player{}, game.Errorf(game.ENOTFOUND, "player not found")
+	}
+	return p, nil
+}
+
+// SetRole changes a player's role.
+func (s *Store) SetRole(ctx context.Context, playerID uuid.UUID, role game.Role) error {
+	if !role.Valid() {
+		return game.Invalid("invalid role", []game.FieldError{{Field: "role", Reason: "must be player, author or admin"}})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.players[playerID]
+	if !ok {
+		return game.Errorf(game.ENOTFOUND, "player not found")
+	}
+	p.Role = role
+	s.players[playerID] = p
+	return nil
+}
+
+// PutLevel stores l under its slug; see pgstore.Store.PutLevel for the
+// versioning rules, which are the same.
+func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, error) {
+	if err := l.Validate(); err != nil {
+		return game.Level{}, false, err
+	}
+	l.CreatedAt = game.Timestamp(l.CreatedAt)
+	l.Definition = clone(l.Definition)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	versions := s.levels[l.Slug]
+	if len(versions) == 0 {
+		l.Version = 1
+		s.levels[l.Slug] = []game.Level{l}
+		s.boards[levelRef{l.Slug, 1}] = newBoard()
+		return copyLevel(l), true, nil
+	}
+	cur := versions[len(versions)-1]
+	if cur.ContentHash == l.ContentHash {
+		return copyLevel(cur), false, nil
+	}
+	if !s.used[levelRef{l.Slug, cur.Version}] {
+		l.Version = cur.Version
+		versions[len(versions)-1] = l
+		return copyLevel(l), true, nil
+	}
+	l.Version = cur.Version + 1
+	s.levels[l.Slug] = append(versions, l)
+	s.boards[levelRef{l.Slug, l.Version}] = newBoard()
+	s.dropFromGlobal(s.boards[levelRef{l.Slug, cur.Version}])
+	return copyLevel(l), true, nil
+}
+
+// dropFromGlobal removes the bests on old, a level version that just stopped
+// being current, from the global board.
+func (s *Store) dropFromGlobal(old *board) {
+	global := s.boards[levelRef{}]
+	for player, e := range old.entries {
+		g := global.entries[player]
+		// A player reached their new total when they set the latest of
+		// their remaining current-version bests.
+		var latest *entry
+		for slug, versions := range s.levels {
+			b := s.boards[levelRef{slug, len(versions)}]
+			c, ok := b.entries[player]
+			if ok && (latest == nil || laterBest(c, *latest)) {
+				latest = &c
+			}
+		}
+		if latest == nil {
+			global.remove(player)
+			continue
+		}
+		global.put(player, entry{
+			key:   game.BoardKey{Score: g.key.Score - e.key.Score, AchievedAt: latest.key.AchievedAt, PlayerID: player},
+			subID: latest.subID,
+		})
+	}
+}
+
+// laterBest orders bests by (achieved_at, submission id), descending.
+func laterBest(a, b entry) bool {
+	if c := a.key.AchievedAt.Compare(b.key.AchievedAt); c != 0 {
+		return c > 0
+	}
+	return bytes.Compare(a.subID[:], b.subID[:]) > 0
+}
+
+// Level returns a level version; version 0 means the current one.
+func (s *Store) Level(ctx context.Context, slug string, version int) (game.Level, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.level(slug, version)
+	if !ok {
+		return game.Level{}, game.Errorf(game.ENOTFOUND, "level not found")
+	}
+	return copyLevel(l), nil
+}
+
+func (s *Store) level(slug string, version int) (game.Level, bool) {
+	versions := s.levels[slug]
+	switch {
+	case len(versions) == 0 || version < 0 || version > len(versions):
+		return game.Level{}, false
+	case version == 0:
+		return versions[len(versions)-1], true
+	}
+	return versions[version-1], true
+}
+
+// Levels returns the current version of every level, ordered by slug.
+func (s *Store) Levels(ctx context.Context) ([]game.LevelSummary, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []game.LevelSummary{}
+	for _, versions := range s.levels {
+		out = append(out, versions[len(versions)-1].Summary())
+	}
+	slices.SortFunc(out, func(a, b game.LevelSummary) int { return strings.Compare(a.Slug, b.Slug) })
+	return out, nil
+}
+
+// CreateSubmission stores sub and updates the boards; see
+// pgstore.Store.CreateSubmission for the contract, which is the same.
+func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idempotencyKey, requestHash string) (game.SubmissionReceipt, error) {
+	if err := sub.Validate(); err != nil {
+		return game.SubmissionReceipt{}, err
+	}
+	sub.CreatedAt = game.Timestamp(sub.CreatedAt)
+	sub.Design = clone(sub.Design)
+	sub.Result = clone(sub.Result)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ref := requestRef{sub.PlayerID, idempotencyKey}
+	if idempotencyKey != "" {
+		if _, ok := s.players[sub.PlayerID]; !ok {
+			return game.SubmissionReceipt{}, game.Errorf(game.ENOTFOUND, "player not found")
+		}
+		if req, ok := s.requests[ref]; ok {
+			if req.hash != requestHash {
+				return game.SubmissionReceipt{}, game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
+			}
+			return game.SubmissionReceipt{
+				Submission: copySubmission(s.submissions[req.subID]),
+				Improved:   req.improved,
+				Rank:       req.rank,
+				Replayed:   true,
+			}, nil
+		}
+	}
+	if _, ok := s.level(sub.Slug, sub.Version); !ok || sub.Version == 0 {
+		return game.SubmissionReceipt{}, game.Errorf(game.ENOTFOUND, "level not found")
+	}
+	if _, ok := s.players[sub.PlayerID]; !ok {
+		return game.SubmissionReceipt{}, game.Errorf(game.ENOTFOUND, "player not found")
+	}
+	if _, ok := s.submissions[sub.ID]; ok {
+		return game.SubmissionReceipt{}, game.Errorf(game.ECONFLICT, "submission already exists")
+	}
+	s.submissions[sub.ID] = sub
+	lref := levelRef{sub.Slug, sub.Version}
+	s.used[lref] = true
+	rec := game.SubmissionReceipt{Submission: copySubmission(sub)}
+	if sub.Passed {
+		b := s.boards[lref]
+		old, hadBest := b.entries[sub.PlayerID]
+		if !hadBest || sub.Score > old.key.Score {
+			rec.Improved = true
+			b.put(sub.PlayerID, entry{
+				key:   game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID},
+				subID: sub.ID,
+			})
+			if sub.Version == len(s.levels[sub.Slug]) { // current version
+				delta := sub.Score - old.key.Score // old is zero without a best
+				global := s.boards[levelRef{}]
+				g, onGlobal := global.entries[sub.PlayerID]
+				if !onGlobal || delta != 0 {
+					global.put(sub.PlayerID, entry{
+						key:   game.BoardKey{Score: g.key.Score + delta, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID},
+						subID: sub.ID,
+					})
+				}
+			}
+		}
+		rec.Rank = b.rank(b.entries[sub.PlayerID].key)
+	}
+	if idempotencyKey != "" {
+		s.requests[ref] = request{hash: requestHash, subID: sub.ID, improved: rec.Improved, rank: rec.Rank}
+	}
+	return rec, nil
+}
+
+// Submission returns the submission with the given ID.
+func (s *Store) Submission(ctx context.Context, id uuid.UUID) (game.Submission, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub, ok := s.submissions[id]
+	if !ok {
+		return game.Submission{}, game.Errorf(game.ENOTFOUND, "submission not found")
+	}
+	return copySubmission(sub), nil
+}
+
+// Board returns one page of a board with exact ranks.
+func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, error) {
+	q, cur, err := q.Normalize()
+	if err != nil {
+		return game.BoardPage{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, version, err := s.board(q.Slug, q.Version)
+	if err != nil {
+		return game.BoardPage{}, err
+	}
+	page := game.BoardPage{Slug: q.Slug, Version: version, Entries: []game.Entry{}, Total: int64(len(b.order))}
+	var from, to int // page is b.order[from:to]
+	switch {
+	case q.AroundPlayer != nil:
+		e, ok := b.entries[*q.AroundPlayer]
+		if !ok {
+			return game.BoardPage{}, game.Errorf(game.ENOTFOUND, "player is not on this board")
+		}
+		i := b.index(e.key)
+		nb, na := aroundWindow(min(i, q.Limit-1), min(len(b.order)-i, q.Limit), q.Limit)
+		from, to = i-nb, i+na
+	case cur == nil:
+		from, to = 0, min(q.Limit, len(b.order))
+	case cur.Before:
+		to = b.index(cur.Key)
+		from = max(0, to-q.Limit)
+	default:
+		from = b.index(cur.Key)
+		if from < len(b.order) && b.order[from].Compare(cur.Key) == 0 {
+			from++
+		}
+		to = min(from+q.Limit, len(b.order))
+	}
+	for i := from; i < to; i++ {
+		k := b.order[i]
+		page.Entries = append(page.Entries, game.Entry{
+			Rank:         int64(i + 1),
+			PlayerID:     k.PlayerID,
+			PlayerName:   s.players[k.PlayerID].Name,
+			Score:        k.Score,
+			AchievedAt:   k.AchievedAt,
+			SubmissionID: b.entries[k.PlayerID].subID,
+		})
+	}
+	if len(page.Entries) > 0 {
+		page.Prev, page.Next = pageCursors(page.Entries, page.Total)
+	}
+	return page, nil
+}
+
+// PlayerRank returns a player's entry, with its rank, on a board.
+func (s *Store) PlayerRank(ctx context.Context, slug string, version int, playerID uuid.UUID) (game.Entry, error) {
+	if slug == "" {
+		version = 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, _, err := s.board(slug, version)
+	if err != nil {
+		return game.Entry{}, err
+	}
+	e, ok := b.entries[playerID]
+	if !ok {
+		return game.Entry{}, game.Errorf(game.ENOTFOUND, "player is not on this board")
+	}
+	return game.Entry{
+		Rank:         b.rank(e.key),
+		PlayerID:     playerID,
+		PlayerName:   s.players[playerID].Name,
+		Score:        e.key.Score,
+		AchievedAt:   e.key.AchievedAt,
+		SubmissionID: e.subID,
+	}, nil
+}
+
+func (s *Store) board(slug string, version int) (*board, int, error) {
+	if slug == "" {
+		return s.boards[levelRef{}], 0, nil
+	}
+	l, ok := s.level(slug, version)
+	if !ok {
+		return nil, 0, game.Errorf(game.ENOTFOUND, "level not found")
+	}
+	return s.boards[levelRef{slug, l.Version}], l.Version, nil
+}
+
+// aroundWindow is pgstore's: how many of b entries before a player and a
+// from the player on make a page of at most limit, the player centred.
+func aroundWindow(b, a, limit int) (nb, na int) {
+	nb = min(b, (limit-1)/2)
+	na = min(a, limit-nb)
+	nb = min(b, limit-na)
+	return nb, na
+}
+
+func pageCursors(entries []game.Entry, total int64) (prev, next string) {
+	firstE, lastE := entries[0], entries[len(entries)-1]
+	if firstE.Rank > 1 {
+		prev = game.Cursor{Key: firstE.Key(), Before: true}.String()
+	}
+	if lastE.Rank < total {
+		next = game.Cursor{Key: lastE.Key()}.String()
+	}
+	return prev, next
+}
+
+type entry struct {
+	key   game.BoardKey
+	subID uuid.UUID
+}
+
+// board is one leaderboard: each player's entry and all keys in board
+// order.
+type board struct {
+	entries map[uuid.UUID]entry
+	order   []game.BoardKey
+}
+
+func newBoard() *board { return &board{entries: map[uuid.UUID]entry{}} }
+
+// index returns the position of the first key not before k.
+func (b *board) index(k game.BoardKey) int {
+	return sort.Search(len(b.order), func(i int) bool { return b.order[i].Compare(k) >= 0 })
+}
+
+func (b *board) rank(k game.BoardKey) int64 { return int64(b.index(k) + 1) }
+
+func (b *board) remove(player uuid.UUID) {
+	e, ok := b.entries[player]
+	if !ok {
+		return
+	}
+	delete(b.entries, player)
+	i := b.index(e.key)
+	b.order = slices.Delete(b.order, i, i+1)
+}
+
+func (b *board) put(player uuid.UUID, e entry) {
+	b.remove(player)
+	b.entries[player] = e
+	i := b.index(e.key)
+	b.order = slices.Insert(b.order, i, e.key)
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+func copyLevel(l game.Level) game.Level {
+	l.Definition = clone(l.Definition)
+	return l
+}
+
+func copySubmission(s game.Submission) game.Submission {
+	s.Design = clone(s.Design)
+	s.Result = clone(s.Result)
+	return s
+}

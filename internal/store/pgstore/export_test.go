@@ -1,0 +1,28 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/golang-migrate/migrate/v4"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// SetBucketSize makes tests split rank buckets early.
+func SetBucketSize(s *Store, n int) { s.bucketSize = n }
+
+// Pool exposes the pool to invariant checks.
+func Pool(s *Store) *pgxpool.Pool { return s.pool }
+
+// MigrateDown reverts every migration.
+func MigrateDown(ctx context.Context, dbURL string) error {
+	m, err := newMigrate(dbURL)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := runMigration(ctx, m, m.Down); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"backpressure/internal/game"
+)
+
+// Advisory lock classes (the first key of the two-int4 form, a key space
+// separate from golang-migrate's single bigint key).
+const (
+	// lockLevel serialises PutLevel per slug (second key: hashtext(slug)),
+	// so replicas loading the built-in campaign together do not race on a
+	// new slug's first version.
+	lockLevel int32 = 0x42500001
+	// lockGlobal guards the global board: shared by every writer of a
+	// global entry, exclusive while a new level version rebuilds it.
+	lockGlobal int32 = 0x42500002
+)
+
+// PutLevel stores l under its slug and reports whether anything was written:
+//   - a new slug becomes version 1;
+//   - the same ContentHash as the current version is a no-op (created is
+//     false and the stored level is returned), so loading the built-in
+//     campaign at every start-up is idempotent;
+//   - different content replaces the current version in place if nobody has
+//     submitted to it yet, and otherwise becomes version+1, leaving the old
+//     version and its board readable. The old version's scores leave the
+//     global board.
+//
+// l.Version is ignored; the returned level carries the version written.
+func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, error) {
+	if err := l.Validate(); err != nil {
+		return game.Level{}, false, err
+	}
+	l.CreatedAt = game.Timestamp(l.CreatedAt)
+	l.Definition = append([]byte(nil), l.Definition...)
+	var out game.Level
+	var created bool
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		out, created = game.Level{}, false
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int4, hashtext($2))`, lockLevel, l.Slug); err != nil {
+			return err
+		}
+		cur, boardID, err := scanLevel(tx.QueryRow(ctx,
+			`SELECT `+levelColumns+`, board_id FROM levels WHERE slug = $1 AND is_current FOR UPDATE`, l.Slug))
+		switch {
+		case game.ErrorCode(err) == game.ENOTFOUND:
+			l.Version = 1
+			if err := insertLevel(ctx, tx, l); err != nil {
+				return err
+			}
+			out, created = l, true
+			return nil
+		case err != nil:
+			return err
+		case cur.ContentHash == l.ContentHash:
+			out = cur
+			return nil
+		}
+		var used bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM submissions WHERE slug = $1 AND version = $2)`,
+			l.Slug, cur.Version).Scan(&used); err != nil {
+			return err
+		}
+		if !used {
+			l.Version = cur.Version
+			if _, err := tx.Exec(ctx, `
+				UPDATE levels SET title = $3, difficulty = $4, definition = $5, content_hash = $6,
+					builtin = $7, created_at = $8
+				WHERE slug = $1 AND version = $2`,
+				l.Slug, l.Version, l.Title, l.Difficulty, []byte(l.Definition), l.ContentHash, l.Builtin, l.CreatedAt); err != nil {
+				return err
+			}
+			out, created = l, true
+			return nil
+		}
+		l.Version = cur.Version + 1
+		if _, err := tx.Exec(ctx, `UPDATE levels SET is_current = false WHERE slug = $1 AND version = $2`,
+			l.Slug, cur.Version); err != nil {
+			return err
+		}
+		if err := insertLevel(ctx, tx, l); err != nil {
+			return err
+		}
+		if err := s.dropFromGlobal(ctx, tx, boardID); err != nil {
+			return err
+		}
+		out, created = l, true
+		return nil
+	})
+	if err != nil {
+		return game.Level{}, false, translate("put level", err)
+	}
+	return out, created, nil
+}
+
+// insertLevel inserts l as the current version with a new, empty board.
+func insertLevel(ctx context.Context, tx pgx.Tx, l game.Level) error {
+	var boardID int64
+	if err := tx.QueryRow(ctx, `INSERT INTO boards (slug, version) VALUES ($1, $2) RETURNING id`,
+		l.Slug, l.Version).Scan(&boardID); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, insertSentinel, boardID); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO levels (slug, version, title, difficulty, definition, content_hash, builtin,
+			created_at, is_current, board_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, $9)`,
+		l.Slug, l.Version, l.Title, l.Difficulty, []byte(l.Definition), l.ContentHash, l.Builtin,
+		l.CreatedAt, boardID)
+	return err
+}
+
+const levelColumns = `slug, version, title, difficulty, definition, content_hash, created_at, builtin`
+
+// scanLevel scans levelColumns followed by board_id.
+func scanLevel(row pgx.Row) (game.Level, int64, error) {
+	var l game.Level
+	var def []byte
+	var boardID int64
+	err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &def, &l.ContentHash, &l.CreatedAt, &l.Builtin, &boardID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return game.Level{}, 0, game.Errorf(game.ENOTFOUND, "level not found")
+	}
+	if err != nil {
+		return game.Level{}, 0, err
+	}
+	l.Definition = def
+	l.CreatedAt = l.CreatedAt.UTC()
+	return l, boardID, nil
+}
+
+// Level returns a level version; version 0 means the current one.
+func (s *Store) Level(ctx context.Context, slug string, version int) (game.Level, error) {
+	l, _, err := scanLevel(s.pool.QueryRow(ctx, `
+		SELECT `+levelColumns+`, board_id FROM levels
+		WHERE slug = $1 AND (version = $2 OR ($2 = 0 AND is_current))`, slug, version))
+	return l, translate("level", err)
+}
+
+// Levels returns the current version of every level, ordered by slug
+// (bytewise).
+func (s *Store) Levels(ctx context.Context) ([]game.LevelSummary, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT slug, version, title, difficulty, content_hash, created_at, builtin
+		FROM levels WHERE is_current ORDER BY slug COLLATE "C"`)
+	if err != nil {
+		return nil, translate("levels", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.LevelSummary, error) {
+		var l game.LevelSummary
+		err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &l.ContentHash, &l.CreatedAt, &l.Builtin)
+		l.CreatedAt = l.CreatedAt.UTC()
+		return l, err
+	})
+	if err != nil {
+		return nil, translate("levels", err)
+	}
+	if out == nil {
+		out = []game.LevelSummary{}
+	}
+	return out, nil
+}

@@ -1,0 +1,318 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"backpressure/internal/game"
+)
+
+// globalBoard is the id of the global board (see the migration).
+const globalBoard int64 = 0
+
+// insertSentinel creates a board's first bucket, whose lo sorts before every
+// key (see the migration).
+const insertSentinel = `
+	INSERT INTO board_buckets (board_id, lo_neg_score, lo_achieved_at, lo_player_id, n)
+	VALUES ($1, -9223372036854775808, '1970-01-01T00:00:00Z', '00000000-0000-0000-0000-000000000000', 0)
+	ON CONFLICT DO NOTHING`
+
+// keyArgs returns k as the stored sort key (neg_score, achieved_at,
+// player_id), for the $n::bigint, $n+1::timestamptz, $n+2::uuid parameters of
+// the queries below.
+func keyArgs(k game.BoardKey) (int64, time.Time, uuid.UUID) {
+	return -k.Score, k.AchievedAt, k.PlayerID
+}
+
+// The bucket holding a key: the one with the greatest lo <= key.
+const findBucket = `
+	SELECT id FROM board_buckets
+	WHERE board_id = $1 AND (lo_neg_score, lo_achieved_at, lo_player_id) <= ($2::bigint, $3::timestamptz, $4::uuid)
+	ORDER BY lo_neg_score DESC, lo_achieved_at DESC, lo_player_id DESC
+	LIMIT 1`
+
+const lockBucket = `
+	SELECT id, lo_neg_score = -9223372036854775808 FROM board_buckets
+	WHERE board_id = $1 AND (lo_neg_score, lo_achieved_at, lo_player_id) <= ($2::bigint, $3::timestamptz, $4::uuid)
+	ORDER BY lo_neg_score DESC, lo_achieved_at DESC, lo_player_id DESC
+	LIMIT 1
+	FOR UPDATE`
+
+type bucket struct {
+	id       int64
+	sentinel bool
+}
+
+// lockBucketOf row-locks the bucket that holds k on board and returns it.
+// The bucket is found in the statement's snapshot, which may predate a
+// split that committed while this transaction waited for the lock; so it is
+// looked up again in a fresh snapshot and, if k has moved to a newer bucket
+// (always later in key order, keeping lock order ascending), that one is
+// locked instead. Once held, the bucket cannot be split or deleted by anyone
+// else, so the answer is stable until commit.
+func lockBucketOf(ctx context.Context, tx pgx.Tx, board int64, k game.BoardKey) (bucket, error) {
+	ns, at, pid := keyArgs(k)
+	for range 1000 {
+		var b bucket
+		if err := tx.QueryRow(ctx, lockBucket, board, ns, at, pid).Scan(&b.id, &b.sentinel); err != nil {
+			return bucket{}, fmt.Errorf("lock bucket of board %d: %w", board, err)
+		}
+		var id int64
+		if err := tx.QueryRow(ctx, findBucket, board, ns, at, pid).Scan(&id); err != nil {
+			return bucket{}, fmt.Errorf("find bucket of board %d: %w", board, err)
+		}
+		if id == b.id {
+			return b, nil
+		}
+	}
+	return bucket{}, fmt.Errorf("bucket of board %d keeps moving", board)
+}
+
+// moveKey records in board's buckets that an entry moved from old (nil for a
+// new entry) to nw. The caller has already written the entry row.
+func (s *Store) moveKey(ctx context.Context, tx pgx.Tx, board int64, old *game.BoardKey, nw game.BoardKey) error {
+	var newB, oldB bucket
+	var err error
+	switch {
+	case old == nil:
+		if newB, err = lockBucketOf(ctx, tx, board, nw); err != nil {
+			return err
+		}
+	case nw.Compare(*old) < 0: // lock in ascending key order
+		if newB, err = lockBucketOf(ctx, tx, board, nw); err != nil {
+			return err
+		}
+		if oldB, err = lockBucketOf(ctx, tx, board, *old); err != nil {
+			return err
+		}
+	default:
+		if oldB, err = lockBucketOf(ctx, tx, board, *old); err != nil {
+			return err
+		}
+		if newB, err = lockBucketOf(ctx, tx, board, nw); err != nil {
+			return err
+		}
+	}
+	if old != nil && oldB.id == newB.id {
+		return nil
+	}
+	var n int64
+	if err := tx.QueryRow(ctx, `UPDATE board_buckets SET n = n + 1 WHERE id = $1 RETURNING n`, newB.id).Scan(&n); err != nil {
+		return fmt.Errorf("count entry in bucket: %w", err)
+	}
+	if old != nil {
+		var m int64
+		if err := tx.QueryRow(ctx, `UPDATE board_buckets SET n = n - 1 WHERE id = $1 RETURNING n`, oldB.id).Scan(&m); err != nil {
+			return fmt.Errorf("uncount entry in bucket: %w", err)
+		}
+		if m == 0 && !oldB.sentinel {
+			// Its range joins its predecessor's, whose count does not change.
+			if _, err := tx.Exec(ctx, `DELETE FROM board_buckets WHERE id = $1`, oldB.id); err != nil {
+				return fmt.Errorf("delete empty bucket: %w", err)
+			}
+		}
+	}
+	if n > int64(s.bucketSize) {
+		return splitBucket(ctx, tx, board, newB.id, n)
+	}
+	return nil
+}
+
+// splitBucket splits a locked bucket holding n entries at its median. The
+// bucket's entries are exactly the first n entries from its lo on, since n
+// counts every committed entry in its range (plus this transaction's own).
+func splitBucket(ctx context.Context, tx pgx.Tx, board, id, n int64) error {
+	half := n / 2
+	var ns int64
+	var at time.Time
+	var pid uuid.UUID
+	err := tx.QueryRow(ctx, `
+		SELECT e.neg_score, e.achieved_at, e.player_id
+		FROM board_entries e, board_buckets b
+		WHERE b.id = $2 AND e.board_id = $1
+		  AND (e.neg_score, e.achieved_at, e.player_id) >= (b.lo_neg_score, b.lo_achieved_at, b.lo_player_id)
+		ORDER BY e.neg_score, e.achieved_at, e.player_id
+		OFFSET $3 LIMIT 1`, board, id, half).Scan(&ns, &at, &pid)
+	if err != nil {
+		return fmt.Errorf("find bucket median: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO board_buckets (board_id, lo_neg_score, lo_achieved_at, lo_player_id, n)
+		VALUES ($1, $2, $3, $4, $5)`, board, ns, at, pid, n-half); err != nil {
+		return fmt.Errorf("insert split bucket: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE board_buckets SET n = $2 WHERE id = $1`, id, half); err != nil {
+		return fmt.Errorf("shrink split bucket: %w", err)
+	}
+	return nil
+}
+
+// rankBelow is the SQL for 1 + the number of entries before the key held in
+// the relation "me" (neg_score, achieved_at, player_id) on board $1.
+const rankBelow = `
+	1 + (SELECT coalesce(sum(b.n), 0) FROM board_buckets b, bk
+	     WHERE b.board_id = $1
+	       AND (b.lo_neg_score, b.lo_achieved_at, b.lo_player_id) < (bk.lo_neg_score, bk.lo_achieved_at, bk.lo_player_id))
+	  + (SELECT count(*) FROM board_entries e, bk, me
+	     WHERE e.board_id = $1
+	       AND (e.neg_score, e.achieved_at, e.player_id) >= (bk.lo_neg_score, bk.lo_achieved_at, bk.lo_player_id)
+	       AND (e.neg_score, e.achieved_at, e.player_id) < (me.neg_score, me.achieved_at, me.player_id))`
+
+const bucketOfMe = `
+	bk AS (
+		SELECT b.lo_neg_score, b.lo_achieved_at, b.lo_player_id FROM board_buckets b, me
+		WHERE b.board_id = $1
+		  AND (b.lo_neg_score, b.lo_achieved_at, b.lo_player_id) <= (me.neg_score, me.achieved_at, me.player_id)
+		ORDER BY b.lo_neg_score DESC, b.lo_achieved_at DESC, b.lo_player_id DESC
+		LIMIT 1)`
+
+// rankOfKey returns 1 + the number of entries on board before k, in one
+// statement (one snapshot).
+func rankOfKey(ctx context.Context, q querier, board int64, k game.BoardKey) (int64, error) {
+	ns, at, pid := keyArgs(k)
+	var rank int64
+	err := q.QueryRow(ctx, `
+		WITH me AS (SELECT $2::bigint AS neg_score, $3::timestamptz AS achieved_at, $4::uuid AS player_id),
+		`+bucketOfMe+`
+		SELECT `+rankBelow, board, ns, at, pid).Scan(&rank)
+	if err != nil {
+		return 0, fmt.Errorf("rank of key: %w", err)
+	}
+	return rank, nil
+}
+
+// playerEntry returns a player's entry on board with its rank, ENOTFOUND if
+// the player is not on it.
+func playerEntry(ctx context.Context, q querier, board int64, player uuid.UUID) (game.Entry, error) {
+	var e game.Entry
+	err := q.QueryRow(ctx, `
+		WITH me AS (
+			SELECT e.neg_score, e.achieved_at, e.player_id, e.score, e.submission_id, p.name
+			FROM board_entries e JOIN players p ON p.id = e.player_id
+			WHERE e.board_id = $1 AND e.player_id = $2),
+		`+bucketOfMe+`
+		SELECT me.player_id, me.name, me.score, me.achieved_at, me.submission_id, `+rankBelow+`
+		FROM me`, board, player).Scan(&e.PlayerID, &e.PlayerName, &e.Score, &e.AchievedAt, &e.SubmissionID, &e.Rank)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return game.Entry{}, game.Errorf(game.ENOTFOUND, "player is not on this board")
+	}
+	if err != nil {
+		return game.Entry{}, fmt.Errorf("player entry: %w", err)
+	}
+	e.AchievedAt = e.AchievedAt.UTC()
+	return e, nil
+}
+
+// rebuildBuckets recomputes board's buckets from its entries: half-full
+// buckets of bucketSize/2 entries, the first one the sentinel. The caller
+// must hold the board exclusively.
+func (s *Store) rebuildBuckets(ctx context.Context, tx pgx.Tx, board int64) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM board_buckets WHERE board_id = $1`, board); err != nil {
+		return fmt.Errorf("delete buckets: %w", err)
+	}
+	half := max(int64(s.bucketSize/2), 1)
+	if _, err := tx.Exec(ctx, `
+		WITH o AS (
+			SELECT neg_score, achieved_at, player_id,
+				row_number() OVER (ORDER BY neg_score, achieved_at, player_id) - 1 AS rn,
+				count(*) OVER () AS total
+			FROM board_entries WHERE board_id = $1)
+		INSERT INTO board_buckets (board_id, lo_neg_score, lo_achieved_at, lo_player_id, n)
+		SELECT $1,
+			CASE WHEN rn = 0 THEN -9223372036854775808 ELSE neg_score END,
+			CASE WHEN rn = 0 THEN '1970-01-01T00:00:00Z'::timestamptz ELSE achieved_at END,
+			CASE WHEN rn = 0 THEN '00000000-0000-0000-0000-000000000000'::uuid ELSE player_id END,
+			least($2, total - rn)
+		FROM o WHERE rn % $2 = 0`, board, half); err != nil {
+		return fmt.Errorf("insert buckets: %w", err)
+	}
+	if _, err := tx.Exec(ctx, insertSentinel, board); err != nil {
+		return fmt.Errorf("insert sentinel bucket: %w", err)
+	}
+	return nil
+}
+
+// RebuildRanks recomputes the rank buckets of every board from
+// board_entries, one board per transaction, each holding its board
+// exclusively (writers to it wait). It is for maintenance and for use after
+// bulk-loading board_entries with plain SQL; normal writes keep the buckets
+// exact on their own.
+func (s *Store) RebuildRanks(ctx context.Context) error {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM boards ORDER BY id`)
+	if err != nil {
+		return translate("rebuild ranks", err)
+	}
+	boards, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return translate("rebuild ranks", err)
+	}
+	for _, board := range boards {
+		err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			if board == globalBoard {
+				if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int4, 0)`, lockGlobal); err != nil {
+					return err
+				}
+			} else if _, err := tx.Exec(ctx, `SELECT 1 FROM levels WHERE board_id = $1 FOR UPDATE`, board); err != nil {
+				return err
+			}
+			return s.rebuildBuckets(ctx, tx, board)
+		})
+		if err != nil {
+			return translate("rebuild ranks", err)
+		}
+	}
+	return nil
+}
+
+// dropFromGlobal removes the bests on oldBoard (a level version that just
+// stopped being current) from the global board.
+func (s *Store) dropFromGlobal(ctx context.Context, tx pgx.Tx, oldBoard int64) error {
+	var used bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM board_entries WHERE board_id = $1)`, oldBoard).Scan(&used); err != nil {
+		return err
+	}
+	if !used {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int4, 0)`, lockGlobal); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE board_entries g SET score = g.score - e.score
+		FROM board_entries e
+		WHERE e.board_id = $1 AND g.board_id = 0 AND g.player_id = e.player_id`, oldBoard); err != nil {
+		return fmt.Errorf("subtract old version from global board: %w", err)
+	}
+	// A player reached their new total when they set the latest of their
+	// remaining current-version bests.
+	if _, err := tx.Exec(ctx, `
+		UPDATE board_entries g SET achieved_at = x.achieved_at, submission_id = x.submission_id
+		FROM (
+			SELECT DISTINCT ON (c.player_id) c.player_id, c.achieved_at, c.submission_id
+			FROM board_entries c JOIN levels l ON l.board_id = c.board_id AND l.is_current
+			WHERE c.player_id IN (SELECT player_id FROM board_entries WHERE board_id = $1)
+			ORDER BY c.player_id, c.achieved_at DESC, c.submission_id DESC) x
+		WHERE g.board_id = 0 AND g.player_id = x.player_id`, oldBoard); err != nil {
+		return fmt.Errorf("recompute global achieved_at: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		DELETE FROM board_entries g
+		WHERE g.board_id = 0
+		  AND g.player_id IN (SELECT player_id FROM board_entries WHERE board_id = $1)
+		  AND NOT EXISTS (
+			SELECT 1 FROM board_entries c JOIN levels l ON l.board_id = c.board_id AND l.is_current
+			WHERE c.player_id = g.player_id)`, oldBoard); err != nil {
+		return fmt.Errorf("drop players without current bests from global board: %w", err)
+	}
+	return s.rebuildBuckets(ctx, tx, globalBoard)
+}
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}

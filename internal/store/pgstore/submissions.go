@@ -1,0 +1,237 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"backpressure/internal/game"
+)
+
+// CreateSubmission stores sub and, when it passed with a better score than
+// the player's best on its level version (or their first pass), makes it
+// their best there and updates the global board, all in one transaction.
+//
+// idempotencyKey, unless "", makes the call safe to retry: a later call by
+// the same player with the same key writes nothing and returns the first
+// receipt with Replayed set, or ECONFLICT if requestHash (the caller's hash
+// of the request body) differs from the first call's.
+//
+// sub.ID and sub.CreatedAt come from the caller; CreatedAt is the time the
+// score was achieved, normalised with game.Timestamp.
+func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idempotencyKey, requestHash string) (game.SubmissionReceipt, error) {
+	if err := sub.Validate(); err != nil {
+		return game.SubmissionReceipt{}, err
+	}
+	sub.CreatedAt = game.Timestamp(sub.CreatedAt)
+	sub.Design = append([]byte(nil), sub.Design...)
+	if sub.Result != nil {
+		sub.Result = append([]byte(nil), sub.Result...)
+	}
+	var rec game.SubmissionReceipt
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		rec = game.SubmissionReceipt{Submission: sub}
+		if idempotencyKey != "" {
+			// Claim the key first: a concurrent retry blocks here until
+			// this transaction ends, then replays its receipt.
+			tag, err := tx.Exec(ctx, `
+				INSERT INTO submission_requests (player_id, idempotency_key, request_hash, submission_id, created_at)
+				VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+				sub.PlayerID, idempotencyKey, requestHash, sub.ID, sub.CreatedAt)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				rec, err = replay(ctx, tx, sub.PlayerID, idempotencyKey, requestHash)
+				return err
+			}
+		}
+		var board int64
+		var current bool
+		// FOR SHARE: PutLevel must not replace or supersede this version
+		// while submissions to it are being written.
+		err := tx.QueryRow(ctx, `SELECT board_id, is_current FROM levels WHERE slug = $1 AND version = $2 FOR SHARE`,
+			sub.Slug, sub.Version).Scan(&board, &current)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return game.Errorf(game.ENOTFOUND, "level not found")
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO submissions (id, player_id, slug, version, design, result, passed, score, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			sub.ID, sub.PlayerID, sub.Slug, sub.Version, []byte(sub.Design), nullJSON(sub.Result),
+			sub.Passed, sub.Score, sub.CreatedAt); err != nil {
+			return err
+		}
+		if sub.Passed {
+			key := game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID}
+			improved, oldScore, hadBest, err := s.raiseBest(ctx, tx, board, key, sub.ID)
+			if err != nil {
+				return err
+			}
+			rec.Improved = improved
+			if improved && current {
+				delta := sub.Score
+				if hadBest {
+					delta -= oldScore
+				}
+				if err := s.addToGlobal(ctx, tx, sub.PlayerID, delta, sub.CreatedAt, sub.ID); err != nil {
+					return err
+				}
+			}
+			e, err := playerEntry(ctx, tx, board, sub.PlayerID)
+			if err != nil {
+				return err
+			}
+			rec.Rank = e.Rank
+		}
+		if idempotencyKey != "" {
+			if _, err := tx.Exec(ctx, `
+				UPDATE submission_requests SET improved = $3, rank = $4
+				WHERE player_id = $1 AND idempotency_key = $2`,
+				sub.PlayerID, idempotencyKey, rec.Improved, rec.Rank); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return game.SubmissionReceipt{}, translate("create submission", err)
+	}
+	return rec, nil
+}
+
+func nullJSON(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// replay returns the stored receipt for (player, key).
+func replay(ctx context.Context, tx pgx.Tx, player uuid.UUID, key, requestHash string) (game.SubmissionReceipt, error) {
+	var rec game.SubmissionReceipt
+	var storedHash string
+	var id uuid.UUID
+	err := tx.QueryRow(ctx, `
+		SELECT request_hash, submission_id, improved, rank FROM submission_requests
+		WHERE player_id = $1 AND idempotency_key = $2`, player, key).Scan(&storedHash, &id, &rec.Improved, &rec.Rank)
+	if err != nil {
+		return rec, err
+	}
+	if storedHash != requestHash {
+		return rec, game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
+	}
+	rec.Submission, err = scanSubmission(tx.QueryRow(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE id = $1`, id))
+	rec.Replayed = true
+	return rec, err
+}
+
+// raiseBest makes k (with submission subID) the player's entry on board if
+// it beats their current one. It reports whether it did and the previous
+// best score, if any.
+func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.BoardKey, subID uuid.UUID) (improved bool, oldScore int64, hadBest bool, err error) {
+	for {
+		var old game.BoardKey
+		old.PlayerID = k.PlayerID
+		err := tx.QueryRow(ctx, `
+			SELECT score, achieved_at FROM board_entries WHERE board_id = $1 AND player_id = $2 FOR UPDATE`,
+			board, k.PlayerID).Scan(&old.Score, &old.AchievedAt)
+		if err == nil {
+			if k.Score <= old.Score {
+				return false, old.Score, true, nil
+			}
+			if _, err := tx.Exec(ctx, `
+				UPDATE board_entries SET score = $3, achieved_at = $4, submission_id = $5
+				WHERE board_id = $1 AND player_id = $2`,
+				board, k.PlayerID, k.Score, k.AchievedAt, subID); err != nil {
+				return false, 0, false, err
+			}
+			return true, old.Score, true, s.moveKey(ctx, tx, board, &old, k)
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return false, 0, false, err
+		}
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (board_id, player_id) DO NOTHING`,
+			board, k.PlayerID, k.Score, k.AchievedAt, subID)
+		if err != nil {
+			return false, 0, false, err
+		}
+		if tag.RowsAffected() == 1 {
+			return true, 0, false, s.moveKey(ctx, tx, board, nil, k)
+		}
+		// A concurrent transaction of the same player inserted the entry
+		// first (and has committed, or the insert would still wait): read
+		// it again, now locking it.
+	}
+}
+
+// addToGlobal adds delta to the player's global total, which they reached at
+// time at with submission subID.
+func (s *Store) addToGlobal(ctx context.Context, tx pgx.Tx, player uuid.UUID, delta int64, at time.Time, subID uuid.UUID) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1::int4, 0)`, lockGlobal); err != nil {
+		return err
+	}
+	for {
+		old := game.BoardKey{PlayerID: player}
+		err := tx.QueryRow(ctx, `
+			SELECT score, achieved_at FROM board_entries WHERE board_id = 0 AND player_id = $1 FOR UPDATE`,
+			player).Scan(&old.Score, &old.AchievedAt)
+		if err == nil {
+			if delta == 0 {
+				return nil // same total, reached earlier
+			}
+			nw := game.BoardKey{Score: old.Score + delta, AchievedAt: at, PlayerID: player}
+			if _, err := tx.Exec(ctx, `
+				UPDATE board_entries SET score = $2, achieved_at = $3, submission_id = $4
+				WHERE board_id = 0 AND player_id = $1`, player, nw.Score, at, subID); err != nil {
+				return err
+			}
+			return s.moveKey(ctx, tx, globalBoard, &old, nw)
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		nw := game.BoardKey{Score: delta, AchievedAt: at, PlayerID: player}
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id)
+			VALUES (0, $1, $2, $3, $4) ON CONFLICT (board_id, player_id) DO NOTHING`,
+			player, nw.Score, at, subID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 1 {
+			return s.moveKey(ctx, tx, globalBoard, nil, nw)
+		}
+	}
+}
+
+const submissionColumns = `id, player_id, slug, version, design, result, passed, score, created_at`
+
+func scanSubmission(row pgx.Row) (game.Submission, error) {
+	var sub game.Submission
+	var design, result []byte
+	err := row.Scan(&sub.ID, &sub.PlayerID, &sub.Slug, &sub.Version, &design, &result, &sub.Passed, &sub.Score, &sub.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return game.Submission{}, game.Errorf(game.ENOTFOUND, "submission not found")
+	}
+	if err != nil {
+		return game.Submission{}, err
+	}
+	sub.Design, sub.Result = design, result
+	sub.CreatedAt = sub.CreatedAt.UTC()
+	return sub, nil
+}
+
+// Submission returns the submission with the given ID.
+func (s *Store) Submission(ctx context.Context, id uuid.UUID) (game.Submission, error) {
+	sub, err := scanSubmission(s.pool.QueryRow(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE id = $1`, id))
+	return sub, translate("submission", err)
+}

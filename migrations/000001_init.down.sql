@@ -1,0 +1,7 @@
+DROP TABLE IF EXISTS board_buckets;
+DROP TABLE IF EXISTS board_entries;
+DROP TABLE IF EXISTS submission_requests;
+DROP TABLE IF EXISTS submissions;
+DROP TABLE IF EXISTS levels;
+DROP TABLE IF EXISTS boards;
+DROP TABLE IF EXISTS players;
