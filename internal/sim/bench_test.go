@@ -7,9 +7,68 @@ import (
 	"testing"
 )
 
-// benchDesign is a realistic design of n components (n ≥ 8): a CDN and a balancer in front
-// of app tiers that read through a cache, write to a replicated database and hand
-// asynchronous writes to a queue.
+// serviceDesign is a realistic design of n ≥ 20 components with every kind: a CDN, a
+// gateway and a balancer in front of an autoscaled web tier, which calls services through
+// an internal balancer; each service owns its cache, database and, for writes, a queue.
+// Groups of six components (service, cache, database, queue, plus a serverless search and a
+// second service) are added until n is reached.
+func serviceDesign(n int) Design {
+	var d Design
+	add := func(id string, k Kind, params string) {
+		var p map[string]json.RawMessage
+		if params != "" {
+			mustJSON(params, &p)
+		}
+		d.Components = append(d.Components, Component{ID: id, Type: k, Params: p})
+	}
+	edge := func(a, b string) { d.Edges = append(d.Edges, Edge{From: a, To: b}) }
+	add("cdn", KindCDN, `{"hit_ratio":0.85}`)
+	add("gw", KindAPIGateway, `{"instances":2,"rate_limit_rps":20000,"breaker_error_threshold":0.5}`)
+	add("lb", KindLoadBalancer, `{"instances":4}`)
+	add("web", KindContainerPool, `{"min_replicas":4,"max_replicas":20,"concurrency":32,"service_time_ms":4}`)
+	add("mesh", KindLoadBalancer, `{"instances":2,"algorithm":"least_connections"}`)
+	edge("cdn", "gw")
+	edge("gw", "lb")
+	edge("lb", "web")
+	edge("web", "mesh")
+	for g := 0; len(d.Components)+6 <= n || g == 0; g++ {
+		svc, alt := fmt.Sprintf("svc%d", g), fmt.Sprintf("fn%d", g)
+		add(svc, KindAppService, `{"replicas":4,"concurrency":16,"service_time_ms":10}`)
+		add(alt, KindServerless, `{"max_concurrency":400,"service_time_ms":15}`)
+		add("cache"+svc, KindCache, `{"hit_ratio":0.8}`)
+		add("db"+svc, KindDatabase, `{"connections":40,"read_replicas":2}`)
+		add("q"+svc, KindQueue, `{"workers":20}`)
+		add("dbfn"+svc, KindDatabase, `{"connections":20}`)
+		edge("mesh", svc)
+		edge("mesh", alt)
+		edge(svc, "cache"+svc)
+		edge(svc, "db"+svc)
+		edge(svc, "q"+svc)
+		edge("q"+svc, "db"+svc)
+		edge(alt, "dbfn"+svc)
+	}
+	for len(d.Components) < n {
+		id := fmt.Sprintf("extra%d", len(d.Components))
+		add(id, KindAppService, `{"replicas":2}`)
+		edge("mesh", id)
+		edge(id, "dbsvc0")
+	}
+	return d
+}
+
+func benchChaos() []ChaosEvent {
+	return []ChaosEvent{
+		{Kind: ChaosTrafficSpike, AtSec: 120, DurationSec: 30, Params: ChaosParams{Multiplier: 2}},
+		{Kind: ChaosCacheFlush, AtSec: 200, Target: "cachesvc0"},
+		{Kind: ChaosNodeFailure, AtSec: 300, DurationSec: 20, Target: "fn0"},
+		{Kind: ChaosNetworkPartition, AtSec: 400, DurationSec: 10, From: "mesh", To: "svc0"},
+		{Kind: ChaosLatencyInjection, AtSec: 500, DurationSec: 30, From: "svc0", To: "dbsvc0", Params: ChaosParams{ExtraLatencyMs: 50}},
+	}
+}
+
+// benchDesign is a flat design of n components (n ≥ 8): n−5 app tiers behind one balancer,
+// each reading through one cache, writing to one replicated database and queueing
+// asynchronous writes: the most paths per component a design of that size can have.
 func benchDesign(n int) Design {
 	var d Design
 	add := func(id string, k Kind, params string) {
@@ -48,8 +107,28 @@ func benchConfig(ticks int) Config {
 }
 
 // BenchmarkRun keeps its sub-benchmark names stable so figures can be followed over time.
+// It runs the service design with every component kind and a chaos schedule of every kind.
 func BenchmarkRun(b *testing.B) {
 	for _, size := range []struct{ components, ticks int }{{20, 6000}, {64, 6000}, {20, 36000}, {64, 36000}} {
+		b.Run(fmt.Sprintf("components=%d/ticks=%d", size.components, size.ticks), func(b *testing.B) {
+			d, cfg := serviceDesign(size.components), benchConfig(size.ticks)
+			cfg.Chaos = benchChaos()
+			if err := Validate(d, cfg); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Run(context.Background(), d, cfg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRunFlat is the worst case for a design's size: every app tier reaches every store.
+func BenchmarkRunFlat(b *testing.B) {
+	for _, size := range []struct{ components, ticks int }{{20, 6000}, {64, 6000}} {
 		b.Run(fmt.Sprintf("components=%d/ticks=%d", size.components, size.ticks), func(b *testing.B) {
 			d, cfg := benchDesign(size.components), benchConfig(size.ticks)
 			if err := Validate(d, cfg); err != nil {

@@ -359,3 +359,21 @@ func TestServerlessThrottlesBeyondMaxConcurrency(t *testing.T) {
 		t.Errorf("throttled share %.4f, want Erlang B(10, 20)", rej)
 	}
 }
+
+func TestSlidingMaxMatchesBruteForce(t *testing.T) {
+	const window = 7
+	s := newSlidingMax(window)
+	var vals []float64
+	for tick := 0; tick < 200; tick++ {
+		v := math.Abs(math.Sin(float64(tick)*1.7)) * float64(tick%13)
+		vals = append(vals, v)
+		got := s.push(tick, v, window)
+		want := 0.0
+		for k := max(0, tick-window+1); k <= tick; k++ {
+			want = max(want, vals[k])
+		}
+		if got != want {
+			t.Fatalf("tick %d: max %v, want %v", tick, got, want)
+		}
+	}
+}

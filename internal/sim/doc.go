@@ -57,6 +57,32 @@
 // Conservation holds per tick and over the run: attempts offered = served + rejected +
 // failed + timed out + change in requests queued (backlogs and deferred edges).
 //
+// Elastic and protective components (seed simulation-design):
+//
+//   - An API gateway admits at most its rate limit per second (the excess gets 429), adds its
+//     authentication latency to every request, and has a circuit breaker: when the error
+//     rate of what it sent downstream, averaged over its window, exceeds the threshold, it
+//     opens and answers 503 at once for breaker_open_sec, sending nothing downstream; then
+//     it lets a probe share through (half-open) and closes if the probes' error rate is
+//     back under the threshold, or opens again.
+//   - A serverless function runs up to max_concurrency executions and throttles beyond it
+//     (Erlang B: no queue). Instances used within the idle timeout stay warm; invocations
+//     beyond the warm instances start cold and pay cold_start_ms (exponentially
+//     distributed). Executions longer than max_execution_ms are killed (errors). It is
+//     priced per invocation and per GB-second.
+//   - A container pool's autoscaler wants ceil(replicas × utilisation ÷ target) replicas,
+//     within its bounds. New replicas serve only after the scale-out delay; replicas go only
+//     after utilisation has stayed low for the scale-in delay. Cost follows the replicas.
+//   - A database → database edge is a replication link between two primaries: each replays
+//     the other's writes at 40% of their cost. Writes taken on both sides of a cut link
+//     diverge: the run reports split-brain.
+//
+// Chaos events strike on schedule: a node failure stops a component (a queue keeps its
+// contents and resumes from the same depth), a traffic spike multiplies ingress, a cache
+// flush empties a cache or CDN, which rebuilds its hit ratio over its warm-up, a network
+// partition drops everything on one edge (and holds back replication across it), a latency
+// injection slows one edge. Every tick lists the events active during it.
+//
 // Costs come from the catalog: an hourly price per unit plus per-use prices, summed per tick.
 //
 // The summary names the bottleneck: at the first tick in which a tier saturates, the tier

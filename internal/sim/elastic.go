@@ -137,15 +137,17 @@ func (m *model) autoscale(c *component, t0 float64) {
 // the cold start (taken as exponentially distributed with mean cold_start_ms).
 type fnState struct {
 	coldSec, maxExecSec float64
-	needed              []float64 // ring: concurrent executions needed per tick over the idle timeout
-	pos                 int
+	window              int        // ticks an idle instance is kept
+	maxNeed             slidingMax // concurrent executions needed, over the window
+	tick                int
 	warm                float64
 	coldShare           float64 // share of this tick's invocations that start cold
 }
 
 func newFn(p paramValues, dt float64) *fnState {
+	w := max(1, int(math.Ceil(p.f("idle_timeout_sec")/dt)))
 	return &fnState{coldSec: p.f("cold_start_ms") / 1000, maxExecSec: p.f("max_execution_ms") / 1000,
-		needed: make([]float64, max(1, int(math.Ceil(p.f("idle_timeout_sec")/dt))))}
+		window: w, maxNeed: newSlidingMax(w)}
 }
 
 // shape adds cold starts and execution-time limits to a function's pool after queueing.
@@ -165,14 +167,39 @@ func (f *fnState) shape(pl *pool, dt float64) {
 	pl.errRate = min(1, pl.errRate+math.Exp(-f.maxExecSec/execSec))
 }
 
-// settle records the tick's need; instances idle longer than the timeout are reclaimed.
+// settle records the tick's need; instances idle longer than the timeout are reclaimed, so
+// the warm instances are the most needed at once within the timeout.
 func (f *fnState) settle(pl *pool, dt float64) {
-	f.needed[f.pos] = min(pl.processed/dt*(pl.serviceSec+pl.holdSec), float64(pl.workers))
-	f.pos = (f.pos + 1) % len(f.needed)
-	f.warm = 0
-	for _, n := range f.needed {
-		f.warm = max(f.warm, n)
+	need := min(pl.processed/dt*(pl.serviceSec+pl.holdSec), float64(pl.workers))
+	f.warm = f.maxNeed.push(f.tick, need, f.window)
+	f.tick++
+}
+
+// slidingMax is the maximum of the values pushed in the last window ticks, kept in a
+// monotone deque (amortised O(1) a push) on a ring buffer allocated once.
+type slidingMax struct {
+	ticks      []int
+	vals       []float64
+	head, size int
+}
+
+func newSlidingMax(window int) slidingMax {
+	return slidingMax{ticks: make([]int, window+1), vals: make([]float64, window+1)}
+}
+
+func (s *slidingMax) push(tick int, v float64, window int) float64 {
+	n := len(s.vals)
+	for s.size > 0 && s.vals[(s.head+s.size-1)%n] <= v {
+		s.size--
 	}
+	i := (s.head + s.size) % n
+	s.ticks[i], s.vals[i] = tick, v
+	s.size++
+	for s.ticks[s.head] <= tick-window {
+		s.head = (s.head + 1) % n
+		s.size--
+	}
+	return s.vals[s.head]
 }
 
 // gateOutcome sums what happened below a gateway node this tick: requests that failed

@@ -203,6 +203,10 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 
 const maxIterations = 5
 
+// holdTolerance is when the hold times have converged: a change below 0.1% of a worker's
+// busy time per request moves no reported figure by more than that.
+const holdTolerance = 1e-3
+
 // maxReportedUtil caps reported utilisation (offered load ÷ capacity) so that a pool with no
 // capacity left still reports a finite number.
 const maxReportedUtil = 1000
@@ -338,11 +342,12 @@ func (m *model) queueing(pl *pool, lambda float64) {
 		pl.rejected = pl.in * erlangB(c, a)
 		pl.processed = pl.in - pl.rejected
 	case lambda < pl.capRate && pl.backlog0 <= 0:
+		b := erlangB(c, a)
 		if !math.IsInf(pl.buffer, 1) {
-			pl.rejected = pl.in * mmcKBlocking(c, int(min(pl.buffer, maxBuffer)), a)
+			pl.rejected = pl.in * mmcKBlockingFromB(c, int(min(pl.buffer, maxBuffer)), a, b)
 		}
 		pl.processed = pl.in - pl.rejected
-		pl.stage.WaitProb = erlangC(c, a)
+		pl.stage.WaitProb = erlangCFromB(c, a, b)
 		pl.stage.WaitRate = pl.capRate - lambda
 	default:
 		demand := pl.backlog0 + pl.in
@@ -513,7 +518,7 @@ func (m *model) updateHoldTimes(st *runState) bool {
 			continue // no traffic: keep the last estimate
 		}
 		hold := sum / w
-		if math.Abs(hold-pl.holdSec) > 1e-6*(pl.serviceSec+pl.holdSec) {
+		if math.Abs(hold-pl.holdSec) > holdTolerance*(pl.serviceSec+pl.holdSec) {
 			converged = false
 			// Slower callees hold workers longer, which lets fewer requests through to the
 			// callees, which makes them faster: the plain iteration overshoots, so it is damped.

@@ -59,7 +59,17 @@ func erlangC(c int, a float64) float64 {
 	if !(a > 0) {
 		return 0
 	}
-	b := erlangB(c, a)
+	return erlangCFromB(c, a, erlangB(c, a))
+}
+
+// erlangCFromB is erlangC given b = erlangB(c, a), for callers that need both.
+func erlangCFromB(c int, a, b float64) float64 {
+	if c <= 0 || a >= float64(c) || math.IsNaN(a) {
+		return 1
+	}
+	if !(a > 0) {
+		return 0
+	}
 	cf := float64(c)
 	// c - a(1-B) > c - a > 0 here, so this cannot divide by zero.
 	return min(1, cf*b/(cf-a*(1-b)))
@@ -92,7 +102,23 @@ func mmcKBlocking(c, buffer int, a float64) float64 {
 	if math.IsInf(a, 1) {
 		return 1
 	}
-	b := erlangB(c, a)
+	return mmcKBlockingFromB(c, buffer, a, erlangB(c, a))
+}
+
+// mmcKBlockingFromB is mmcKBlocking given b = erlangB(c, a), for callers that need both.
+func mmcKBlockingFromB(c, buffer int, a, b float64) float64 {
+	if c <= 0 {
+		return 1
+	}
+	if buffer <= 0 {
+		return b
+	}
+	if !(a > 0) {
+		return 0
+	}
+	if math.IsInf(a, 1) {
+		return 1
+	}
 	r := a / float64(c)
 	n := float64(buffer)
 	switch {
