@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const (
+	tutorialFile = "../../challenges/01-first-request.json"
+	solutionDir  = "../../internal/challenges/testdata/solutions"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	getenv := func(key string) string {
+		if key == "COLUMNS" {
+			return "82" // a fixed chart width, whatever the terminal running the tests
+		}
+		return ""
+	}
+	err := run(t.Context(), args, getenv, strings.NewReader(stdin), &out, &errOut)
+	return result{exitCode(err), out.String(), errOut.String()}
+}
+
+// startingDesign writes a level's starting design to a file and returns its path.
+func startingDesign(t *testing.T, levelFile string) string {
+	t.Helper()
+	data, err := os.ReadFile(levelFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		StartingDesign json.RawMessage `json:"starting_design"`
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "start.json")
+	if err := os.WriteFile(path, l.StartingDesign, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestExitCodes(t *testing.T) {
+	start := startingDesign(t, tutorialFile)
+	solution := filepath.Join(solutionDir, "first-request.json")
+	badLevel := writeFile(t, "bad.json", `{"slug": "Bad", "extra": 1}`)
+	badDesign := writeFile(t, "design.json", `{"components": [{"id": "app", "type": "cache"}], "edges": []}`)
+	notJSON := writeFile(t, "broken.json", `{"components": [`)
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  int
+	}{
+		{"no command", "", nil, exitInvalid},
+		{"help", "", []string{"help"}, exitPass},
+		{"unknown command", "", []string{"frobnicate"}, exitInvalid},
+		{"unknown flag", "", []string{"run", "--fast"}, exitInvalid},
+		{"validate a campaign file", "", []string{"validate", tutorialFile}, exitPass},
+		{"validate every campaign file", "", append([]string{"validate"}, campaignFiles(t)...), exitPass},
+		{"validate an invalid level", "", []string{"validate", badLevel}, exitInvalid},
+		{"validate a missing file", "", []string{"validate", "/nonexistent.json"}, exitInvalid},
+		{"validate nothing", "", []string{"validate"}, exitInvalid},
+		{"run a failing design", "", []string{"run", "--level", "first-request", "--design", start}, exitFail},
+		{"run a passing design", "", []string{"run", "--level", "first-request", "--design", solution}, exitPass},
+		{"run a level file", "", []string{"run", "--level", tutorialFile, "--design", solution}, exitPass},
+		{"run from stdin", mustRead(t, solution), []string{"run", "--level", "first-request", "--design", "-"}, exitPass},
+		{"run an invalid design", "", []string{"run", "--level", "first-request", "--design", badDesign}, exitInvalid},
+		{"run broken JSON", "", []string{"run", "--level", "first-request", "--design", notJSON}, exitInvalid},
+		{"run an unknown level", "", []string{"run", "--level", "no-such-level", "--design", solution}, exitInvalid},
+		{"run an invalid level file", "", []string{"run", "--level", badLevel, "--design", solution}, exitInvalid},
+		{"run without a design", "", []string{"run", "--level", "first-request"}, exitInvalid},
+		{"hint on a failing design", "", []string{"hint", "--level", "first-request", "--design", start}, exitFail},
+		{"hint on a passing design", "", []string{"hint", "--level", "first-request", "--design", solution}, exitPass},
+		{"hint on an invalid design", "", []string{"hint", "--level", "first-request", "--design", badDesign}, exitInvalid},
+		{"levels", "", []string{"levels"}, exitPass},
+		{"level", "", []string{"level", "first-request"}, exitPass},
+		{"json after a positional argument", "", []string{"validate", tutorialFile, "--json"}, exitPass},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.stdin, tt.args...)
+			if r.code != tt.want {
+				t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tt.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestValidateListsEveryProblem(t *testing.T) {
+	bad := writeFile(t, "bad.json", `{"slug": "Bad Slug", "version": 0, "Title": "x", "run": {"tick_ms": 5}}`)
+	r := runCLI(t, "", "validate", bad)
+	for _, want := range []string{"slug:", "version:", "Title:", "run.tick_ms:", "did you mean \"title\""} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runCLI(t, "", "validate", "--json", bad)
+	var got []struct {
+		File     string `json:"file"`
+		Valid    bool   `json:"valid"`
+		Problems []struct {
+			Path, Reason string
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, r.stdout)
+	}
+	if len(got) != 1 || got[0].Valid || len(got[0].Problems) < 4 {
+		t.Errorf("--json = %+v", got)
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	r := runCLI(t, "", "run", "--json", "--level", "first-request", "--design", filepath.Join(solutionDir, "first-request.json"))
+	var ev struct {
+		Passed     bool   `json:"passed"`
+		Score      *int64 `json:"score"`
+		Conditions []struct {
+			Name     string  `json:"name"`
+			Measured float64 `json:"measured"`
+			Target   float64 `json:"target"`
+			Margin   float64 `json:"margin"`
+		} `json:"conditions"`
+		Components []struct {
+			ID              string  `json:"id"`
+			PeakUtilization float64 `json:"peak_utilization"`
+		} `json:"components"`
+		Healthy bool `json:"healthy"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &ev); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	}
+	if !ev.Passed || ev.Score == nil || len(ev.Conditions) != 4 || len(ev.Components) != 2 || !ev.Healthy {
+		t.Errorf("unexpected result: %+v", ev)
+	}
+	// Byte-identical on a second run.
+	again := runCLI(t, "", "run", "--json", "--level", "first-request", "--design", filepath.Join(solutionDir, "first-request.json"))
+	if again.stdout != r.stdout {
+		t.Errorf("two runs printed different JSON")
+	}
+}
+
+func TestHintJSON(t *testing.T) {
+	r := runCLI(t, "", "hint", "--json", "--level", "first-request", "--design", startingDesign(t, tutorialFile))
+	var h struct {
+		Found  bool `json:"found"`
+		Change struct {
+			Description string `json:"description"`
+			Patch       []struct {
+				Op, Path string
+				Value    json.RawMessage
+			} `json:"patch"`
+		} `json:"change"`
+		Before struct{ Passed bool } `json:"before"`
+		After  struct{ Passed bool } `json:"after"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	}
+	if !h.Found || h.Before.Passed || !h.After.Passed || len(h.Change.Patch) != 1 {
+		t.Errorf("hint = %+v", h)
+	}
+}
+
+func TestInvalidDesignJSON(t *testing.T) {
+	bad := writeFile(t, "design.json", `{"components": [{"id": "app", "type": "cache"}], "edges": [], "x": 1}`)
+	r := runCLI(t, "", "run", "--json", "--level", "first-request", "--design", bad)
+	var got struct {
+		Valid    bool                    `json:"valid"`
+		Problems []struct{ Path string } `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	}
+	if got.Valid || len(got.Problems) == 0 || got.Problems[0].Path != "x" {
+		t.Errorf("got %+v", got)
+	}
+}
+
+// The text output of run and hint, pinned (go test ./cmd/backpressure -update rewrites it).
+func TestGoldenOutput(t *testing.T) {
+	start := startingDesign(t, tutorialFile)
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"run-first-request-start.golden", []string{"run", "--level", "first-request", "--design", start}},
+		{"run-thundering-herd-solution.golden", []string{"run", "--level", "thundering-herd", "--design", filepath.Join(solutionDir, "thundering-herd.json")}},
+		{"hint-first-request-start.golden", []string{"hint", "--level", "first-request", "--design", start}},
+		{"hint-lose-a-node-start.golden", []string{"hint", "--level", "lose-a-node", "--design", startingDesign(t, "../../challenges/08-lose-a-node.json")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			r := runCLI(t, "", tt.args...)
+			path := filepath.Join("testdata", tt.golden)
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(r.stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.stdout != string(want) {
+				t.Errorf("output differs from %s (run with -update after checking it):\ngot:\n%s", path, r.stdout)
+			}
+		})
+	}
+}
+
+func campaignFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../../challenges/[0-9][0-9]-*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("campaign files: %v", err)
+	}
+	return files
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

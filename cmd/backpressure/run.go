@@ -1,0 +1,372 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"backpressure/internal/challenges"
+	"backpressure/internal/sim"
+)
+
+// Exit codes.
+const (
+	exitPass     = 0
+	exitFail     = 1
+	exitInvalid  = 2
+	exitInternal = 3
+)
+
+// exitError carries an exit code; main prints its message, if any, to stderr.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// errFailed: the design was evaluated and fails. The verdict is already printed.
+var errFailed = &exitError{code: exitFail, msg: "the design fails"}
+
+func invalidf(format string, args ...any) error {
+	return &exitError{code: exitInvalid, msg: fmt.Sprintf(format, args...)}
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return exitPass
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if _, ok := challenges.AsProblems(err); ok {
+		return exitInvalid
+	}
+	return exitInternal
+}
+
+const usage = `usage: backpressure COMMAND [flags]
+
+commands:
+  validate LEVEL_FILE...                     check level files; every problem with its JSON path
+  run  --level SLUG|FILE --design FILE|-     run a design: conditions, score, bottleneck, chart
+  hint --level SLUG|FILE --design FILE|-     the smallest single change that makes it pass
+  levels                                     list the built-in campaign
+  level SLUG|FILE                            print a level (use its starting_design to begin)
+
+flags:
+  --json     print the machine-readable result
+  --width N  chart width in columns (default: $COLUMNS, else 60)
+
+exit codes: 0 valid / passes, 1 fails, 2 invalid input, 3 internal error
+`
+
+// run is the whole program; main only maps its error to an exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, usage)
+		if len(args) == 0 {
+			return &exitError{code: exitInvalid}
+		}
+		return nil
+	}
+	cmd, rest := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o options
+	fs.BoolVar(&o.json, "json", false, "")
+	fs.StringVar(&o.level, "level", "", "")
+	fs.StringVar(&o.design, "design", "", "")
+	fs.IntVar(&o.width, "width", 0, "")
+	pos, err := parseInterleaved(fs, rest)
+	if err != nil {
+		fmt.Fprint(stderr, usage)
+		return invalidf("%s: %v", cmd, err)
+	}
+	if o.width == 0 {
+		o.width, _ = strconv.Atoi(getenv("COLUMNS"))
+		o.width -= 22 // room for the row labels and the scale
+	}
+	if o.width < 10 {
+		o.width = 60
+	}
+	o.width = min(o.width, 200)
+	o.stdin, o.stdout = stdin, stdout
+	switch cmd {
+	case "validate":
+		if len(pos) == 0 {
+			return invalidf("validate: name at least one level file")
+		}
+		return cmdValidate(ctx, o, pos)
+	case "run", "hint":
+		if len(pos) > 0 {
+			return invalidf("%s: unexpected argument %q (use --level and --design)", cmd, pos[0])
+		}
+		if o.level == "" || o.design == "" {
+			return invalidf("%s: --level and --design are required", cmd)
+		}
+		if cmd == "run" {
+			return cmdRun(ctx, o)
+		}
+		return cmdHint(ctx, o)
+	case "levels":
+		return cmdLevels(o)
+	case "level":
+		if len(pos) != 1 {
+			return invalidf("level: name one level (a slug or a file)")
+		}
+		return cmdLevel(ctx, o, pos[0])
+	}
+	fmt.Fprint(stderr, usage)
+	return invalidf("unknown command %q", cmd)
+}
+
+type options struct {
+	json          bool
+	level, design string
+	width         int
+	stdin         io.Reader
+	stdout        io.Writer
+}
+
+// parseInterleaved lets flags follow positional arguments (validate a.json --json).
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func cmdValidate(ctx context.Context, o options, files []string) error {
+	type fileResult struct {
+		File     string              `json:"file"`
+		Valid    bool                `json:"valid"`
+		Slug     string              `json:"slug,omitempty"`
+		Version  int                 `json:"version,omitempty"`
+		Problems challenges.Problems `json:"problems"`
+	}
+	var results []fileResult
+	invalid := 0
+	for _, f := range files {
+		r := fileResult{File: f, Problems: challenges.Problems{}}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			r.Problems = challenges.Problems{{Path: "", Reason: "cannot be read: " + errText(err)}}
+		} else if l, err := challenges.Parse(data); err != nil {
+			ps, ok := challenges.AsProblems(err)
+			if !ok {
+				return err
+			}
+			r.Problems = ps
+		} else {
+			r.Valid, r.Slug, r.Version = true, l.Slug, l.Version
+		}
+		if !r.Valid {
+			invalid++
+		}
+		results = append(results, r)
+	}
+	if o.json {
+		if err := writeJSON(o.stdout, results); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range results {
+			if r.Valid {
+				fmt.Fprintf(o.stdout, "%s: ok (%s v%d)\n", r.File, r.Slug, r.Version)
+				continue
+			}
+			fmt.Fprintf(o.stdout, "%s: %d problem(s)\n", r.File, len(r.Problems))
+			printProblems(o.stdout, r.Problems)
+		}
+	}
+	if invalid > 0 {
+		return &exitError{code: exitInvalid}
+	}
+	return nil
+}
+
+func cmdRun(ctx context.Context, o options) error {
+	l, d, err := loadInputs(ctx, o)
+	if err != nil {
+		return err
+	}
+	ev, err := l.Evaluate(ctx, d)
+	if err != nil {
+		return reportInvalid(o, "design", err)
+	}
+	if o.json {
+		if err := writeJSON(o.stdout, ev); err != nil {
+			return err
+		}
+	} else {
+		printEvaluation(o.stdout, l, ev, o.width)
+	}
+	if !ev.Passed {
+		return errFailed
+	}
+	return nil
+}
+
+func cmdHint(ctx context.Context, o options) error {
+	l, d, err := loadInputs(ctx, o)
+	if err != nil {
+		return err
+	}
+	h, err := l.Hint(ctx, d)
+	if err != nil {
+		return reportInvalid(o, "design", err)
+	}
+	if o.json {
+		if err := writeJSON(o.stdout, h); err != nil {
+			return err
+		}
+	} else {
+		printHint(o.stdout, l, h, o.width)
+	}
+	// The exit code is the verdict on the design as given.
+	if !h.Before.Passed {
+		return errFailed
+	}
+	return nil
+}
+
+func cmdLevels(o options) error {
+	levels, err := challenges.Campaign()
+	if err != nil {
+		return err
+	}
+	if o.json {
+		type row struct {
+			Slug       string                `json:"slug"`
+			Title      string                `json:"title"`
+			Difficulty challenges.Difficulty `json:"difficulty"`
+			Version    int                   `json:"version"`
+		}
+		rows := make([]row, len(levels))
+		for i, l := range levels {
+			rows[i] = row{l.Slug, l.Title, l.Difficulty, l.Version}
+		}
+		return writeJSON(o.stdout, rows)
+	}
+	for i, l := range levels {
+		fmt.Fprintf(o.stdout, "%2d  %-24s %-9s %s\n", i+1, l.Slug, l.Difficulty, l.Title)
+	}
+	return nil
+}
+
+func cmdLevel(ctx context.Context, o options, ref string) error {
+	l, err := loadLevel(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return writeJSON(o.stdout, l)
+}
+
+// loadInputs reads the level (a campaign slug or a file) and the design (a file or -).
+func loadInputs(ctx context.Context, o options) (*challenges.Level, sim.Design, error) {
+	l, err := loadLevel(ctx, o.level)
+	if err != nil {
+		return nil, sim.Design{}, err
+	}
+	var data []byte
+	if o.design == "-" {
+		data, err = io.ReadAll(io.LimitReader(o.stdin, challenges.MaxDesignBytes+1))
+	} else {
+		data, err = os.ReadFile(o.design)
+	}
+	if err != nil {
+		return nil, sim.Design{}, invalidf("design: %s", errText(err))
+	}
+	d, err := challenges.ParseDesign(data)
+	if err != nil {
+		return nil, sim.Design{}, reportInvalid(o, "design", err)
+	}
+	return l, d, nil
+}
+
+func loadLevel(ctx context.Context, ref string) (*challenges.Level, error) {
+	if !strings.ContainsAny(ref, "/\\") && !strings.HasSuffix(ref, ".json") {
+		l, err := challenges.CampaignLevel(ref)
+		if err != nil {
+			return nil, invalidf("level: %v (see: backpressure levels)", err)
+		}
+		return l, nil
+	}
+	data, err := os.ReadFile(ref)
+	if err != nil {
+		return nil, invalidf("level: %s", errText(err))
+	}
+	l, err := challenges.Parse(data)
+	if err != nil {
+		if ps, ok := challenges.AsProblems(err); ok {
+			var b strings.Builder
+			fmt.Fprintf(&b, "level %s is invalid (run: backpressure validate %s):\n", ref, ref)
+			printProblems(&b, ps)
+			return nil, invalidf("%s", strings.TrimRight(b.String(), "\n"))
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// reportInvalid prints a design's problems (as the command's result) and returns exit 2.
+func reportInvalid(o options, what string, err error) error {
+	ps, ok := challenges.AsProblems(err)
+	if !ok {
+		return err
+	}
+	if o.json {
+		if err := writeJSON(o.stdout, struct {
+			Valid    bool                `json:"valid"`
+			Problems challenges.Problems `json:"problems"`
+		}{false, ps}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(o.stdout, "The %s is invalid: %d problem(s)\n", what, len(ps))
+		printProblems(o.stdout, ps)
+	}
+	return &exitError{code: exitInvalid}
+}
+
+func printProblems(w io.Writer, ps challenges.Problems) {
+	for _, p := range ps {
+		path := p.Path
+		if path == "" {
+			path = "(document)"
+		}
+		fmt.Fprintf(w, "  %s: %s\n", path, p.Reason)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// errText drops the Go-specific "open " prefix noise from file errors.
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Path + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}

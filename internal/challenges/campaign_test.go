@@ -1,0 +1,262 @@
+package challenges
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	campaignfiles "backpressure/challenges"
+	"backpressure/internal/sim"
+)
+
+func campaign(t *testing.T) []*Level {
+	t.Helper()
+	levels, err := Campaign()
+	if err != nil {
+		if ps, ok := AsProblems(err); ok {
+			for _, p := range ps {
+				t.Errorf("%s: %s", p.Path, p.Reason)
+			}
+		}
+		t.Fatalf("Campaign: %v", err)
+	}
+	return levels
+}
+
+// solution reads a level's reference solution from testdata (never embedded or served).
+func solution(t *testing.T, slug string) sim.Design {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "solutions", slug+".json"))
+	if err != nil {
+		t.Fatalf("reference solution of %s: %v", slug, err)
+	}
+	d, err := ParseDesign(data)
+	if err != nil {
+		t.Fatalf("reference solution of %s: %v", slug, err)
+	}
+	return d
+}
+
+func TestCampaignShape(t *testing.T) {
+	levels := campaign(t)
+	if len(levels) < 12 {
+		t.Errorf("campaign has %d levels, want at least 12", len(levels))
+	}
+	if levels[0].Difficulty != Tutorial {
+		t.Errorf("first level is %s, want a tutorial", levels[0].Difficulty)
+	}
+	// The first level is the smallest possible system: one app server, one database.
+	var kinds []sim.Kind
+	for _, c := range levels[0].StartingDesign.Components {
+		kinds = append(kinds, c.Type)
+	}
+	slices.Sort(kinds)
+	if want := []sim.Kind{sim.KindAppService, sim.KindDatabase}; !slices.Equal(kinds, want) {
+		t.Errorf("first level's starting design has %v, want %v", kinds, want)
+	}
+	seen := map[string]bool{}
+	for i, l := range levels {
+		if seen[l.Slug] {
+			t.Errorf("slug %q appears twice", l.Slug)
+		}
+		seen[l.Slug] = true
+		// The difficulty curve never goes down.
+		if i > 0 && l.Difficulty.Rank() < levels[i-1].Difficulty.Rank() {
+			t.Errorf("%s (%s) follows %s (%s): the difficulty curve goes down", l.Slug, l.Difficulty,
+				levels[i-1].Slug, levels[i-1].Difficulty)
+		}
+	}
+	if last := levels[len(levels)-1]; last.Difficulty != Expert {
+		t.Errorf("last level is %s, want expert", last.Difficulty)
+	}
+}
+
+// Together the levels use every component type (in their reference solutions) and every
+// chaos kind.
+func TestCampaignCoverage(t *testing.T) {
+	levels := campaign(t)
+	used := map[sim.Kind]bool{}
+	chaos := map[sim.ChaosKind]bool{}
+	for _, l := range levels {
+		for _, c := range solution(t, l.Slug).Components {
+			used[c.Type] = true
+		}
+		for _, e := range l.Run.Chaos {
+			chaos[e.Kind] = true
+		}
+	}
+	for _, k := range sim.Kinds() {
+		if !used[k] {
+			t.Errorf("no reference solution uses a %s", k)
+		}
+	}
+	for _, k := range []sim.ChaosKind{sim.ChaosNodeFailure, sim.ChaosTrafficSpike, sim.ChaosCacheFlush,
+		sim.ChaosNetworkPartition, sim.ChaosLatencyInjection} {
+		if !chaos[k] {
+			t.Errorf("no level schedules a %s", k)
+		}
+	}
+}
+
+func TestReferenceSolutionsPass(t *testing.T) {
+	for _, l := range campaign(t) {
+		t.Run(l.Slug, func(t *testing.T) {
+			t.Parallel()
+			ev, err := l.Evaluate(t.Context(), solution(t, l.Slug))
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if !ev.Passed {
+				t.Fatalf("reference solution fails: %s", failingText(ev))
+			}
+			// With margin: every condition strictly inside its target, and healthy.
+			for _, c := range ev.Conditions {
+				if c.Margin <= 0 {
+					t.Errorf("%s passes without margin: %g against %g", c.Name, c.Measured, c.Target)
+				}
+			}
+			if !ev.Healthy {
+				t.Errorf("reference solution is not healthy: %+v", ev.Components)
+			}
+			t.Logf("score %d", *ev.Score)
+		})
+	}
+}
+
+func TestStartingDesignsFail(t *testing.T) {
+	for _, l := range campaign(t) {
+		t.Run(l.Slug, func(t *testing.T) {
+			t.Parallel()
+			ev, err := l.Evaluate(t.Context(), l.StartingDesign)
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if ev.Passed {
+				t.Fatalf("starting design passes (score %d)", *ev.Score)
+			}
+			if ev.Score != nil {
+				t.Errorf("a failing run has score %d", *ev.Score)
+			}
+			t.Logf("fails: %s", strings.Join(ev.Failing(), ", "))
+		})
+	}
+}
+
+// The hint finds a passing change on the tutorial and easy levels, and the change it
+// reports is the one that was applied.
+func TestHintFixesEarlyLevels(t *testing.T) {
+	for _, l := range campaign(t) {
+		if l.Difficulty.Rank() > Easy.Rank() {
+			continue
+		}
+		t.Run(l.Slug, func(t *testing.T) {
+			h, err := l.Hint(t.Context(), l.StartingDesign)
+			if err != nil {
+				t.Fatalf("Hint: %v", err)
+			}
+			if !h.Found {
+				t.Fatalf("no fix found: %s", h.Message)
+			}
+			if h.Before.Passed || !h.After.Passed {
+				t.Errorf("before passed=%v, after passed=%v; want false, true", h.Before.Passed, h.After.Passed)
+			}
+			if !withHeadroom(h.After) {
+				t.Errorf("fix leaves no headroom: %+v", h.After.Components)
+			}
+			patched, err := ApplyPatch(l.StartingDesign, h.Change.Patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := l.Evaluate(t.Context(), patched)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := mustJSON(again), mustJSON(h.After); string(got) != string(want) {
+				t.Errorf("re-running the patched design differs from the hint's after-run")
+			}
+			t.Logf("%s (%d tried)", h.Change.Description, h.Tried)
+		})
+	}
+}
+
+// The hint stays well under a second on every campaign level (and names the binding
+// constraint when nothing passes).
+func TestHintTimePerLevel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	for _, l := range campaign(t) {
+		start := time.Now()
+		h, err := l.Hint(context.Background(), l.StartingDesign)
+		elapsed := time.Since(start)
+		if err != nil {
+			t.Fatalf("%s: Hint: %v", l.Slug, err)
+		}
+		if !h.Found && (h.Binding == nil || h.Binding.Detail == "") {
+			t.Errorf("%s: nothing found and no binding constraint named", l.Slug)
+		}
+		limit := time.Second
+		if raceEnabled {
+			limit *= 20
+		}
+		if elapsed > limit {
+			t.Errorf("%s: hint took %v, want under %v", l.Slug, elapsed, limit)
+		}
+		what := "no single change: " + h.Message
+		if h.Found {
+			what = h.Change.Description
+		}
+		t.Logf("%-22s %6.0f ms %3d runs  %s", l.Slug, float64(elapsed.Microseconds())/1000, h.Tried, what)
+	}
+}
+
+// Reference solutions are test data: the embedded campaign holds level files only.
+func TestSolutionsAreNotEmbedded(t *testing.T) {
+	err := fs.WalkDir(campaignfiles.Levels, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." {
+				t.Errorf("embedded campaign has a directory %s", path)
+			}
+			return nil
+		}
+		data, err := fs.ReadFile(campaignfiles.Levels, path)
+		if err != nil {
+			return err
+		}
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(data, &probe); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		if _, ok := probe["slug"]; !ok {
+			t.Errorf("%s is embedded but is not a level", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	solutions, _ := filepath.Glob(filepath.Join("testdata", "solutions", "*.json"))
+	if got, want := len(solutions), len(campaign(t)); got != want {
+		t.Errorf("%d reference solutions for %d levels", got, want)
+	}
+}
+
+func failingText(ev *Evaluation) string {
+	var parts []string
+	for _, c := range ev.Conditions {
+		if !c.Passed {
+			parts = append(parts, fmt.Sprintf("%s %g > %g", c.Name, c.Measured, c.Target))
+		}
+	}
+	return strings.Join(append(parts, ev.Failures...), "; ")
+}

@@ -1,0 +1,681 @@
+package challenges
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"backpressure/internal/sim"
+)
+
+// Hint is the fix for a failing design: the smallest single change that the same model says
+// passes with headroom, and both runs. When no single change does, Change is nil and Binding
+// names what stands in the way.
+type Hint struct {
+	Level string `json:"level"`
+	Found bool   `json:"found"`
+	// Message says in one sentence what was found.
+	Message string  `json:"message"`
+	Change  *Change `json:"change"`
+	// Binding is the constraint that defeats the closest candidate when nothing passes.
+	Binding *Binding `json:"binding_constraint"`
+	// Tried counts the candidate designs simulated.
+	Tried  int         `json:"candidates_tried"`
+	Before *Evaluation `json:"before"`
+	After  *Evaluation `json:"after"`
+}
+
+// Change kinds.
+const (
+	ChangeParam = "set_param"
+	ChangeAdd   = "add_component"
+)
+
+// Change is one change to a design, in words and as a JSON Patch against it.
+type Change struct {
+	Kind        string          `json:"kind"`
+	Component   string          `json:"component"`
+	Param       string          `json:"param,omitempty"`
+	From        json.RawMessage `json:"from,omitempty"`
+	To          json.RawMessage `json:"to,omitempty"`
+	Description string          `json:"description"`
+	Patch       []PatchOp       `json:"patch"`
+}
+
+// Binding is the check that fails for the design closest to passing.
+type Binding struct {
+	// Check is a condition name, "headroom" or a structural failure.
+	Check     string  `json:"check"`
+	Component string  `json:"component,omitempty"`
+	Measured  float64 `json:"measured"`
+	Target    float64 `json:"target"`
+	Detail    string  `json:"detail"`
+}
+
+// MaxHintRuns bounds the simulations one hint may run. The bound is a count, not a time,
+// so that the answer is the same on every machine.
+const MaxHintRuns = 400
+
+// Hint finds the smallest single change that makes the design pass with headroom: every
+// condition holds and no component's peak utilisation outside chaos exceeds 85%.
+//
+// Candidates are one knob of one component set to another value, or one component added
+// from the catalog, wired in the one way that makes sense for its kind (a cache beside
+// every app that reads a database, a CDN or balancer or gateway in front of the entry, a
+// queue between an app and its database, another service behind a balancer). They are
+// ordered by size: parameter changes before additions; then magnitude (|Δ| for counts,
+// octaves for sizes, tenths for shares, 1 for a switch, an enum or an instance type);
+// within a magnitude the cheapest passing run wins, then design order, parameter order
+// and value. Each magnitude is simulated as a batch, in parallel; the search stops at the
+// first batch with a passing candidate, so the result does not depend on scheduling.
+func (l *Level) Hint(ctx context.Context, d sim.Design) (*Hint, error) {
+	before, err := l.Evaluate(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hint{Level: l.Slug, Before: before}
+	if before.Passed {
+		h.Message = "The design already passes; there is nothing to fix."
+		return h, nil
+	}
+	cands := l.candidates(d, before)
+	type outcome struct {
+		ev  *Evaluation
+		err error
+	}
+	results := make([]outcome, len(cands))
+	var closest *Evaluation
+	closestViolation := math.Inf(1)
+	closestChange := ""
+	if v := violation(before); v < closestViolation {
+		closest, closestViolation = before, v
+	}
+	for start := 0; start < len(cands) && h.Tried < MaxHintRuns; {
+		end := start + 1
+		for end < len(cands) && cands[end].class == cands[start].class && cands[end].magnitude == cands[start].magnitude {
+			end++
+		}
+		end = min(end, start+MaxHintRuns-h.Tried)
+		batch := cands[start:end]
+		parallel(ctx, len(batch), func(i int) {
+			ev, err := l.Evaluate(ctx, batch[i].design)
+			results[start+i] = outcome{ev, err}
+		})
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		h.Tried += len(batch)
+		best := -1
+		for i := start; i < end; i++ {
+			r := results[i]
+			if r.err != nil {
+				continue // a candidate the rules forbid (it should not have been generated)
+			}
+			if withHeadroom(r.ev) {
+				if best < 0 || cost(r.ev) < cost(results[best].ev) {
+					best = i
+				}
+				continue
+			}
+			if v := violation(r.ev); v < closestViolation {
+				closest, closestViolation, closestChange = r.ev, v, cands[i].change.Description
+			}
+		}
+		if best >= 0 {
+			ch := cands[best].change
+			// Print-then-apply: the patch is applied to the player's design and re-run, so
+			// what the player sees is exactly what the patch does.
+			patched, err := ApplyPatch(d, ch.Patch)
+			if err != nil {
+				return nil, fmt.Errorf("hint: applying its own patch: %w", err)
+			}
+			after, err := l.Evaluate(ctx, patched)
+			if err != nil {
+				return nil, fmt.Errorf("hint: re-running the patched design: %w", err)
+			}
+			h.Found, h.Change, h.After = true, &ch, after
+			h.Message = fmt.Sprintf("Change %s: the design then passes with every component at or below %.0f%% utilisation.",
+				ch.Description, HeadroomUtilization*100)
+			if after.Score != nil {
+				h.Message += fmt.Sprintf(" Score %d.", *after.Score)
+			}
+			return h, nil
+		}
+		start = end
+	}
+	h.Binding = binding(closest, l)
+	if closestChange != "" {
+		h.Message = fmt.Sprintf("No single change passes with headroom (%d tried). The closest, %s, still fails on the binding constraint: %s.",
+			h.Tried, closestChange, h.Binding.Detail)
+	} else {
+		h.Message = fmt.Sprintf("No single change passes with headroom (%d tried), and none comes closer than the design as it is. The binding constraint: %s.",
+			h.Tried, h.Binding.Detail)
+	}
+	return h, nil
+}
+
+// withHeadroom: passes, and every component's peak utilisation outside chaos is ≤ 85%.
+func withHeadroom(ev *Evaluation) bool {
+	if ev == nil || !ev.Passed {
+		return false
+	}
+	for _, c := range ev.Components {
+		if c.PeakUtilization > HeadroomUtilization {
+			return false
+		}
+	}
+	return true
+}
+
+func cost(ev *Evaluation) float64 {
+	c, _ := ev.Condition(CondCost)
+	return c.Measured
+}
+
+// violation is how far an evaluation is from passing with headroom: the sum of each failed
+// check's relative excess.
+func violation(ev *Evaluation) float64 {
+	v := 0.0
+	for _, c := range ev.Conditions {
+		if !c.Passed {
+			v += math.Max(0, c.Measured/c.Target-1) + 0.01
+		}
+	}
+	v += float64(len(ev.Failures))
+	for _, c := range ev.Components {
+		if c.PeakUtilization > HeadroomUtilization {
+			v += c.PeakUtilization/HeadroomUtilization - 1
+		}
+	}
+	return v
+}
+
+// binding names the largest single violation of an evaluation.
+func binding(ev *Evaluation, l *Level) *Binding {
+	var best *Binding
+	worst := -1.0
+	consider := func(b *Binding, excess float64) {
+		if excess > worst {
+			best, worst = b, excess
+		}
+	}
+	for _, f := range ev.Failures {
+		kind, comp, _ := strings.Cut(f, ":")
+		consider(&Binding{Check: kind, Component: comp, Measured: 1, Target: 0,
+			Detail: fmt.Sprintf("%s at %s (%s)", strings.ReplaceAll(kind, "_", " "), comp, failureWords(kind))}, math.Inf(1))
+	}
+	for _, c := range ev.Conditions {
+		if c.Passed {
+			continue
+		}
+		b := &Binding{Check: c.Name, Measured: c.Measured, Target: c.Target}
+		switch c.Name {
+		case CondLatency:
+			b.Detail = fmt.Sprintf("latency: p99 %.0f ms against a target of %.0f ms", c.Measured, c.Target)
+		case CondErrors:
+			b.Detail = fmt.Sprintf("errors: %.2f%% against a target of %.2f%%", c.Measured*100, c.Target*100)
+		case CondCost:
+			b.Detail = fmt.Sprintf("cost: $%.3f/h against a budget of $%.3f/h", c.Measured, c.Target)
+		case CondResilience:
+			b.Detail = "resilience: " + worstEvent(ev)
+		}
+		consider(b, c.Measured/c.Target-1+1e-9)
+	}
+	for _, c := range ev.Components {
+		if c.PeakUtilization > HeadroomUtilization {
+			consider(&Binding{Check: "headroom", Component: c.ID, Measured: c.PeakUtilization, Target: HeadroomUtilization,
+				Detail: fmt.Sprintf("headroom: %s peaks at %.0f%% utilisation (at most %.0f%% wanted)", c.ID,
+					c.PeakUtilization*100, HeadroomUtilization*100)}, c.PeakUtilization/HeadroomUtilization-1)
+		}
+	}
+	if best == nil {
+		best = &Binding{Check: "none", Detail: "unknown"}
+	}
+	return best
+}
+
+func failureWords(kind string) string {
+	switch kind {
+	case "lost_data":
+		return "writes were acknowledged but never stored"
+	case "replication_lag":
+		return "a replica falls behind for good"
+	case "split_brain":
+		return "two sides accepted conflicting writes"
+	case "undrained":
+		return "acknowledged writes were still queued when the run ended"
+	}
+	return "a structural failure"
+}
+
+func worstEvent(ev *Evaluation) string {
+	var w *EventCheck
+	for i := range ev.Events {
+		if w == nil || ev.Events[i].Usage > w.Usage {
+			w = &ev.Events[i]
+		}
+	}
+	if w == nil {
+		return "no events"
+	}
+	rec := "never recovered"
+	if w.RecoverySec != nil {
+		rec = fmt.Sprintf("recovered in %.1f s (deadline %.0f s)", *w.RecoverySec, w.RecoveryDeadlineSec)
+	}
+	return fmt.Sprintf("%s: %.1f%% errors during the event (ceiling %.1f%%), %s", w.ID, w.ErrorRate*100, w.ErrorCeiling*100, rec)
+}
+
+// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines.
+func parallel(ctx context.Context, n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// candidate is one single change to the player's design.
+type candidate struct {
+	class     int     // 0: set a parameter; 1: add a component
+	magnitude float64 // see Hint
+	change    Change
+	design    sim.Design
+}
+
+// Count knobs move in whole units; the hint tries up to maxCountStep more or fewer.
+var countKnobs = map[string]bool{
+	"instances": true, "replicas": true, "min_replicas": true, "max_replicas": true,
+	"read_replicas": true, "workers": true,
+}
+
+// Share knobs lie in [0, 1] and move in tenths.
+var shareKnobs = map[string]bool{
+	"target_utilization": true, "breaker_error_threshold": true, "breaker_probe_ratio": true,
+}
+
+const maxCountStep = 8
+
+// Size knobs move in octaves (×2, ÷2, ×4, ...), up to maxOctaves.
+const maxOctaves = 6
+
+// candidates lists every single change worth simulating, sorted by size.
+func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
+	c := l.c
+	failing := map[string]bool{}
+	for _, name := range before.Failing() {
+		failing[name] = true
+	}
+	onlyCost := len(failing) == 1 && failing[CondCost]
+	needMore := !onlyCost // more capacity can only help what is not the budget
+	needLess := failing[CondCost]
+
+	var out []candidate
+	add := func(cd candidate) {
+		patched, err := ApplyPatch(d, cd.change.Patch)
+		if err != nil {
+			return
+		}
+		cd.design = patched
+		out = append(out, cd)
+	}
+	for i, comp := range d.Components {
+		ki := c.kinds[comp.Type]
+		if ki == nil {
+			continue
+		}
+		for _, spec := range sim.Params(comp.Type) {
+			if !ki.isKnob(spec.Name) {
+				continue
+			}
+			cur := currentValue(comp, spec)
+			set := func(v any, magnitude float64) {
+				if sameValue(v, cur) {
+					return
+				}
+				add(candidate{class: 0, magnitude: magnitude, change: setParam(i, comp, spec.Name, cur, v)})
+			}
+			switch {
+			case spec.Name == "instance_type":
+				curType := cur.(string)
+				if curType == "" {
+					curType = defaultType(c.cfg.Catalog, comp.Type)
+				}
+				for _, t := range ki.instanceTypes {
+					if t != curType {
+						add(candidate{class: 0, magnitude: 1, change: setParam(i, comp, spec.Name, curType, t)})
+					}
+				}
+			case spec.Type == "boolean":
+				set(!cur.(bool), 1)
+			case spec.Type == "enum":
+				for _, v := range spec.Enum {
+					set(v, 1)
+				}
+			case spec.Type == "number" || spec.Type == "integer":
+				r := ki.ranges[spec.Name]
+				x := cur.(float64)
+				for _, nv := range numericSteps(spec, x, r, l, needMore, needLess) {
+					set(nv.value, nv.magnitude)
+				}
+			}
+		}
+	}
+	out = append(out, l.additions(d)...)
+	// Identical designs (a step clipped onto another) are simulated once.
+	seen := map[string]bool{}
+	uniq := out[:0]
+	for _, cd := range out {
+		key := string(mustJSON(cd.design))
+		if !seen[key] {
+			seen[key] = true
+			uniq = append(uniq, cd)
+		}
+	}
+	out = uniq
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].class != out[b].class {
+			return out[a].class < out[b].class
+		}
+		return out[a].magnitude < out[b].magnitude
+	})
+	return out
+}
+
+type step struct {
+	value     float64
+	magnitude float64
+}
+
+// numericSteps proposes new values for a numeric knob.
+func numericSteps(spec sim.ParamSpec, x float64, r [2]float64, l *Level, more, less bool) []step {
+	var out []step
+	in := func(v float64) bool { return v >= r[0] && v <= r[1] && v != x }
+	switch {
+	case countKnobs[spec.Name]:
+		// More capacity (or more of the autoscaler's floor and ceiling) for the SLA, less
+		// for the budget.
+		for k := 1; k <= maxCountStep; k++ {
+			if more && in(x+float64(k)) {
+				out = append(out, step{x + float64(k), float64(k)})
+			}
+			if less && in(x-float64(k)) {
+				out = append(out, step{x - float64(k), float64(k)})
+			}
+		}
+	case shareKnobs[spec.Name]:
+		for k := 1; k <= 5; k++ {
+			for _, v := range []float64{x + 0.1*float64(k), x - 0.1*float64(k)} {
+				v = math.Round(v*100) / 100
+				if in(v) {
+					out = append(out, step{v, float64(k)})
+				}
+			}
+		}
+	case x == 0 && spec.Name == "rate_limit_rps":
+		// No limit yet: propose limits around the level's base traffic.
+		base := l.Run.Traffic.RPS
+		for _, f := range []float64{0.5, 0.75, 1, 1.25, 1.5, 2} {
+			if v := math.Round(base * f); in(v) {
+				out = append(out, step{v, 1})
+			}
+		}
+	case x > 0:
+		for k := 1; k <= maxOctaves; k++ {
+			f := math.Pow(2, float64(k))
+			for _, v := range []float64{x * f, x / f} {
+				if spec.Type == "integer" {
+					v = math.Round(v)
+				}
+				if in(v) {
+					out = append(out, step{v, float64(k)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// additions proposes one component added from the catalog, wired in by its kind's role.
+func (l *Level) additions(d sim.Design) []candidate {
+	c := l.c
+	count := map[sim.Kind]int{}
+	byID := map[string]sim.Component{}
+	for _, comp := range d.Components {
+		count[comp.Type]++
+		byID[comp.ID] = comp
+	}
+	incoming := map[string]int{}
+	callees := map[string][]string{}
+	for _, e := range d.Edges {
+		incoming[e.To]++
+		callees[e.From] = append(callees[e.From], e.To)
+	}
+	var ingress []string
+	for _, comp := range d.Components {
+		if incoming[comp.ID] == 0 && comp.Type != sim.KindCache && comp.Type != sim.KindDatabase && comp.Type != sim.KindQueue {
+			ingress = append(ingress, comp.ID)
+		}
+	}
+	calls := func(id string, k sim.Kind) []string {
+		var out []string
+		for _, to := range callees[id] {
+			if byID[to].Type == k {
+				out = append(out, to)
+			}
+		}
+		return out
+	}
+	var out []candidate
+	for _, k := range c.order {
+		ki := c.kinds[k]
+		if count[k] >= ki.maxCount {
+			continue
+		}
+		id := freshID(byID, string(k))
+		newComp := func(params map[string]any) sim.Component {
+			comp := sim.Component{ID: id, Type: k}
+			if len(params) > 0 {
+				comp.Params = map[string]json.RawMessage{}
+				for _, name := range sortedKeys(params) {
+					comp.Params[name] = mustJSON(params[name])
+				}
+			}
+			return comp
+		}
+		addWith := func(comp sim.Component, edges []sim.Edge, what string) {
+			if len(edges) == 0 {
+				return
+			}
+			ops := []PatchOp{{Op: "add", Path: "/components/-", Value: mustJSON(comp)}}
+			for _, e := range edges {
+				ops = append(ops, PatchOp{Op: "add", Path: "/edges/-", Value: mustJSON(e)})
+			}
+			desc := fmt.Sprintf("add a %s %q %s", k, id, what)
+			if len(comp.Params) > 0 {
+				var ps []string
+				for _, name := range sortedKeys(comp.Params) {
+					ps = append(ps, name+"="+string(comp.Params[name]))
+				}
+				desc += " (" + strings.Join(ps, ", ") + ")"
+			}
+			ch := Change{Kind: ChangeAdd, Component: id, Description: desc, Patch: ops}
+			patched, err := ApplyPatch(d, ops)
+			if err != nil {
+				return
+			}
+			out = append(out, candidate{class: 1, magnitude: float64(len(comp.Params)), change: ch, design: patched})
+		}
+		front := func() []sim.Edge {
+			var es []sim.Edge
+			for _, in := range ingress {
+				if byID[in].Type == k {
+					return nil // already in front
+				}
+				if !canCall(k, byID[in].Type) {
+					return nil
+				}
+				es = append(es, sim.Edge{From: id, To: in})
+			}
+			return es
+		}
+		switch k {
+		case sim.KindCache:
+			var es []sim.Edge
+			var apps []string
+			for _, comp := range d.Components {
+				if isCompute(comp.Type) && len(calls(comp.ID, sim.KindDatabase)) > 0 && len(calls(comp.ID, sim.KindCache)) == 0 {
+					es = append(es, sim.Edge{From: comp.ID, To: id})
+					apps = append(apps, comp.ID)
+				}
+			}
+			what := "beside " + strings.Join(apps, ", ") + " (cache-aside)"
+			addWith(newComp(nil), es, what)
+			// The other instance types too: a larger cache may be what it takes.
+			for _, t := range ki.instanceTypes {
+				if t != defaultType(c.cfg.Catalog, k) {
+					addWith(newComp(map[string]any{"instance_type": t}), es, what)
+				}
+			}
+		case sim.KindCDN, sim.KindLoadBalancer, sim.KindAPIGateway:
+			if k == sim.KindCDN && l.Run.Mix.Static == 0 {
+				continue
+			}
+			addWith(newComp(nil), front(), "in front of "+strings.Join(ingress, ", "))
+		case sim.KindQueue:
+			if l.Run.Mix.AsyncWrite == 0 {
+				continue
+			}
+			for _, comp := range d.Components {
+				if !isCompute(comp.Type) || len(calls(comp.ID, sim.KindQueue)) > 0 {
+					continue
+				}
+				for _, db := range calls(comp.ID, sim.KindDatabase) {
+					es := []sim.Edge{{From: comp.ID, To: id}, {From: id, To: db}}
+					what := fmt.Sprintf("between %s and %s for asynchronous writes", comp.ID, db)
+					addWith(newComp(nil), es, what)
+					for _, w := range []float64{2, 8, 12, 16, 24, 32} {
+						if r, ok := ki.ranges["workers"]; ok && w >= r[0] && w <= r[1] {
+							addWith(newComp(map[string]any{"workers": w}), es, what)
+						}
+					}
+				}
+			}
+		case sim.KindAppService, sim.KindContainerPool, sim.KindServerless:
+			// Another service behind each balancer, calling what its siblings call.
+			for _, lb := range d.Components {
+				if lb.Type != sim.KindLoadBalancer {
+					continue
+				}
+				var sib string
+				for _, to := range callees[lb.ID] {
+					if isCompute(byID[to].Type) {
+						sib = to
+						break
+					}
+				}
+				if sib == "" {
+					continue
+				}
+				es := []sim.Edge{{From: lb.ID, To: id}}
+				for _, to := range callees[sib] {
+					es = append(es, sim.Edge{From: id, To: to})
+				}
+				addWith(newComp(nil), es, fmt.Sprintf("behind %s, calling what %s calls", lb.ID, sib))
+			}
+		}
+	}
+	return out
+}
+
+func canCall(from, to sim.Kind) bool {
+	switch from {
+	case sim.KindCDN:
+		return to == sim.KindLoadBalancer || to == sim.KindAPIGateway || isCompute(to)
+	case sim.KindLoadBalancer:
+		return to == sim.KindAPIGateway || to == sim.KindLoadBalancer || isCompute(to)
+	case sim.KindAPIGateway:
+		return to == sim.KindLoadBalancer || isCompute(to)
+	}
+	return false
+}
+
+func isCompute(k sim.Kind) bool {
+	return k == sim.KindAppService || k == sim.KindContainerPool || k == sim.KindServerless
+}
+
+func freshID(byID map[string]sim.Component, base string) string {
+	base = strings.ReplaceAll(base, "_", "-")
+	if _, taken := byID[base]; !taken {
+		return base
+	}
+	for n := 2; ; n++ {
+		id := fmt.Sprintf("%s-%d", base, n)
+		if _, taken := byID[id]; !taken {
+			return id
+		}
+	}
+}
+
+// currentValue is a component's value of a parameter: as set, else the engine default.
+func currentValue(comp sim.Component, spec sim.ParamSpec) any {
+	if raw, ok := comp.Params[spec.Name]; ok && !isNull(raw) {
+		if v, reason := paramValue(spec, raw); reason == "" {
+			return v
+		}
+	}
+	return spec.Default
+}
+
+func defaultType(cat sim.Catalog, k sim.Kind) string {
+	names := sortedKeys(cat)
+	for _, n := range names {
+		if cat[n].Kind == k && cat[n].Default {
+			return n
+		}
+	}
+	for _, n := range names {
+		if cat[n].Kind == k {
+			return n
+		}
+	}
+	return ""
+}
+
+// setParam is the change of one parameter of component i.
+func setParam(i int, comp sim.Component, name string, from, to any) Change {
+	var ops []PatchOp
+	base := fmt.Sprintf("/components/%d/params", i)
+	switch _, set := comp.Params[name]; {
+	case comp.Params == nil:
+		ops = []PatchOp{{Op: "add", Path: base, Value: mustJSON(map[string]any{name: to})}}
+	case set:
+		ops = []PatchOp{{Op: "replace", Path: base + "/" + name, Value: mustJSON(to)}}
+	default:
+		ops = []PatchOp{{Op: "add", Path: base + "/" + name, Value: mustJSON(to)}}
+	}
+	fromText := formatValue(from)
+	if s, ok := from.(string); ok && name == "instance_type" {
+		fromText = s
+		to = to.(string)
+	}
+	return Change{Kind: ChangeParam, Component: comp.ID, Param: name, From: mustJSON(from), To: mustJSON(to),
+		Description: fmt.Sprintf("%s: %s %s → %s", comp.ID, name, fromText, strings.Trim(formatValue(to), `"`)), Patch: ops}
+}

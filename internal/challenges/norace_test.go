@@ -1,0 +1,5 @@
+//go:build !race
+
+package challenges
+
+const raceEnabled = false

@@ -1,0 +1,89 @@
+package challenges
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// evaluation builds a passing evaluation from measurements (latency ms, error rate, cost per
+// hour, resilience usage) against fixed targets.
+func evaluation(lat, errs, cost, usage float64) *Evaluation {
+	ev := &Evaluation{Passed: true, Conditions: []Condition{
+		condition(CondLatency, lat, 200, "ms", ""),
+		condition(CondErrors, errs, 0.01, "ratio", ""),
+		condition(CondCost, cost, 1, "$/h", ""),
+		condition(CondResilience, usage, 1, "usage", ""),
+	}}
+	for _, c := range ev.Conditions {
+		ev.Passed = ev.Passed && c.Passed
+	}
+	return ev
+}
+
+func TestScoreFormula(t *testing.T) {
+	tests := []struct {
+		name                   string
+		lat, errs, cost, usage float64
+		want                   int64
+	}{
+		{"everything at its limit", 200, 0.01, 1, 1, 1000},
+		{"perfect", 0, 0, 0, 0, 10000},
+		{"half of everything", 100, 0.005, 0.5, 0.5, 5500},
+		{"only free", 200, 0.01, 0, 1, 1000 + 3600},
+		{"only instant", 0, 0.01, 1, 1, 1000 + 2250},
+		{"only error-free", 200, 0, 1, 1, 1000 + 1800},
+		{"only unshakeable", 200, 0.01, 1, 0, 1000 + 1350},
+	}
+	for _, tt := range tests {
+		ev := evaluation(tt.lat, tt.errs, tt.cost, tt.usage)
+		if got := Score(ev); got != tt.want {
+			t.Errorf("%s: Score = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+	if got := Score(evaluation(201, 0, 0, 0)); got != 0 {
+		t.Errorf("failing run scores %d, want 0", got)
+	}
+	if got := Score(nil); got != 0 {
+		t.Errorf("Score(nil) = %d", got)
+	}
+}
+
+// Property: improving any one measurement (cheaper, faster, fewer errors, more resilient)
+// never lowers the score, and every passing score lies in [ScoreBase, MaxScore].
+func TestScoreMonotone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	targets := [4]float64{200, 0.01, 1, 1}
+	for range 20000 {
+		var m [4]float64
+		for i := range m {
+			m[i] = rng.Float64() * targets[i]
+		}
+		base := Score(evaluation(m[0], m[1], m[2], m[3]))
+		if base < ScoreBase || base > MaxScore {
+			t.Fatalf("score %d out of [%d, %d] for %v", base, ScoreBase, MaxScore, m)
+		}
+		for i := range m {
+			better := m
+			better[i] *= rng.Float64() // any improvement of one measurement, down to zero
+			if got := Score(evaluation(better[0], better[1], better[2], better[3])); got < base {
+				t.Fatalf("improving measurement %d from %g to %g lowered the score from %d to %d (%v)",
+					i, m[i], better[i], base, got, m)
+			}
+		}
+	}
+}
+
+// Tiny improvements (one float step) never lower the score either: rounding is monotone.
+func TestScoreMonotoneAtRoundingEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		cost := rng.Float64()
+		lower := math.Nextafter(cost, 0)
+		a := Score(evaluation(100, 0.005, cost, 0.5))
+		b := Score(evaluation(100, 0.005, lower, 0.5))
+		if b < a {
+			t.Fatalf("cost %v → %v lowered the score %d → %d", cost, lower, a, b)
+		}
+	}
+}
