@@ -36,12 +36,16 @@ const hoursPerMonth = 730
 
 // DefaultCatalog is the documented price list used when a level brings none. Monthly prices
 // follow seed simple-model (app server $40, database node $120, cache $30, balancer $20,
-// queue $25, CDN $15); per-use prices follow seed simulation-design.
+// queue $25, CDN $15). Per-request prices are set against the app server, which serves
+// about a billion requests a month for $40 (4¢ a million): a CDN edge hit costs half a cent
+// a million and a queue or gateway message 2¢, so that each pays off where it should.
+// Serverless keeps the public platforms' prices ($0.20 a million and $0.0000166667 a
+// GB-second), which make it dear at steady load and cheap when idle.
 func DefaultCatalog() Catalog {
 	return Catalog{
 		"lb.standard": {Kind: KindLoadBalancer, PricePerHour: 20.0 / hoursPerMonth, CapacityRPS: 2000, BufferPerUnit: 500,
 			Speed: 1, Default: true},
-		"gateway.standard": {Kind: KindAPIGateway, PricePerHour: 25.0 / hoursPerMonth, PricePerMillion: 1.0, CapacityRPS: 5000,
+		"gateway.standard": {Kind: KindAPIGateway, PricePerHour: 25.0 / hoursPerMonth, PricePerMillion: 0.02, CapacityRPS: 5000,
 			BufferPerUnit: 1000, Speed: 1, LoadErrorFactor: 0.001, Default: true},
 		"app.small": {Kind: KindAppService, PricePerHour: 40.0 / hoursPerMonth, Speed: 1, LoadErrorFactor: 0.001, Default: true},
 		"app.large": {Kind: KindAppService, PricePerHour: 80.0 / hoursPerMonth, Speed: 2, LoadErrorFactor: 0.001},
@@ -53,12 +57,12 @@ func DefaultCatalog() Catalog {
 			MemoryGB: 1, Speed: 1, Default: true},
 		"cache.large": {Kind: KindCache, PricePerHour: 90.0 / hoursPerMonth, CapacityRPS: 50000, BufferPerUnit: 5000,
 			MemoryGB: 8, Speed: 1},
-		"cdn.standard": {Kind: KindCDN, PricePerHour: 15.0 / hoursPerMonth, PricePerMillion: 0.75, CapacityRPS: 1e6,
+		"cdn.standard": {Kind: KindCDN, PricePerHour: 15.0 / hoursPerMonth, PricePerMillion: 0.005, CapacityRPS: 1e6,
 			BufferPerUnit: 0, Speed: 1, Default: true},
 		"db.standard": {Kind: KindDatabase, PricePerHour: 120.0 / hoursPerMonth, Speed: 1, LoadErrorFactor: 0.001,
 			Default: true},
 		"db.large": {Kind: KindDatabase, PricePerHour: 240.0 / hoursPerMonth, Speed: 2, LoadErrorFactor: 0.001},
-		"queue.standard": {Kind: KindQueue, PricePerHour: 25.0 / hoursPerMonth, PricePerMillion: 0.40,
+		"queue.standard": {Kind: KindQueue, PricePerHour: 25.0 / hoursPerMonth, PricePerMillion: 0.02,
 			PricePerWorkerHour: 10.0 / hoursPerMonth, CapacityRPS: 30000, Speed: 1, Default: true},
 	}
 }

@@ -89,6 +89,7 @@
 // with the highest demand on its own capacity (demand being what would reach it if nothing
 // above refused or throttled). It reports the first tick in which more than 5% of attempts
 // failed (seed architecture-simulator's failure rule), writes acknowledged but never stored
-// (a queue whose backlog has not shrunk over the last fifth of the run), replicas whose lag
-// never recovers, and the resilience of the system around each chaos event (events.go).
+// (a queue whose consumers took in more than they could process over the last 80% of the
+// run, or whose backlog has not shrunk over the last fifth), replicas whose lag never
+// recovers, and the resilience of the system around each chaos event (events.go).
 package sim

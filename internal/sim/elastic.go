@@ -100,15 +100,17 @@ func (m *model) autoscale(c *component, t0 float64) {
 	s := c.scaler
 	p := c.p
 	pl := &m.pools[c.pools[0]]
-	if s.pending > 0 && t0 >= s.readyAt {
-		s.replicas, s.pending = s.pending, 0
-	}
 	util := pl.util
 	if pl.failed {
 		util = 0
 	}
+	// The utilisation was measured on the replicas that served the last tick: the wish is
+	// computed from those, before replicas that become ready now join.
 	desired := int(math.Ceil(float64(s.replicas)*util/p.f("target_utilization") - 1e-9))
 	desired = min(max(desired, p.i("min_replicas")), p.i("max_replicas"))
+	if s.pending > 0 && t0 >= s.readyAt {
+		s.replicas, s.pending = s.pending, 0
+	}
 	switch {
 	case desired > s.replicas:
 		s.lowSince = -1

@@ -27,6 +27,7 @@ type compAcc struct {
 	peakUtil, utilSum, rejected, errors, peakBacklog, maxLag, costSum float64
 	backlogAtLastFifth, lagAtLastFifth                                float64
 	backlogEnd, lagEnd                                                float64
+	enqueued, drainable                                               float64 // a queue over the last 80%: messages in, consumer capacity
 }
 
 func (a *accumulators) init(n int) {
@@ -43,7 +44,8 @@ func saturated(util, rejected, in float64) bool {
 func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	dt := m.dt
 	lastFifth := t == m.v.ticks-1-m.v.ticks/5
-	worst, worstUtil := -1, -1.0
+	worst, worstUtil, anySaturated := -1, -1.0, false
+	steadyTick := t >= m.v.ticks/5
 	for i := range m.comps {
 		c := &m.comps[i]
 		ct := &tick.Components[i]
@@ -100,7 +102,12 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.ColdStartShare = c.fn.coldShare
 		case KindQueue:
 			// A queue's backlog is its depth; its utilisation is that of its consumers.
-			ct.Utilization = m.pools[c.pools[1]].util
+			consumers := &m.pools[c.pools[1]]
+			ct.Utilization = consumers.util
+			if steadyTick {
+				st.acc.comps[i].enqueued += consumers.in
+				st.acc.comps[i].drainable += consumers.capRate * dt
+			}
 			buffer = c.p.f("buffer")
 			ct.QueueFill = min(1, backlog/buffer)
 		}
@@ -131,13 +138,16 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		if lastFifth {
 			a.backlogAtLastFifth, a.lagAtLastFifth = backlog, ct.LagMs
 		}
-		// The bottleneck is the tier saturated by its own work, not one whose workers merely
-		// wait on a slower tier below it.
-		if !failed && (ct.Status == StatusSaturated || ownUtil >= 1) && ownUtil > worstUtil {
+		if ct.Status == StatusSaturated || ownUtil >= 1 {
+			anySaturated = true
+		}
+		// The bottleneck is the tier with the most demand on its own work, not one whose
+		// workers merely wait on a slower tier below it.
+		if !failed && ownUtil > worstUtil {
 			worst, worstUtil = i, ownUtil
 		}
 	}
-	if st.acc.bottleneck < 0 && worst >= 0 {
+	if st.acc.bottleneck < 0 && anySaturated && worst >= 0 {
 		st.acc.bottleneck, st.acc.bottleneckAt = worst, tick.T
 		st.acc.bottleneckUtil = worstUtil
 	}
@@ -227,7 +237,10 @@ func (m *model) summarize(res *Result, st *runState) {
 		// draining: those writes were acknowledged but will never be stored.
 		switch c.kind {
 		case KindQueue:
-			if ca.backlogEnd > 0.5 && ca.backlogEnd >= ca.backlogAtLastFifth {
+			// Consumers that cannot keep up on average leave acknowledged writes behind for
+			// good, even if the run happens to end in a lull.
+			behind := ca.enqueued > ca.drainable*(1+1e-9)
+			if ca.backlogEnd > 0.5 && (behind || ca.backlogEnd >= ca.backlogAtLastFifth) {
 				s.LostWrites += ca.backlogEnd
 				s.Failures = append(s.Failures, "lost_data:"+c.id)
 			}

@@ -146,6 +146,7 @@ const (
 	cdnServiceSec      = 0.005
 	brokerServiceSec   = 0.001
 	replayCost         = 0.4  // a replica replays a write at 40% of its cost (seed simple-model)
+	fnFullCoreMB       = 1769 // function memory that buys a full core
 	saturationCap      = 0.98 // utilisation at which the stochastic wait stops growing and the fluid backlog takes over
 )
 
@@ -225,18 +226,29 @@ func (m *model) addPools(i int) {
 			buffer: p.f("queue_per_replica") * c.units, holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindServerless:
 		c.fn = newFn(p, m.dt)
-		m.newPool(i, pool{workers: p.i("max_concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
+		// CPU comes with memory: service_time_ms is at 1,024 MB; less memory is slower, more is
+		// faster up to a full core at 1,769 MB (as on the large public function platforms).
+		memSpeed := min(p.f("memory_mb"), fnFullCoreMB) / 1024
+		m.newPool(i, pool{workers: p.i("max_concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed / memSpeed,
 			holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindCache:
-		c.units = 1
-		c.hitTarget = p.f("hit_ratio")
+		// Memory comes from the instance type; asking for more than one node holds makes a
+		// cluster of as many nodes as needed, each priced and each adding throughput.
 		mem := p.f("memory_gb")
+		if mem == 0 {
+			mem = max(it.MemoryGB, 0.01)
+		}
+		c.units = 1
+		if it.MemoryGB > 0 {
+			c.units = math.Ceil(mem/it.MemoryGB - 1e-9)
+		}
+		c.hitTarget = p.f("hit_ratio")
 		if ws := m.v.cfg.WorkingSetGB; ws > 0 && mem < ws {
 			c.hitTarget *= mem / ws
 		}
 		c.warmupSec = p.f("warmup_sec")
 		c.hitNow = c.hitTarget
-		m.newPool(i, fixedPool(1, it, cacheServiceSec))
+		m.newPool(i, fixedPool(c.units, it, cacheServiceSec))
 	case KindCDN:
 		c.units = 1
 		c.hitTarget = p.f("hit_ratio")

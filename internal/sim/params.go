@@ -102,11 +102,11 @@ var paramTable = map[Kind][]ParamSpec{
 		num("cold_start_ms", 0, 60_000, 250, "extra latency of an invocation that has to start a new instance"),
 		num("idle_timeout_sec", 0, 86_400, 600, "an instance idle this long is reclaimed, so the next invocation starts cold"),
 		num("max_execution_ms", 1, 900_000, 30_000, "executions longer than this are terminated as errors"),
-		integer("memory_mb", 128, 10_240, 512, "memory per instance; billed per GB-second"),
+		integer("memory_mb", 128, 10_240, 1024, "memory per instance, billed per GB-second; CPU comes with it: service_time_ms is at 1,024 MB, and more memory is faster up to 1,769 MB"),
 	},
 	KindCache: {
 		num("hit_ratio", 0, 1, 0.8, "share of reads found in the cache once warm, with enough memory"),
-		num("memory_gb", 0.01, 10_000, 1, "memory; below the level's working set the hit ratio drops in proportion"),
+		num("memory_gb", 0, 10_000, 0, "memory (0 = the instance type's); beyond one node's memory the cache becomes a cluster of as many nodes, each priced; below the level's working set the hit ratio drops in proportion"),
 		num("warmup_sec", 0, 86_400, 60, "time for the hit ratio to rebuild linearly after a flush"),
 	},
 	KindCDN: {

@@ -394,3 +394,80 @@ func TestEngineQuantilesOfOneWorkerPoolAreExact(t *testing.T) {
 		}
 	}
 }
+
+func TestCacheMemoryComesFromNodesThatArePaidFor(t *testing.T) {
+	run := func(params string) (hit, cost float64) {
+		d := mustDesign(t, `{"components":[
+		 {"id":"app","type":"app_service","params":{"replicas":4}},
+		 {"id":"cache","type":"cache","params":`+params+`},
+		 {"id":"db","type":"database"}],
+		 "edges":[{"from":"app","to":"cache"},{"from":"app","to":"db"}]}`)
+		cfg := constant(500, 5)
+		cfg.WorkingSetGB = 8
+		r := mustRun(t, d, cfg)
+		return steadyComp(r, "cache", func(c ComponentTick) float64 { return c.HitRatio }),
+			steadyComp(r, "cache", func(c ComponentTick) float64 { return c.CostPerHour })
+	}
+	smallHit, smallCost := run(`{"hit_ratio":0.8}`)
+	largeHit, largeCost := run(`{"hit_ratio":0.8,"instance_type":"cache.large"}`)
+	clusterHit, clusterCost := run(`{"hit_ratio":0.8,"memory_gb":8}`)
+	if !near(smallHit, 0.1, 1e-9) || !near(largeHit, 0.8, 1e-9) || !near(clusterHit, 0.8, 1e-9) {
+		t.Errorf("hit ratios small %v, large %v, 8-node cluster %v; want 0.1, 0.8, 0.8", smallHit, largeHit, clusterHit)
+	}
+	if !near(clusterCost, 8*smallCost, 1e-9) || !(largeCost > smallCost) {
+		t.Errorf("costs small %v, large %v, cluster %v: memory must be paid for", smallCost, largeCost, clusterCost)
+	}
+}
+
+func TestAutoscalerDoesNotOvershootWhenReplicasJoin(t *testing.T) {
+	d := mustDesign(t, `{"components":[
+	 {"id":"pool","type":"container_pool","params":{"min_replicas":3,"max_replicas":10,"target_utilization":0.5,
+	   "scale_out_delay_sec":10,"scale_in_delay_sec":600}},
+	 {"id":"db","type":"database"}],"edges":[{"from":"pool","to":"db"}]}`)
+	cfg := constant(400, 60)
+	cfg.Mix = Mix{Read: 0.8, Write: 0.2}
+	r := mustRun(t, d, cfg)
+	pool := comp(r, "pool")
+	if got := r.Ticks[len(r.Ticks)-1].Components[pool].Replicas; got != 4 {
+		t.Errorf("replicas %d, want 4: utilisation measured on 3 replicas must not be charged to 4", got)
+	}
+}
+
+func TestBottleneckIsTheTierWithTheMostDemandOnItsOwnWork(t *testing.T) {
+	// The app's workers wait on a database near its limit and overflow first; the database
+	// is still the bottleneck.
+	d := mustDesign(t, `{"components":[
+	 {"id":"app","type":"app_service","params":{"replicas":2,"concurrency":4}},
+	 {"id":"db","type":"database","params":{"connections":4,"query_time_ms":8}}],
+	 "edges":[{"from":"app","to":"db"}]}`)
+	r := mustRun(t, d, constant(490, 20))
+	if b := r.Summary.Bottleneck; b == nil || b.Component != "db" {
+		t.Errorf("bottleneck %+v, want db", b)
+	}
+}
+
+func TestQueueBehindOnAverageLosesWritesEvenIfTheRunEndsInALull(t *testing.T) {
+	d := mustDesign(t, `{"components":[
+	 {"id":"app","type":"app_service","params":{"replicas":8}},
+	 {"id":"q","type":"queue","params":{"workers":8,"job_time_ms":10,"buffer":1000000}},
+	 {"id":"db","type":"database","params":{"connections":20}}],
+	 "edges":[{"from":"app","to":"q"},{"from":"q","to":"db"}]}`)
+	cfg := Config{TickMs: 100, DurationSec: 240, Mix: Mix{AsyncWrite: 1}, Client: Client{TimeoutMs: 1000},
+		Traffic: Traffic{Kind: "wave", RPS: 700, AmplitudeRPS: 600, PeriodSec: 240}}
+	r := mustRun(t, d, cfg)
+	if !containsString(r.Summary.Failures, "lost_data:q") || r.Summary.LostWrites <= 0 {
+		t.Errorf("failures %v, lost %v: consumers of ~440/s fed 700/s on average must lose writes", r.Summary.Failures, r.Summary.LostWrites)
+	}
+}
+
+func TestServerlessMemoryBuysSpeed(t *testing.T) {
+	p99 := func(mem string) float64 {
+		d := mustDesign(t, `{"components":[{"id":"fn","type":"serverless","params":{"memory_mb":`+mem+`,"service_time_ms":40}}],"edges":[]}`)
+		cfg := constant(50, 20)
+		cfg.Mix = Mix{Static: 1}
+		return steady(mustRun(t, d, cfg), func(tk Tick) float64 { return tk.MeanMs })
+	}
+	if slow, base, fast, capped := p99("512"), p99("1024"), p99("1769"), p99("4096"); !(slow > base && base > fast && near(fast, capped, 1e-9)) {
+		t.Errorf("mean latency at 512/1024/1769/4096 MB = %.1f/%.1f/%.1f/%.1f ms: want faster with memory up to 1,769 MB", slow, base, fast, capped)
+	}
+}
