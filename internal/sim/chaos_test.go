@@ -298,7 +298,7 @@ func TestCircuitBreakerOpensOnFailingDownstreamAndClosesAfterRecovery(t *testing
 	cfg.Chaos = []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "db"}}
 	r := mustRun(t, gatewayDesign(`{"breaker_error_threshold":0.5,"breaker_window_sec":2,"breaker_open_sec":5}`), cfg)
 	gw, app := comp(r, "gw"), comp(r, "app")
-	state := func(at float64) string { return r.Ticks[int(at/0.1)].Components[gw].Breaker }
+	state := func(at float64) Breaker { return r.Ticks[int(at/0.1)].Components[gw].Breaker }
 	if s := state(5); s != BreakerClosed {
 		t.Errorf("breaker before the failure %q, want closed", s)
 	}

@@ -6,13 +6,6 @@ import "math"
 // rate limit and a circuit breaker, serverless functions with cold starts, and container
 // pools under a horizontal autoscaler.
 
-// Circuit breaker states, as reported per tick.
-const (
-	BreakerClosed   = "closed"
-	BreakerOpen     = "open"
-	BreakerHalfOpen = "half_open"
-)
-
 type gateState struct {
 	rateLimit   float64 // requests per second; 0 = none
 	threshold   float64 // downstream error rate that opens the breaker; 0 = no breaker
@@ -20,9 +13,9 @@ type gateState struct {
 	openTicks   int
 	window      []float64 // ring of (failed, finished) pairs over the window, while closed
 	pos         int
-	state       string
-	during      string // the state during the current tick, as reported
-	openedUntil int    // tick at which an open breaker starts probing
+	state       Breaker
+	during      Breaker // the state during the current tick, as reported
+	openedUntil int     // tick at which an open breaker starts probing
 }
 
 func newGate(p paramValues, dt float64) *gateState {

@@ -1,5 +1,7 @@
 package sim
 
+import "fmt"
+
 // Result is the full output of a run: the timeline and its summary. Its JSON form is stable
 // and snake_case; rates are per second, latencies in milliseconds, costs in dollars per hour,
 // counts in requests (fractional: the engine moves fluid amounts of requests).
@@ -38,14 +40,76 @@ type Tick struct {
 	Components []ComponentTick `json:"components"`
 }
 
+// Status is a component's state during a tick. It is a small number in memory, so that a
+// run's per-tick records hold no pointers for the garbage collector to scan, and a word
+// in JSON.
+type Status uint8
+
 // Component statuses.
 const (
-	StatusIdle      = "idle"
-	StatusOK        = "ok"
-	StatusBusy      = "busy"      // utilisation at or above 80%: the knee of the latency curve
-	StatusSaturated = "saturated" // at capacity, backlog growing or requests rejected
-	StatusFailed    = "failed"    // stopped by chaos
+	StatusIdle      Status = iota
+	StatusOK               // below 80% utilisation
+	StatusBusy             // utilisation at or above 80%: the knee of the latency curve
+	StatusSaturated        // at capacity, backlog growing or requests rejected
+	StatusFailed           // stopped by chaos
 )
+
+var statusNames = [...]string{"idle", "ok", "busy", "saturated", "failed"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the status as its word.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a status word.
+func (s *Status) UnmarshalText(b []byte) error {
+	for i, n := range statusNames {
+		if n == string(b) {
+			*s = Status(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown component status %q", b)
+}
+
+// Breaker is an API gateway's circuit breaker state; the zero value means no breaker.
+type Breaker uint8
+
+// Circuit breaker states.
+const (
+	BreakerNone Breaker = iota
+	BreakerClosed
+	BreakerOpen
+	BreakerHalfOpen
+)
+
+var breakerNames = [...]string{"", "closed", "open", "half_open"}
+
+func (b Breaker) String() string {
+	if int(b) < len(breakerNames) {
+		return breakerNames[b]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the state as its word.
+func (b Breaker) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText reads a state word.
+func (b *Breaker) UnmarshalText(t []byte) error {
+	for i, n := range breakerNames {
+		if n == string(t) {
+			*b = Breaker(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown breaker state %q", t)
+}
 
 // ComponentTick is one component during one tick.
 type ComponentTick struct {
@@ -59,11 +123,11 @@ type ComponentTick struct {
 	MeanMs      float64 `json:"mean_ms"`    // own response time: wait plus service, excluding downstream calls
 	P99Ms       float64 `json:"p99_ms"`
 	CostPerHour float64 `json:"cost_per_hour"`
-	Status      string  `json:"status"`
+	Status      Status  `json:"status"`
 	Workers     int     `json:"workers"`                      // current workers (replicas × concurrency, connections…)
 	HitRatio    float64 `json:"hit_ratio,omitempty"`          // cache and CDN
 	LagMs       float64 `json:"replication_lag_ms,omitempty"` // database: worst replica
-	Breaker     string  `json:"breaker,omitempty"`            // api gateway: closed, open, half_open
+	Breaker     Breaker `json:"breaker,omitempty"`            // api gateway: closed, open, half_open
 	Replicas    int     `json:"replicas,omitempty"`           // container pool: replicas serving
 	// ColdStartShare is the share of a function's invocations that started cold.
 	ColdStartShare float64 `json:"cold_start_share,omitempty"`
