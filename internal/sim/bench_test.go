@@ -7,6 +7,19 @@ import (
 	"testing"
 )
 
+// builders return functions that add a component (parameters as JSON) and an edge to d.
+func (d *Design) builders() (add func(id string, k Kind, params string), edge func(from, to string)) {
+	add = func(id string, k Kind, params string) {
+		var p map[string]json.RawMessage
+		if params != "" {
+			mustJSON(params, &p)
+		}
+		d.Components = append(d.Components, Component{ID: id, Type: k, Params: p})
+	}
+	edge = func(from, to string) { d.Edges = append(d.Edges, Edge{From: from, To: to}) }
+	return add, edge
+}
+
 // serviceDesign is a realistic design of n ≥ 20 components with every kind: a CDN, a
 // gateway and a balancer in front of an autoscaled web tier, which calls services through
 // an internal balancer; each service owns its cache, database and, for writes, a queue.
@@ -14,14 +27,7 @@ import (
 // second service) are added until n is reached.
 func serviceDesign(n int) Design {
 	var d Design
-	add := func(id string, k Kind, params string) {
-		var p map[string]json.RawMessage
-		if params != "" {
-			mustJSON(params, &p)
-		}
-		d.Components = append(d.Components, Component{ID: id, Type: k, Params: p})
-	}
-	edge := func(a, b string) { d.Edges = append(d.Edges, Edge{From: a, To: b}) }
+	add, edge := d.builders()
 	add("cdn", KindCDN, `{"hit_ratio":0.85}`)
 	add("gw", KindAPIGateway, `{"instances":2,"rate_limit_rps":20000,"breaker_error_threshold":0.5}`)
 	add("lb", KindLoadBalancer, `{"instances":4}`)
@@ -71,14 +77,7 @@ func benchChaos() []ChaosEvent {
 // asynchronous writes: the most paths per component a design of that size can have.
 func benchDesign(n int) Design {
 	var d Design
-	add := func(id string, k Kind, params string) {
-		var p map[string]json.RawMessage
-		if params != "" {
-			mustJSON(params, &p)
-		}
-		d.Components = append(d.Components, Component{ID: id, Type: k, Params: p})
-	}
-	edge := func(a, b string) { d.Edges = append(d.Edges, Edge{From: a, To: b}) }
+	add, edge := d.builders()
 	add("cdn", KindCDN, `{"hit_ratio":0.85}`)
 	add("lb", KindLoadBalancer, `{"instances":2,"algorithm":"least_connections"}`)
 	add("cache", KindCache, `{"hit_ratio":0.8,"memory_gb":4}`)
