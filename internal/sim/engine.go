@@ -135,7 +135,7 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		}
 	}
 
-	m.computeDemand()
+	m.computeDemand(st)
 	m.detectSplitBrain(t, st)
 
 	// Outcomes of the client's attempts, and the latency of those answered.
@@ -531,16 +531,18 @@ func (m *model) updateHoldTimes(st *runState) bool {
 
 // downstreamMean is the mean time a request at node n spends in calls below it.
 func (m *model) downstreamMean(n int, st *runState) float64 {
+	return m.downstream(n, st, func(c *node) float64 { return c.meanResp })
+}
+
+// downstream averages resp over the calls a request at node n makes below it, weighted by
+// how the node splits its requests and by the share that goes on at all (cache misses).
+func (m *model) downstream(n int, st *runState, resp func(*node) float64) float64 {
 	nd := &m.nodes[n]
 	if len(nd.children) == 0 {
 		return 0
 	}
 	frac := 1.0
 	switch nd.role {
-	case roleServe:
-		if len(nd.children) == 0 {
-			return 0
-		}
 	case roleCache:
 		frac = 1 - m.comps[nd.comp].hitNow
 	case roleEnqueue, roleUnrouted:
@@ -553,12 +555,12 @@ func (m *model) downstreamMean(n int, st *runState) float64 {
 			continue
 		}
 		total += c.share
-		sum += c.share * c.meanResp
+		sum += c.share * resp(c)
 	}
 	if total <= 0 {
 		// No split yet (nothing arrived): assume an even one.
 		for _, ch := range nd.children {
-			sum += m.nodes[ch].meanResp
+			sum += resp(&m.nodes[ch])
 		}
 		return frac * sum / float64(len(nd.children))
 	}
@@ -634,9 +636,24 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) {
 // computeDemand propagates the tick's attempts along the routes as if no tier refused or
 // throttled anything. A tier whose demand exceeds its capacity is where the design breaks,
 // even when a tier above it, its workers stuck waiting, is the one that overflows.
-func (m *model) computeDemand() {
+//
+// A tier that holds its workers during calls needs them for its own service time plus the
+// calls' bare time (service and fixed latency, no queueing below): that is its own work,
+// while time spent queueing at a saturated callee is the callee's problem.
+func (m *model) computeDemand(st *runState) {
 	for p := range m.pools {
-		m.pools[p].demand = 0
+		m.pools[p].demand, m.pools[p].bareHold = 0, 0
+	}
+	for i := len(m.nodes) - 1; i >= 0; i-- {
+		nd := &m.nodes[i]
+		nd.bareResp = m.downstream(i, st, func(c *node) float64 { return c.bareResp })
+		if nd.pool >= 0 {
+			pl := &m.pools[nd.pool]
+			nd.bareResp += pl.fixedSec + pl.serviceSec
+		}
+		if nd.edge >= 0 {
+			nd.bareResp += st.extraSec[nd.edge]
+		}
 	}
 	for i := range m.nodes {
 		nd := &m.nodes[i]
@@ -658,7 +675,16 @@ func (m *model) computeDemand() {
 			}
 		}
 		if nd.pool >= 0 {
-			m.pools[nd.pool].demand += nd.demand
+			pl := &m.pools[nd.pool]
+			pl.demand += nd.demand
+			if pl.holds {
+				pl.bareHold += nd.demand * (nd.bareResp - pl.fixedSec - pl.serviceSec)
+			}
+		}
+	}
+	for p := range m.pools {
+		if pl := &m.pools[p]; pl.demand > 0 {
+			pl.bareHold /= pl.demand
 		}
 	}
 }

@@ -61,7 +61,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.Workers += pl.workers
 			ct.Utilization = max(ct.Utilization, pl.util)
 			if pl.workers > 0 && !pl.unlimited {
-				ownUtil = max(ownUtil, pl.demand/m.dt*pl.serviceSec/float64(pl.workers))
+				ownUtil = max(ownUtil, pl.demand/m.dt*(pl.serviceSec+pl.bareHold)/float64(pl.workers))
 			}
 			failed = failed || pl.failed
 			for _, n := range pl.nodes {
@@ -141,7 +141,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		if ct.Status == StatusSaturated || ownUtil >= 1 {
 			anySaturated = true
 		}
-		// The bottleneck is the tier with the most demand on its own work, not one whose
+		// The bottleneck is the tier with the most demand on its own work (computeDemand), not one whose
 		// workers merely wait on a slower tier below it.
 		if !failed && ownUtil > worstUtil {
 			worst, worstUtil = i, ownUtil

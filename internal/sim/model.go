@@ -62,6 +62,7 @@ type node struct {
 	share                                               float64 // scratch split weight
 	shareTotal                                          float64 // sum of the children's shares
 	demand                                              float64 // requests that would arrive if nothing upstream refused or throttled
+	bareResp                                            float64 // mean seconds from arrival here to the answer if no pool queued
 }
 
 // pool is a pool of workers: an M/M/c queue below saturation, a fluid backlog above it.
@@ -85,6 +86,7 @@ type pool struct {
 	in, rejected, processed, backlog0       float64
 	backlog1, capRate, util, errRate, wProc float64
 	wIn                                     float64 // writes and replay arriving (not reads)
+	bareHold                                float64 // mean time its workers would wait on calls if no callee queued
 	demand                                  float64
 	stage                                   Stage
 }

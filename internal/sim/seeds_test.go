@@ -435,14 +435,22 @@ func TestAutoscalerDoesNotOvershootWhenReplicasJoin(t *testing.T) {
 
 func TestBottleneckIsTheTierWithTheMostDemandOnItsOwnWork(t *testing.T) {
 	// The app's workers wait on a database near its limit and overflow first; the database
-	// is still the bottleneck.
+	// is still the bottleneck. The app alone needs 490 × (15 + 8) ms of 16 workers: 70%.
 	d := mustDesign(t, `{"components":[
-	 {"id":"app","type":"app_service","params":{"replicas":2,"concurrency":4}},
+	 {"id":"app","type":"app_service","params":{"replicas":4,"concurrency":4}},
 	 {"id":"db","type":"database","params":{"connections":4,"query_time_ms":8}}],
 	 "edges":[{"from":"app","to":"db"}]}`)
 	r := mustRun(t, d, constant(490, 20))
-	if b := r.Summary.Bottleneck; b == nil || b.Component != "db" {
-		t.Errorf("bottleneck %+v, want db", b)
+	if b := r.Summary.Bottleneck; b == nil || b.Component != "db" || !near(b.Utilization, 0.98, 1e-3) {
+		t.Errorf("bottleneck %+v, want db at 98%%", b)
+	}
+	// An app too small for its own work plus the bare time of its calls is the bottleneck,
+	// though its own service alone would fit: 300 × (15 + 8) ms of 6 workers is 115%.
+	d = mustDesign(t, `{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database"}],
+	 "edges":[{"from":"app","to":"db"}]}`)
+	r = mustRun(t, d, constant(300, 20))
+	if b := r.Summary.Bottleneck; b == nil || b.Component != "app" || !near(b.Utilization, 1.15, 1e-3) {
+		t.Errorf("bottleneck %+v, want app at 115%%", b)
 	}
 }
 
