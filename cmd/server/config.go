@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"backpressure/internal/api"
+)
+
+// config is the whole configuration, read from the environment.
+type config struct {
+	Host            string
+	Port            string
+	DatabaseURL     string
+	LogLevel        slog.Level
+	LogFormat       string
+	ShutdownTimeout time.Duration
+	API             api.Config
+}
+
+// minAdminTokenLen keeps the admin token out of guessing range.
+const minAdminTokenLen = 32
+
+// loadConfig reads the environment and reports every bad variable at once.
+func loadConfig(getenv func(string) string) (config, error) {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s %s", name, fmt.Sprintf(format, args...)))
+	}
+	str := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	integer := func(name string, def, lo, hi int) int {
+		v := str(name, "")
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			bad(name, "must be an integer from %d to %d, not %q", lo, hi, v)
+			return def
+		}
+		return n
+	}
+	duration := func(name string, def time.Duration) time.Duration {
+		v := str(name, "")
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			bad(name, "must be a positive duration like 10s or 1m30s, not %q", v)
+			return def
+		}
+		return d
+	}
+	list := func(name string) []string {
+		var out []string
+		for _, item := range strings.Split(getenv(name), ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+		return out
+	}
+
+	c := config{
+		Host:            str("HOST", ""),
+		Port:            str("PORT", "8080"),
+		DatabaseURL:     str("DATABASE_URL", ""),
+		LogFormat:       str("LOG_FORMAT", "json"),
+		ShutdownTimeout: duration("SHUTDOWN_TIMEOUT", 30*time.Second),
+	}
+	if p, err := strconv.Atoi(c.Port); err != nil || p < 0 || p > 65535 {
+		bad("PORT", "must be a port number (0 picks a free one), not %q", c.Port)
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(str("LOG_LEVEL", "info"))); err != nil {
+		bad("LOG_LEVEL", "must be debug, info, warn or error")
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		bad("LOG_FORMAT", "must be json or text")
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		// Not echoed: it may hold a password.
+		bad("DATABASE_URL", "must be a postgres:// or postgresql:// URL")
+	}
+
+	a := api.Config{
+		AdminToken:      getenv("ADMIN_TOKEN"),
+		SimWorkers:      integer("SIM_WORKERS", 0, 1, 1024),
+		SimQueue:        integer("SIM_QUEUE", api.DefaultSimQueue, 0, 100_000),
+		SimTimeout:      duration("SIM_TIMEOUT", api.DefaultSimTimeout),
+		HintTimeout:     duration("HINT_TIMEOUT", api.DefaultHintTimeout),
+		MaxBodyBytes:    int64(integer("MAX_BODY_BYTES", api.DefaultMaxBodyBytes, 1024, 64<<20)),
+		RateLimitIP:     integer("RATE_LIMIT_IP", api.DefaultRateLimitIP, 0, 1_000_000),
+		RateLimitPlayer: integer("RATE_LIMIT_PLAYER", api.DefaultRateLimitPlayer, 0, 1_000_000),
+		RateLimitSim:    integer("RATE_LIMIT_SIM", api.DefaultRateLimitSim, 0, 1_000_000),
+		RateLimitWindow: duration("RATE_LIMIT_WINDOW", api.DefaultRateLimitWindow),
+		CORSOrigins:     list("CORS_ORIGINS"),
+		TrustedProxies:  list("TRUSTED_PROXIES"),
+	}
+	if a.AdminToken != "" && len(a.AdminToken) < minAdminTokenLen {
+		// Not echoed: it is a secret.
+		bad("ADMIN_TOKEN", "must be at least %d characters (try: openssl rand -base64 32)", minAdminTokenLen)
+	}
+	for _, p := range a.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			bad("TRUSTED_PROXIES", "must be comma-separated CIDR prefixes like 10.0.0.0/8, not %q", p)
+		}
+	}
+	for _, o := range a.CORSOrigins {
+		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
+			bad("CORS_ORIGINS", "must be comma-separated origins like https://play.example.com (or *), not %q", o)
+		}
+	}
+	c.API = a.WithDefaults()
+	return c, errors.Join(errs...)
+}

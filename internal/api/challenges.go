@@ -1,0 +1,209 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"backpressure/internal/challenges"
+	"backpressure/internal/game"
+	"backpressure/internal/sim"
+)
+
+type challengesResponse struct {
+	Challenges []game.LevelSummary `json:"challenges"`
+}
+
+// handleChallenges lists the current version of every level: the built-in
+// campaign first, in campaign order, then the others by slug.
+func (s *server) handleChallenges(w http.ResponseWriter, r *http.Request) {
+	levels, err := s.store.Levels(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	slices.SortStableFunc(levels, func(a, b game.LevelSummary) int {
+		ia, aIn := s.campaign[a.Slug]
+		ib, bIn := s.campaign[b.Slug]
+		switch {
+		case aIn && bIn:
+			return cmp.Compare(ia, ib)
+		case aIn:
+			return -1
+		case bIn:
+			return 1
+		}
+		return cmp.Compare(a.Slug, b.Slug)
+	})
+	writeJSON(w, r, http.StatusOK, challengesResponse{Challenges: levels})
+}
+
+// challengeResponse is a level version as players see it: the stored
+// summary, the level document (briefing, SLA targets, budget, catalog,
+// traffic, chaos schedule, starting design) and what the catalog offers.
+type challengeResponse struct {
+	game.LevelSummary
+	Definition json.RawMessage `json:"definition"`
+	// PriceList is every instance type a design may name on this level.
+	PriceList sim.Catalog `json:"price_list"`
+	// Params documents, per offered component type, every parameter
+	// (type, range, default); Knobs lists those a design may set.
+	Params map[sim.Kind][]sim.ParamSpec `json:"params"`
+	Knobs  map[sim.Kind][]string        `json:"knobs"`
+}
+
+func newChallengeResponse(stored game.Level, l *challenges.Level) challengeResponse {
+	knobs := map[sim.Kind][]string{}
+	params := map[sim.Kind][]sim.ParamSpec{}
+	for kind := range l.Catalog.Components {
+		knobs[kind] = challenges.Knobs(kind)
+		params[kind] = sim.Params(kind)
+	}
+	return challengeResponse{
+		LevelSummary: stored.Summary(),
+		Definition:   stored.Definition,
+		PriceList:    l.Config().Catalog,
+		Params:       params,
+		Knobs:        knobs,
+	}
+}
+
+// handleChallenge returns one level version (?version=, default current).
+func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
+	version, err := queryInt(r, "version", 0)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stored, l, err := s.level(r.Context(), chi.URLParam(r, "slug"), version)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, newChallengeResponse(stored, l))
+}
+
+// Outcomes of a level upload.
+const (
+	uploadCreated    = "created"     // a new slug, version 1
+	uploadReplaced   = "replaced"    // the current version had no submissions: changed in place
+	uploadNewVersion = "new_version" // the current version had submissions: a new version and board
+	uploadUnchanged  = "unchanged"   // same content as the current version
+)
+
+type uploadResponse struct {
+	Outcome   string            `json:"outcome"`
+	Challenge challengeResponse `json:"challenge"`
+}
+
+// handleCreateChallenge publishes a new level (authors). The slug must be
+// new: changing a level is PUT /v1/challenges/{slug}.
+func (s *server) handleCreateChallenge(w http.ResponseWriter, r *http.Request) {
+	s.upload(w, r, "")
+}
+
+// handlePutChallenge creates or changes the level at the path's slug
+// (authors). Built-in levels change only with a server release.
+func (s *server) handlePutChallenge(w http.ResponseWriter, r *http.Request) {
+	s.upload(w, r, chi.URLParam(r, "slug"))
+}
+
+func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string) {
+	ctx := r.Context()
+	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// Malformed JSON is a 400 like any other body; a well-formed level
+	// with problems is a 422 listing them with their JSON paths, exactly
+	// as `backpressure validate` does.
+	var probe any
+	if err := unmarshalStrict(body, &probe); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var l *challenges.Level
+	parseCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
+	defer cancel()
+	err = s.pool.run(parseCtx, "level", func(context.Context) error {
+		var err error
+		l, err = challenges.Parse(body)
+		return err
+	})
+	if ps, ok := challenges.AsProblems(err); ok {
+		s.writeError(w, r, problemsError("the level is invalid", "", ps))
+		return
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if pathSlug != "" && l.Slug != pathSlug {
+		s.writeError(w, r, game.Invalid("the level is invalid", []game.FieldError{
+			{Field: "slug", Reason: "must be " + strconv.Quote(pathSlug) + ", the slug in the path"}}))
+		return
+	}
+	current, err := s.store.Level(ctx, l.Slug, 0)
+	exists := err == nil
+	switch {
+	case err != nil && game.ErrorCode(err) != game.ENOTFOUND:
+		s.writeError(w, r, err)
+		return
+	case exists && pathSlug == "":
+		s.writeError(w, r, errorf(game.ECONFLICT, "a level %q already exists; change it with PUT /v1/challenges/%s", l.Slug, l.Slug))
+		return
+	case exists && current.Builtin:
+		s.writeError(w, r, errorf(game.EFORBIDDEN, "%q is a built-in level; built-in levels change only with a server release", l.Slug))
+		return
+	}
+	rec, err := levelRecord(l, false, s.now())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stored, written, err := s.store.PutLevel(ctx, rec)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.levels.add(stored.ContentHash, l)
+	outcome, status := uploadUnchanged, http.StatusOK
+	switch {
+	case !written:
+	case !exists:
+		outcome, status = uploadCreated, http.StatusCreated
+	case stored.Version > current.Version:
+		outcome = uploadNewVersion
+	default:
+		outcome = uploadReplaced
+	}
+	if written {
+		author, _ := playerFrom(ctx)
+		s.logger(ctx).InfoContext(ctx, "level stored", "slug", stored.Slug, "version", stored.Version,
+			"outcome", outcome, "author_id", author.ID.String())
+	}
+	w.Header().Set("Location", "/v1/challenges/"+stored.Slug)
+	writeJSON(w, r, status, uploadResponse{Outcome: outcome, Challenge: newChallengeResponse(stored, l)})
+}
+
+// queryInt reads an optional integer query parameter.
+func queryInt(r *http.Request, name string, def int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, badRequest("a query parameter is malformed", game.FieldError{Field: name, Reason: "must be an integer"})
+	}
+	if n < 0 {
+		return 0, badRequest("a query parameter is malformed", game.FieldError{Field: name, Reason: "must not be negative"})
+	}
+	return n, nil
+}

@@ -1,0 +1,163 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"backpressure/internal/challenges"
+	"backpressure/internal/game"
+)
+
+// Error codes the transport adds to game's: they describe the request as
+// HTTP received it rather than anything in the domain.
+const (
+	// eBadRequest: the body is not the JSON this route takes (syntax, an
+	// unknown field, a wrong type) or a query parameter is malformed.
+	eBadRequest = "bad_request"
+	// eTooLarge: the body is over the route's size limit.
+	eTooLarge = "too_large"
+	// eUnsupportedMedia: the body is not declared as JSON.
+	eUnsupportedMedia = "unsupported_media_type"
+	// eMethodNotAllowed: the path exists, the method does not.
+	eMethodNotAllowed = "method_not_allowed"
+	// eBusy: the simulation queue is full; retry later.
+	eBusy = "busy"
+)
+
+// statusOf is the one table from error codes to HTTP statuses.
+var statusOf = map[string]int{
+	eBadRequest:        http.StatusBadRequest,
+	game.EINVALID:      http.StatusUnprocessableEntity,
+	game.EUNAUTHORIZED: http.StatusUnauthorized,
+	game.EFORBIDDEN:    http.StatusForbidden,
+	game.ENOTFOUND:     http.StatusNotFound,
+	eMethodNotAllowed:  http.StatusMethodNotAllowed,
+	game.ECONFLICT:     http.StatusConflict,
+	eTooLarge:          http.StatusRequestEntityTooLarge,
+	eUnsupportedMedia:  http.StatusUnsupportedMediaType,
+	game.ERATELIMIT:    http.StatusTooManyRequests,
+	game.EINTERNAL:     http.StatusInternalServerError,
+	game.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	eBusy:              http.StatusServiceUnavailable,
+}
+
+// titleOf is the short, fixed summary of each problem type (RFC 9457 title).
+var titleOf = map[string]string{
+	eBadRequest:        "Malformed request",
+	game.EINVALID:      "Invalid input",
+	game.EUNAUTHORIZED: "Authentication required",
+	game.EFORBIDDEN:    "Forbidden",
+	game.ENOTFOUND:     "Not found",
+	eMethodNotAllowed:  "Method not allowed",
+	game.ECONFLICT:     "Conflict",
+	eTooLarge:          "Request body too large",
+	eUnsupportedMedia:  "Unsupported media type",
+	game.ERATELIMIT:    "Too many requests",
+	game.EINTERNAL:     "Internal error",
+	game.EUNAVAILABLE:  "Service unavailable",
+	eBusy:              "Server busy",
+}
+
+// problemTypePrefix makes each code an absolute problem type URI.
+const problemTypePrefix = "urn:backpressure:problem:"
+
+// problem is an RFC 9457 problem details document with two extensions:
+// code (the error code, for programs) and errors (every invalid field).
+type problem struct {
+	Type      string            `json:"type"`
+	Title     string            `json:"title"`
+	Status    int               `json:"status"`
+	Detail    string            `json:"detail"`
+	Instance  string            `json:"instance,omitempty"`
+	Code      string            `json:"code"`
+	RequestID string            `json:"request_id,omitempty"`
+	Errors    []game.FieldError `json:"errors,omitempty"`
+}
+
+// errorf is game.Errorf for the transport's own codes.
+func errorf(code, format string, args ...any) error { return game.Errorf(code, format, args...) }
+
+// badRequest reports malformed input with the fields concerned.
+func badRequest(message string, fields ...game.FieldError) error {
+	return &game.Error{Code: eBadRequest, Message: message, Fields: fields}
+}
+
+// problemsError turns challenges' (or the engine's) problems into an
+// EINVALID error, each path prefixed with prefix ("design" for a design
+// inside a request body).
+func problemsError(message, prefix string, ps challenges.Problems) error {
+	fields := make([]game.FieldError, 0, len(ps))
+	for _, p := range ps {
+		field := p.Path
+		switch {
+		case prefix == "":
+		case field == "":
+			field = prefix
+		case field[0] == '[':
+			field = prefix + field
+		default:
+			field = prefix + "." + field
+		}
+		fields = append(fields, game.FieldError{Field: field, Reason: p.Reason})
+	}
+	return &game.Error{Code: game.EINVALID, Message: message, Fields: fields}
+}
+
+// retryAfter is what a 503 or 429 asks clients to wait, in seconds, unless
+// the error says otherwise.
+const retryAfter = 1
+
+// writeError is the single exit for errors. A *game.Error is shown with its
+// code, safe message and fields; anything else is logged whole and shown as
+// "internal". A request whose client has gone away is logged at debug level
+// and answered with nothing useful, since nobody reads it.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := game.ErrorCode(err)
+	msg := game.ErrorMessage(err)
+	ctx := r.Context()
+	switch {
+	case code == game.EINTERNAL && (errors.Is(err, context.Canceled) || ctx.Err() != nil):
+		// The client went away (or the run was abandoned with it): nothing
+		// went wrong on our side.
+		s.logger(ctx).DebugContext(ctx, "request abandoned", "err", err)
+		code, msg = game.EUNAVAILABLE, "request cancelled"
+	case code == game.EINTERNAL && errors.Is(err, context.DeadlineExceeded):
+		s.logger(ctx).WarnContext(ctx, "deadline exceeded", "err", err)
+		code, msg = game.EUNAVAILABLE, "the request took too long; try again later"
+	case code == game.EINTERNAL:
+		s.logger(ctx).ErrorContext(ctx, "internal error", "err", err)
+	case code == game.EUNAVAILABLE:
+		s.logger(ctx).WarnContext(ctx, "unavailable", "err", err)
+	}
+	status, ok := statusOf[code]
+	if !ok {
+		s.logger(ctx).ErrorContext(ctx, "unmapped error code", "code", code, "err", err)
+		code, status, msg = game.EINTERNAL, http.StatusInternalServerError, "internal error"
+	}
+	if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
+		if w.Header().Get("Retry-After") == "" {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		}
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="backpressure"`)
+	}
+	writeProblem(w, r, problem{
+		Type:      problemTypePrefix + code,
+		Title:     titleOf[code],
+		Status:    status,
+		Detail:    msg,
+		Instance:  r.URL.Path,
+		Code:      code,
+		RequestID: requestID(ctx),
+		Errors:    game.ErrorFields(err),
+	})
+}
+
+func writeProblem(w http.ResponseWriter, r *http.Request, p problem) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	writeBody(w, r, p.Status, p)
+}

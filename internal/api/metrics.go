@@ -1,0 +1,83 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are one server's Prometheus collectors, in a registry of its own
+// so that several servers can live in one process (tests).
+type metrics struct {
+	registry *prometheus.Registry
+
+	requests    *prometheus.CounterVec
+	durations   *prometheus.HistogramVec
+	simulations *prometheus.CounterVec
+	simDuration *prometheus.HistogramVec
+	queueDepth  prometheus.Gauge
+	running     prometheus.Gauge
+	rejections  prometheus.Counter
+	rateLimited *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backpressure_http_requests_total",
+			Help: "HTTP requests by method, route pattern and status.",
+		}, []string{"method", "route", "status"}),
+		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "backpressure_http_request_duration_seconds",
+			Help:    "HTTP request durations by method, route pattern and status.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"method", "route", "status"}),
+		simulations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backpressure_simulations_total",
+			Help: "Simulation jobs run by the worker pool, by kind (simulation, submission, hint, level) and outcome (ok, invalid, error, cancelled, timeout).",
+		}, []string{"kind", "outcome"}),
+		simDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "backpressure_simulation_duration_seconds",
+			Help:    "Time a simulation job held a worker, by kind.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"kind"}),
+		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "backpressure_sim_pool_queue_depth",
+			Help: "Simulation jobs waiting for a worker.",
+		}),
+		running: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "backpressure_sim_pool_running",
+			Help: "Simulation jobs holding a worker.",
+		}),
+		rejections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "backpressure_sim_pool_rejections_total",
+			Help: "Simulation jobs refused with 503 because the queue was full.",
+		}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backpressure_rate_limited_total",
+			Help: "Requests refused with 429, by limit (address, player, simulation).",
+		}, []string{"limit"}),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.durations, m.simulations, m.simDuration,
+		m.queueDepth, m.running, m.rejections, m.rateLimited,
+	)
+	return m
+}
+
+func (m *metrics) observeRequest(method, route string, status int, d time.Duration) {
+	code := strconv.Itoa(status)
+	m.requests.WithLabelValues(method, route, code).Inc()
+	m.durations.WithLabelValues(method, route, code).Observe(d.Seconds())
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}

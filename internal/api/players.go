@@ -1,0 +1,106 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"backpressure/internal/game"
+)
+
+type createPlayerRequest struct {
+	Name string `json:"name" validate:"required"`
+}
+
+type createPlayerResponse struct {
+	Player game.Player `json:"player"`
+	// Token is shown once; only its hash is stored.
+	Token string `json:"token"`
+}
+
+// handleCreatePlayer registers a player (role player) and returns their
+// bearer token, once.
+func (s *server) handleCreatePlayer(w http.ResponseWriter, r *http.Request) {
+	var req createPlayerRequest
+	if err := decode(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := game.Invalid("the player is invalid", game.ValidName("name", req.Name)); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	token, hash := game.NewToken()
+	p, err := s.store.CreatePlayer(r.Context(), req.Name, game.RolePlayer, hash)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.logger(r.Context()).InfoContext(r.Context(), "player created", "player_id", p.ID.String())
+	w.Header().Set("Location", "/v1/players/"+p.ID.String())
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, r, http.StatusCreated, createPlayerResponse{Player: p, Token: token})
+}
+
+// handleMe returns the authenticated player.
+func (s *server) handleMe(w http.ResponseWriter, r *http.Request) {
+	p, _ := playerFrom(r.Context())
+	writeJSON(w, r, http.StatusOK, p)
+}
+
+// handlePlayer returns a player's public profile (never a token).
+func (s *server) handlePlayer(w http.ResponseWriter, r *http.Request) {
+	id, err := pathUUID(r, "id", "player")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p, err := s.store.PlayerByID(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, p)
+}
+
+type setRoleRequest struct {
+	Role game.Role `json:"role" validate:"required,oneof=player author admin"`
+}
+
+// handleSetRole grants or revokes a role (admins only).
+func (s *server) handleSetRole(w http.ResponseWriter, r *http.Request) {
+	id, err := pathUUID(r, "id", "player")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req setRoleRequest
+	if err := decode(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.store.SetRole(r.Context(), id, req.Role); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p, err := s.store.PlayerByID(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	admin, _ := playerFrom(r.Context())
+	s.logger(r.Context()).InfoContext(r.Context(), "role changed",
+		"target_player_id", id.String(), "role", string(req.Role), "by", admin.ID.String())
+	writeJSON(w, r, http.StatusOK, p)
+}
+
+// pathUUID parses a UUID path parameter; a malformed one is a 404 (no such
+// resource can exist), not a 400.
+func pathUUID(r *http.Request, param, what string) (uuid.UUID, error) {
+	id, err := uuid.Parse(chi.URLParam(r, param))
+	if err != nil {
+		return uuid.Nil, errorf(game.ENOTFOUND, "%s not found", what)
+	}
+	return id, nil
+}

@@ -1,0 +1,77 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"backpressure/internal/challenges"
+)
+
+// pool runs simulations on a bounded number of workers with a bounded
+// queue in front of them. A job that finds the queue full is refused at
+// once (503 with Retry-After) rather than making everyone wait longer; a
+// job whose context ends while it waits leaves the queue.
+type pool struct {
+	// admitted holds a token per job running or waiting: capacity
+	// workers+queue.
+	admitted chan struct{}
+	// workers holds a token per running job: capacity workers.
+	workers chan struct{}
+	m       *metrics
+}
+
+func newPool(workers, queue int, m *metrics) *pool {
+	return &pool{
+		admitted: make(chan struct{}, workers+queue),
+		workers:  make(chan struct{}, workers),
+		m:        m,
+	}
+}
+
+// errBusy is the refusal of a full queue.
+var errBusy = errorf(eBusy, "the server is busy running simulations; retry after the time in Retry-After")
+
+// run runs fn on a worker, waiting for one within ctx. kind labels the
+// metrics (simulation, submission, hint, level).
+func (p *pool) run(ctx context.Context, kind string, fn func(ctx context.Context) error) error {
+	select {
+	case p.admitted <- struct{}{}:
+	default:
+		p.m.rejections.Inc()
+		return errBusy
+	}
+	defer func() { <-p.admitted }()
+	p.m.queueDepth.Inc()
+	select {
+	case p.workers <- struct{}{}:
+		p.m.queueDepth.Dec()
+	case <-ctx.Done():
+		p.m.queueDepth.Dec()
+		p.m.simulations.WithLabelValues(kind, outcome(ctx.Err())).Inc()
+		return ctx.Err()
+	}
+	defer func() { <-p.workers }()
+	p.m.running.Inc()
+	defer p.m.running.Dec()
+	start := time.Now()
+	err := fn(ctx)
+	p.m.simDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	p.m.simulations.WithLabelValues(kind, outcome(err)).Inc()
+	return err
+}
+
+func outcome(err error) string {
+	if _, ok := challenges.AsProblems(err); ok {
+		return "invalid"
+	}
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	}
+	return "error"
+}

@@ -1,0 +1,72 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/cors"
+
+	"backpressure/internal/game"
+)
+
+// routes is the whole route tree. Paths under /v1 are the public contract
+// (documented in openapi.json; a test keeps the two in step).
+func (s *server) routes() *chi.Mux {
+	r := chi.NewRouter()
+	s.mux = r
+	r.Use(s.observe)
+	r.Use(s.clientIPMiddleware(), noteClient)
+	if len(s.cfg.CORSOrigins) > 0 {
+		r.Use(cors.Handler(cors.Options{
+			AllowedOrigins: s.cfg.CORSOrigins,
+			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodOptions},
+			AllowedHeaders: []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"},
+			ExposedHeaders: []string{"Location", "Retry-After", "X-Request-Id", "Idempotent-Replayed",
+				"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"},
+			MaxAge: 600,
+		}))
+	}
+	r.Use(middleware.Compress(5, "application/json", "application/problem+json"))
+	r.NotFound(s.handleNotFound)
+	r.MethodNotAllowed(s.handleMethodNotAllowed)
+
+	r.Get("/healthz", s.handleHealthz)
+	r.Get("/readyz", s.handleReadyz)
+	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
+	r.Get("/openapi.json", s.handleOpenAPI)
+
+	r.Route("/v1", func(r chi.Router) {
+		r.NotFound(s.handleNotFound)
+		r.MethodNotAllowed(s.handleMethodNotAllowed)
+		r.Use(s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress))
+		r.Use(s.authenticate)
+		r.Use(s.rateLimit("player", s.cfg.RateLimitPlayer, keyByPlayer))
+		simLimit := s.rateLimit("simulation", s.cfg.RateLimitSim, keyByPlayerOrAddress)
+		authors := s.requireRole(game.RoleAuthor)
+
+		r.Post("/players", s.handleCreatePlayer)
+		r.With(s.requirePlayer).Get("/players/me", s.handleMe)
+		r.Get("/players/{id}", s.handlePlayer)
+		r.With(s.requireRole(game.RoleAdmin)).Put("/players/{id}/role", s.handleSetRole)
+
+		r.Get("/challenges", s.handleChallenges)
+		r.With(authors).Post("/challenges", s.handleCreateChallenge)
+		r.Get("/challenges/{slug}", s.handleChallenge)
+		r.With(authors).Put("/challenges/{slug}", s.handlePutChallenge)
+		r.With(simLimit).Post("/challenges/{slug}/hint", s.handleHint)
+		r.With(s.requirePlayer, simLimit).Post("/challenges/{slug}/submissions", s.handleSubmit)
+		r.Get("/challenges/{slug}/leaderboard", s.handleLevelBoard)
+
+		r.With(simLimit).Post("/simulations", s.handleSimulate)
+		r.Get("/submissions/{id}", s.handleSubmission)
+		r.Get("/leaderboard", s.handleGlobalBoard)
+	})
+
+	if s.web != nil {
+		// The web client: static files for GET at /, everything else 404.
+		files := http.FileServerFS(s.web)
+		r.Get("/*", files.ServeHTTP)
+	}
+	return r
+}

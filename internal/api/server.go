@@ -1,0 +1,158 @@
+package api
+
+import (
+	"crypto/sha256"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"backpressure/internal/challenges"
+	"backpressure/internal/game"
+)
+
+// Config is the server's tunable behaviour; zero values take the defaults
+// documented in docs/api.md (see WithDefaults).
+type Config struct {
+	// AdminToken, if set, authenticates the configured administrator, who
+	// grants and revokes roles. It is compared by hash and never logged.
+	AdminToken string
+
+	// SimWorkers simulations run at once; SimQueue more may wait for a
+	// worker. Beyond that requests are refused with 503 and Retry-After.
+	SimWorkers int
+	SimQueue   int
+	// SimTimeout bounds one simulation request (queueing included);
+	// HintTimeout bounds a hint, which runs up to challenges.MaxHintRuns
+	// simulations.
+	SimTimeout  time.Duration
+	HintTimeout time.Duration
+
+	// MaxBodyBytes caps every request body.
+	MaxBodyBytes int64
+
+	// Rate limits in requests per RateLimitWindow; 0 turns a limit off.
+	// RateLimitIP applies to every /v1 request by client address,
+	// RateLimitPlayer to authenticated requests by player, RateLimitSim to
+	// requests that run simulations, by player or else by address.
+	RateLimitIP     int
+	RateLimitPlayer int
+	RateLimitSim    int
+	RateLimitWindow time.Duration
+
+	// CORSOrigins may call the API from browsers on other origins ("*" for
+	// any). Empty: same-origin only.
+	CORSOrigins []string
+	// TrustedProxies are CIDR prefixes of reverse proxies whose
+	// X-Forwarded-For is believed. Empty: the TCP peer is the client.
+	TrustedProxies []string
+}
+
+// Defaults.
+const (
+	DefaultSimQueue        = 64
+	DefaultSimTimeout      = 10 * time.Second
+	DefaultHintTimeout     = 30 * time.Second
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultRateLimitIP     = 600
+	DefaultRateLimitPlayer = 300
+	DefaultRateLimitSim    = 60
+	DefaultRateLimitWindow = time.Minute
+)
+
+// WithDefaults fills in every unset field. Rate limits are left alone: 0
+// there means off, so callers that want the defaults set them.
+func (c Config) WithDefaults() Config {
+	if c.SimWorkers <= 0 {
+		c.SimWorkers = runtime.GOMAXPROCS(0)
+	}
+	if c.SimQueue < 0 {
+		c.SimQueue = 0
+	}
+	if c.SimTimeout <= 0 {
+		c.SimTimeout = DefaultSimTimeout
+	}
+	if c.HintTimeout <= 0 {
+		c.HintTimeout = DefaultHintTimeout
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.RateLimitWindow <= 0 {
+		c.RateLimitWindow = DefaultRateLimitWindow
+	}
+	return c
+}
+
+// Deps are what NewServer is built from.
+type Deps struct {
+	Logger *slog.Logger
+	Store  Store
+	Config Config
+	// Web, if not nil, is served at / for GET requests that match no API
+	// route (the embedded web client). Without it such requests are 404.
+	Web fs.FS
+	// Now is the clock that stamps submissions; nil means time.Now.
+	Now func() time.Time
+}
+
+// server holds the handlers' shared dependencies.
+type server struct {
+	cfg       Config
+	store     Store
+	log       *slog.Logger
+	now       func() time.Time
+	pool      *pool
+	levels    *levelCache
+	metrics   *metrics
+	adminHash []byte
+	web       fs.FS
+	mux       *chi.Mux // set by routes, for the Allow header of 405s
+	// campaign orders the built-in levels in listings (slug -> position).
+	campaign map[string]int
+}
+
+// NewServer returns the whole HTTP API as one handler: every route, with
+// its middleware, is registered in routes.go.
+func NewServer(d Deps) http.Handler {
+	return newServer(d).routes()
+}
+
+func newServer(d Deps) *server {
+	cfg := d.Config.WithDefaults()
+	s := &server{
+		cfg:      cfg,
+		store:    d.Store,
+		log:      d.Logger,
+		now:      d.Now,
+		web:      d.Web,
+		campaign: map[string]int{},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if cfg.AdminToken != "" {
+		sum := sha256.Sum256([]byte(cfg.AdminToken))
+		s.adminHash = sum[:]
+	}
+	s.metrics = newMetrics()
+	s.pool = newPool(cfg.SimWorkers, cfg.SimQueue, s.metrics)
+	s.levels = newLevelCache()
+	if levels, err := challenges.Campaign(); err == nil {
+		for i, l := range levels {
+			s.campaign[l.Slug] = i
+			s.levels.add(l.ContentHash(), l)
+		}
+	}
+	return s
+}
+
+// configAdmin is the principal of the configured admin token: not a stored
+// player (its ID is the nil UUID), so it cannot submit or appear on boards.
+var configAdmin = game.Player{Name: "admin", Role: game.RoleAdmin}

@@ -1,0 +1,179 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"backpressure/internal/challenges"
+	"backpressure/internal/game"
+	"backpressure/internal/sim"
+)
+
+// parseDesign decodes a design from a request body's design field. Every
+// problem is a 422 whose field is the JSON path from the body's root
+// ("design.components[2].params.replicas").
+func parseDesign(raw json.RawMessage) (sim.Design, []byte, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return sim.Design{}, nil, game.Invalid("the request is invalid", []game.FieldError{{Field: "design", Reason: "is required"}})
+	}
+	d, err := challenges.ParseDesign(raw)
+	if ps, ok := challenges.AsProblems(err); ok {
+		return sim.Design{}, nil, problemsError("the design is invalid", "design", ps)
+	}
+	if err != nil {
+		return sim.Design{}, nil, err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return sim.Design{}, nil, err
+	}
+	return d, compact.Bytes(), nil
+}
+
+// evaluate runs a design on a level in the worker pool, within the
+// simulation deadline and the client's lifetime.
+func (s *server) evaluate(ctx context.Context, kind string, l *challenges.Level, d sim.Design) (*challenges.Evaluation, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
+	defer cancel()
+	var ev *challenges.Evaluation
+	err := s.pool.run(ctx, kind, func(ctx context.Context) error {
+		var err error
+		ev, err = l.Evaluate(ctx, d)
+		return err
+	})
+	if ps, ok := challenges.AsProblems(err); ok {
+		return nil, problemsError("the design is invalid for this level", "design", ps)
+	}
+	return ev, err
+}
+
+type simulationRequest struct {
+	Level   string          `json:"level" validate:"required,max=64"`
+	Version int             `json:"version" validate:"min=0"`
+	Design  json.RawMessage `json:"design" validate:"required"`
+	// MaxPoints downsamples the timeline to at most this many ticks.
+	MaxPoints int `json:"max_points" validate:"omitempty,min=2,max=100000"`
+}
+
+type simulationResponse struct {
+	Slug       string                 `json:"slug"`
+	Version    int                    `json:"version"`
+	Evaluation *challenges.Evaluation `json:"evaluation"`
+	// Result is the engine's output; with max_points, Ticks holds one tick
+	// of every Every (the engine's own ticks, not averages) and the last.
+	Result     *sim.Result `json:"result"`
+	Every      int         `json:"every"`
+	TotalTicks int         `json:"total_ticks"`
+}
+
+// handleSimulate is a dry run: the full per-tick result, nothing stored.
+func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
+	var req simulationRequest
+	if err := decode(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d, _, err := parseDesign(req.Design)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stored, l, err := s.level(r.Context(), req.Level, req.Version)
+	if game.ErrorCode(err) == game.ENOTFOUND {
+		err = game.Invalid("the request is invalid", []game.FieldError{{Field: "level", Reason: "names no level (or no such version)"}})
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ev, err := s.evaluate(r.Context(), "simulation", l, d)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, every := downsample(ev.Result, req.MaxPoints)
+	writeJSON(w, r, http.StatusOK, simulationResponse{
+		Slug:       stored.Slug,
+		Version:    stored.Version,
+		Evaluation: ev,
+		Result:     res,
+		Every:      every,
+		TotalTicks: len(ev.Result.Ticks),
+	})
+}
+
+// downsample keeps every k-th tick (and the last) so that at most
+// maxPoints remain; maxPoints 0 keeps everything. It returns the result
+// to send and k.
+func downsample(res *sim.Result, maxPoints int) (*sim.Result, int) {
+	n := len(res.Ticks)
+	if maxPoints <= 0 || n <= maxPoints {
+		return res, 1
+	}
+	every := (n + maxPoints - 1) / maxPoints
+	out := *res
+	out.Ticks = make([]sim.Tick, 0, maxPoints)
+	for i := every - 1; i < n; i += every {
+		out.Ticks = append(out.Ticks, res.Ticks[i])
+	}
+	if last := res.Ticks[n-1]; out.Ticks[len(out.Ticks)-1].T != last.T {
+		if len(out.Ticks) < maxPoints {
+			out.Ticks = append(out.Ticks, last)
+		} else {
+			out.Ticks[len(out.Ticks)-1] = last
+		}
+	}
+	return &out, every
+}
+
+type hintRequest struct {
+	Version int             `json:"version" validate:"min=0"`
+	Design  json.RawMessage `json:"design" validate:"required"`
+}
+
+type hintResponse struct {
+	Slug    string           `json:"slug"`
+	Version int              `json:"version"`
+	Hint    *challenges.Hint `json:"hint"`
+}
+
+// handleHint finds the smallest single change that makes a design pass.
+func (s *server) handleHint(w http.ResponseWriter, r *http.Request) {
+	var req hintRequest
+	if err := decode(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d, _, err := parseDesign(req.Design)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stored, l, err := s.level(r.Context(), chi.URLParam(r, "slug"), req.Version)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.HintTimeout)
+	defer cancel()
+	var h *challenges.Hint
+	// A hint holds one worker but fans its candidate runs out over the
+	// CPUs itself (challenges.MaxHintRuns bounds them).
+	err = s.pool.run(ctx, "hint", func(ctx context.Context) error {
+		var err error
+		h, err = l.Hint(ctx, d)
+		return err
+	})
+	if ps, ok := challenges.AsProblems(err); ok {
+		err = problemsError("the design is invalid for this level", "design", ps)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, hintResponse{Slug: stored.Slug, Version: stored.Version, Hint: h})
+}

@@ -1,0 +1,55 @@
+package api
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"backpressure/internal/game"
+)
+
+// The persistence the transport needs, in the small pieces the handlers use.
+// internal/store/memstore and internal/store/pgstore both satisfy Store
+// (asserted in cmd/server and in this package's tests).
+
+// Players finds and changes accounts.
+type Players interface {
+	CreatePlayer(ctx context.Context, name string, role game.Role, tokenHash []byte) (game.Player, error)
+	PlayerByTokenHash(ctx context.Context, hash []byte) (game.Player, error)
+	PlayerByID(ctx context.Context, id uuid.UUID) (game.Player, error)
+	SetRole(ctx context.Context, playerID uuid.UUID, role game.Role) error
+}
+
+// Levels stores level versions. PutLevel is idempotent by content hash and
+// starts a new version when the current one has submissions.
+type Levels interface {
+	PutLevel(ctx context.Context, l game.Level) (game.Level, bool, error)
+	Level(ctx context.Context, slug string, version int) (game.Level, error)
+	Levels(ctx context.Context) ([]game.LevelSummary, error)
+}
+
+// Submissions stores submissions and, in the same transaction, boards.
+type Submissions interface {
+	CreateSubmission(ctx context.Context, sub game.Submission, idempotencyKey, requestHash string) (game.SubmissionReceipt, error)
+	Submission(ctx context.Context, id uuid.UUID) (game.Submission, error)
+}
+
+// Boards reads leaderboards with exact ranks.
+type Boards interface {
+	Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, error)
+	PlayerRank(ctx context.Context, slug string, version int, playerID uuid.UUID) (game.Entry, error)
+}
+
+// Pinger reports whether the store can serve requests.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Store is everything the server needs from persistence.
+type Store interface {
+	Players
+	Levels
+	Submissions
+	Boards
+	Pinger
+}

@@ -1,0 +1,50 @@
+// What the browser keeps between visits: the player's identity (name and token), the
+// last design per level, and the best result seen per level. Everything is in
+// localStorage under "bp." keys; a browser that refuses storage simply forgets.
+
+const get = (key) => {
+  try {
+    const v = localStorage.getItem(`bp.${key}`);
+    return v === null ? null : JSON.parse(v);
+  } catch {
+    return null;
+  }
+};
+const set = (key, value) => {
+  try {
+    if (value === null || value === undefined) localStorage.removeItem(`bp.${key}`);
+    else localStorage.setItem(`bp.${key}`, JSON.stringify(value));
+  } catch {
+    /* storage full or refused: nothing to do */
+  }
+};
+
+// player is {id, name, token} or null.
+export const loadPlayer = () => get('player');
+export const savePlayer = (p) => set('player', p);
+
+export const loadDesign = (slug) => get(`design.${slug}`);
+export const saveDesign = (slug, design) => set(`design.${slug}`, design);
+export const forgetDesign = (slug) => set(`design.${slug}`, null);
+
+// progress is {passed, best, rank} as last seen for this player on this level.
+export const loadProgress = (slug) => get(`progress.${slug}`);
+export function saveProgress(slug, update) {
+  const cur = get(`progress.${slug}`) || {};
+  const next = { ...cur, ...update };
+  if (cur.best != null && update.best != null) next.best = Math.max(cur.best, update.best);
+  next.passed = Boolean(cur.passed || update.passed);
+  set(`progress.${slug}`, next);
+  return next;
+}
+export const loadSpeed = () => get('speed');
+export const saveSpeed = (s) => set('speed', s);
+
+// forgetProgress drops every level's progress (the server no longer knows the player).
+export function forgetProgress() {
+  try {
+    for (const k of Object.keys(localStorage)) if (k.startsWith('bp.progress.')) localStorage.removeItem(k);
+  } catch {
+    /* nothing kept, nothing to forget */
+  }
+}

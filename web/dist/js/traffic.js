@@ -1,0 +1,62 @@
+// The level's offered load over time, for the briefing's chart before any run. It mirrors
+// the engine's traffic curve (internal/sim/traffic.go: constant, ramp, step, wave, spikes)
+// and its traffic_spike chaos (ingress × multiplier while the event lasts).
+import { chaosId } from './diagram.js';
+
+export function rateAt(tr, t) {
+  let r = tr.rps || 0;
+  switch (tr.kind) {
+    case 'ramp':
+      if (t <= (tr.start_sec || 0)) break;
+      if (t >= (tr.end_sec || 0)) r = tr.to_rps || 0;
+      else r = tr.rps + ((tr.to_rps || 0) - tr.rps) * (t - (tr.start_sec || 0)) / ((tr.end_sec || 0) - (tr.start_sec || 0));
+      break;
+    case 'step':
+      for (const s of tr.steps || []) {
+        if (t < s.at_sec) break;
+        r = s.rps;
+      }
+      break;
+    case 'wave':
+      r = tr.rps + (tr.amplitude_rps || 0) * Math.sin(2 * Math.PI * (t + (tr.phase_sec || 0)) / (tr.period_sec || 1));
+      break;
+    default:
+  }
+  for (const s of tr.spikes || []) {
+    if (t >= s.at_sec && t < s.at_sec + (s.duration_sec || 0)) r += s.rps;
+  }
+  return Math.max(r, 0);
+}
+
+// curve samples the level's offered load: {xs, base, withChaos}, one point per tick (at
+// most ~600 points).
+export function curve(run) {
+  const dur = run.duration_sec || 0;
+  const tick = (run.tick_ms || 100) / 1000;
+  const n = Math.min(600, Math.max(2, Math.ceil(dur / tick)));
+  const step = dur / n;
+  const xs = [];
+  const base = [];
+  const withChaos = [];
+  const spikes = (run.chaos || []).filter((e) => e.kind === 'traffic_spike');
+  for (let i = 0; i <= n; i++) {
+    const t = i * step;
+    const r = rateAt(run.traffic || {}, t);
+    let m = 1;
+    for (const e of spikes) if (t >= e.at_sec && t < e.at_sec + (e.duration_sec || 0)) m *= e.params?.multiplier || 1;
+    xs.push(t);
+    base.push(r);
+    withChaos.push(r * m);
+  }
+  return { xs, base, withChaos, hasSpike: spikes.length > 0 };
+}
+
+// eventBands turns the chaos schedule into chart bands.
+export function eventBands(chaos, label) {
+  return (chaos || []).map((e) => ({
+    id: chaosId(e),
+    start: e.at_sec,
+    end: e.at_sec + (e.duration_sec || 0),
+    label: label ? label(e) : chaosId(e),
+  }));
+}

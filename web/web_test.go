@@ -1,0 +1,46 @@
+package web
+
+import (
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestFS checks that the embedded client is complete: every local file that index.html,
+// the stylesheets and the modules refer to is embedded.
+func TestFS(t *testing.T) {
+	fsys := FS()
+	if _, err := fs.Stat(fsys, "index.html"); err != nil {
+		t.Fatalf("index.html: %v", err)
+	}
+	refs := regexp.MustCompile(`(?:href|src)="([^"#:]+)"|from '([^']+)'|import\('([^']+)'\)|url\(([^)'"]+)\)`)
+	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		ext := filepath.Ext(path)
+		if strings.HasPrefix(path, "vendor/") || (ext != ".html" && ext != ".js" && ext != ".css") {
+			return nil
+		}
+		data, err := fs.ReadFile(fsys, path)
+		if err != nil {
+			return err
+		}
+		for _, m := range refs.FindAllStringSubmatch(string(data), -1) {
+			ref := m[1] + m[2] + m[3] + m[4]
+			if ref == "" || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "#") || strings.HasPrefix(ref, "data:") {
+				continue
+			}
+			target := filepath.ToSlash(filepath.Join(filepath.Dir(path), ref))
+			if _, err := fs.Stat(fsys, target); err != nil {
+				t.Errorf("%s refers to %s, which is not embedded", path, ref)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
