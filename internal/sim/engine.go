@@ -135,7 +135,6 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		}
 	}
 
-	m.computeDemand(st)
 	m.detectSplitBrain(t, st)
 
 	// Outcomes of the client's attempts, and the latency of those answered.
@@ -530,13 +529,12 @@ func (m *model) updateHoldTimes(st *runState) bool {
 }
 
 // downstreamMean is the mean time a request at node n spends in calls below it.
-func (m *model) downstreamMean(n int, st *runState) float64 {
-	return m.downstream(n, st, func(c *node) float64 { return c.meanResp })
-}
+func (m *model) downstreamMean(n int, st *runState) float64 { return m.downstream(n, st, false) }
 
-// downstream averages resp over the calls a request at node n makes below it, weighted by
-// how the node splits its requests and by the share that goes on at all (cache misses).
-func (m *model) downstream(n int, st *runState, resp func(*node) float64) float64 {
+// downstream averages the children's mean response (their bare one if bare) over the calls
+// a request at node n makes below it, weighted by how the node splits its requests and by
+// the share that goes on at all (cache misses).
+func (m *model) downstream(n int, st *runState, bare bool) float64 {
 	nd := &m.nodes[n]
 	if len(nd.children) == 0 {
 		return 0
@@ -554,13 +552,21 @@ func (m *model) downstream(n int, st *runState, resp func(*node) float64) float6
 		if c.edge >= 0 && st.partitioned[c.edge] {
 			continue
 		}
+		r := c.meanResp
+		if bare {
+			r = c.bareResp
+		}
 		total += c.share
-		sum += c.share * resp(c)
+		sum += c.share * r
 	}
 	if total <= 0 {
 		// No split yet (nothing arrived): assume an even one.
 		for _, ch := range nd.children {
-			sum += resp(&m.nodes[ch])
+			if bare {
+				sum += m.nodes[ch].bareResp
+			} else {
+				sum += m.nodes[ch].meanResp
+			}
 		}
 		return frac * sum / float64(len(nd.children))
 	}
@@ -646,7 +652,7 @@ func (m *model) computeDemand(st *runState) {
 	}
 	for i := len(m.nodes) - 1; i >= 0; i-- {
 		nd := &m.nodes[i]
-		nd.bareResp = m.downstream(i, st, func(c *node) float64 { return c.bareResp })
+		nd.bareResp = m.downstream(i, st, true)
 		if nd.pool >= 0 {
 			pl := &m.pools[nd.pool]
 			nd.bareResp += pl.fixedSec + pl.serviceSec

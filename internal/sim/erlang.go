@@ -121,6 +121,9 @@ func mmcKBlockingFromB(c, buffer int, a, b float64) float64 {
 	}
 	r := a / float64(c)
 	n := float64(buffer)
+	if n*(1-r) > 40 {
+		return 0 // r^n < e^(−n(1−r)) < 5e-18 bounds the blocking: nothing is lost
+	}
 	switch {
 	case r < 1:
 		// Multiply through by B so that B underflowing to 0 gives 0, not 0/0.

@@ -44,13 +44,13 @@ func saturated(util, rejected, in float64) bool {
 func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	dt := m.dt
 	lastFifth := t == m.v.ticks-1-m.v.ticks/5
-	worst, worstUtil, anySaturated := -1, -1.0, false
+	anySaturated := false
 	steadyTick := t >= m.v.ticks/5
 	for i := range m.comps {
 		c := &m.comps[i]
 		ct := &tick.Components[i]
 		*ct = ComponentTick{}
-		var in, out, rej, errs, backlog, buffer, handled, ownUtil float64
+		var in, out, rej, errs, backlog, buffer, handled float64
 		failed := false
 		for _, p := range c.pools {
 			pl := &m.pools[p]
@@ -60,9 +60,6 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			buffer += pl.buffer
 			ct.Workers += pl.workers
 			ct.Utilization = max(ct.Utilization, pl.util)
-			if pl.workers > 0 && !pl.unlimited {
-				ownUtil = max(ownUtil, pl.demand/m.dt*(pl.serviceSec+pl.bareHold)/float64(pl.workers))
-			}
 			failed = failed || pl.failed
 			for _, n := range pl.nodes {
 				nd := &m.nodes[n]
@@ -138,18 +135,37 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		if lastFifth {
 			a.backlogAtLastFifth, a.lagAtLastFifth = backlog, ct.LagMs
 		}
-		if ct.Status == StatusSaturated || ownUtil >= 1 {
-			anySaturated = true
+		anySaturated = anySaturated || (ct.Status == StatusSaturated && !failed)
+	}
+	if st.acc.bottleneck < 0 && anySaturated {
+		m.findBottleneck(tick, st)
+	}
+}
+
+// findBottleneck names, at the first tick in which a tier saturates, the tier with the most
+// demand on its own work: not one whose workers merely wait on a slower tier below it.
+// (A tier whose own demand reaches its capacity is saturated itself, so no tick before the
+// first saturated one can have a bottleneck.)
+func (m *model) findBottleneck(tick *Tick, st *runState) {
+	m.computeDemand(st)
+	worst, worstUtil := -1, -1.0
+	for i := range m.comps {
+		c := &m.comps[i]
+		if c.failed {
+			continue
 		}
-		// The bottleneck is the tier with the most demand on its own work (computeDemand), not one whose
-		// workers merely wait on a slower tier below it.
-		if !failed && ownUtil > worstUtil {
-			worst, worstUtil = i, ownUtil
+		for _, p := range c.pools {
+			pl := &m.pools[p]
+			if pl.workers == 0 || pl.unlimited {
+				continue
+			}
+			if u := pl.demand / m.dt * (pl.serviceSec + pl.bareHold) / float64(pl.workers); u > worstUtil {
+				worst, worstUtil = i, u
+			}
 		}
 	}
-	if st.acc.bottleneck < 0 && anySaturated && worst >= 0 {
-		st.acc.bottleneck, st.acc.bottleneckAt = worst, tick.T
-		st.acc.bottleneckUtil = worstUtil
+	if worst >= 0 {
+		st.acc.bottleneck, st.acc.bottleneckAt, st.acc.bottleneckUtil = worst, tick.T, worstUtil
 	}
 }
 
