@@ -189,11 +189,11 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		tick.ErrorRate = lost / done
 	}
 	if served+timedOut > 0 {
-		tick.MeanMs = meanSec / answered * 1000
-		tick.P50Ms = st.lat.quantiles[0] * 1000
-		tick.P95Ms = st.lat.quantiles[1] * 1000
-		tick.P99Ms = st.lat.quantiles[2] * 1000
-		st.hist.add(served+timedOut, st.lat.quantiles)
+		mean := meanSec / answered
+		q := st.lat.scaled(mean)
+		tick.MeanMs = mean * 1000
+		tick.P50Ms, tick.P95Ms, tick.P99Ms = q[0]*1000, q[1]*1000, q[2]*1000
+		st.hist.add(served+timedOut, q)
 	}
 	tick.Events = st.events.activeIDs()
 	m.recordComponents(t, tick, st)

@@ -6,23 +6,23 @@ import "math"
 // request can take. They are recomputed only when an input has moved by more than
 // latencyTolerance since the last computation (any hop's fixed time, service rate, wait
 // rate or wait probability, any injected latency, any path's share of the answers);
-// otherwise the tick reuses the last quantiles and timeout shares, for at most
-// latencyRefreshTicks ticks, after which any change at all triggers a recomputation, so
-// that a steady state reports its exact values. Means are exact every tick. The tolerance
-// bounds the staleness of a quantile to about the same relative amount.
-const (
-	latencyTolerance    = 0.01
-	latencyRefreshTicks = 10
-)
+// otherwise the tick reuses the last quantiles and timeout shares. Once the inputs stop
+// moving (a tick's inputs equal the previous tick's), any difference at all from the last
+// computation triggers one, so that a steady state reports its exact values. Means are
+// exact every tick, and between computations the quantiles follow the exact mean (scaled).
+const latencyTolerance = 0.01
 
 type latencyCache struct {
 	valid     bool
-	age       int       // ticks since the last computation
 	stages    []Stage   // per pool, at the last computation
 	extra     []float64 // per edge
 	weights   []float64 // per node: share of the answers
+	prev      []Stage   // per pool, in the previous tick
+	prevExtra []float64
+	prevW     []float64
 	late      []float64 // per node: share of its answers slower than the client timeout
 	quantiles [3]float64
+	meanAt    float64   // the mix's mean latency when the quantiles were computed
 	compP99   []float64 // per component, seconds
 	compMean  []float64
 	groups    pathGroups
@@ -32,6 +32,9 @@ func (lc *latencyCache) init(m *model) {
 	lc.stages = make([]Stage, len(m.pools))
 	lc.extra = make([]float64, len(m.edgeTo))
 	lc.weights = make([]float64, len(m.nodes))
+	lc.prev = make([]Stage, len(m.pools))
+	lc.prevExtra = make([]float64, len(m.edgeTo))
+	lc.prevW = make([]float64, len(m.nodes))
 	lc.late = make([]float64, len(m.nodes))
 	lc.compP99 = make([]float64, len(m.comps))
 	lc.compMean = make([]float64, len(m.comps))
@@ -138,35 +141,44 @@ func stageMoved(a, b Stage, tol float64) bool {
 }
 
 // stale reports whether the inputs moved beyond the tolerance since the last computation,
-// or at all once the last computation is latencyRefreshTicks old.
+// or at all once they have settled.
 func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
+	settled := true
+	for p := range m.pools {
+		s := m.pools[p].stage
+		settled = settled && s == lc.prev[p]
+		lc.prev[p] = s
+	}
+	for e, x := range st.extraSec {
+		settled = settled && x == lc.prevExtra[e]
+		lc.prevExtra[e] = x
+	}
+	for i := range m.nodes {
+		w := 0.0
+		if nd := &m.nodes[i]; !nd.background && answered > 0 {
+			w = nd.terminal / answered
+		}
+		settled = settled && w == lc.prevW[i]
+		lc.prevW[i] = w
+	}
 	if !lc.valid {
 		return true
 	}
-	lc.age++
 	tol := latencyTolerance
-	if lc.age >= latencyRefreshTicks {
+	if settled {
 		tol = 0
 	}
 	for p := range m.pools {
-		if stageMoved(lc.stages[p], m.pools[p].stage, tol) {
+		if stageMoved(lc.stages[p], lc.prev[p], tol) {
 			return true
 		}
 	}
-	for e, x := range st.extraSec {
+	for e, x := range lc.prevExtra {
 		if moved(lc.extra[e], x, tol) {
 			return true
 		}
 	}
-	for i := range m.nodes {
-		nd := &m.nodes[i]
-		if nd.background {
-			continue
-		}
-		w := 0.0
-		if answered > 0 {
-			w = nd.terminal / answered
-		}
+	for i, w := range lc.prevW {
 		if math.Abs(w-lc.weights[i]) > tol*math.Max(math.Max(w, lc.weights[i]), 0.001) || (tol == 0 && w != lc.weights[i]) {
 			return true
 		}
@@ -181,7 +193,7 @@ func (m *model) latencies(st *runState, answered float64) {
 	if !lc.stale(m, st, answered) {
 		return
 	}
-	lc.valid, lc.age = true, 0
+	lc.valid = true
 	for p := range m.pools {
 		lc.stages[p] = m.pools[p].stage
 	}
@@ -227,6 +239,7 @@ func (m *model) latencies(st *runState, answered float64) {
 		}
 	}
 	st.mix.Quantiles(tickQuantiles, lc.quantiles[:])
+	lc.meanAt = st.mix.Mean()
 	for i := range m.comps {
 		c := &m.comps[i]
 		st.compMix.Reset()
@@ -243,4 +256,16 @@ func (m *model) latencies(st *runState, answered float64) {
 			lc.compP99[i], lc.compMean[i] = q[0], st.compMix.Mean()
 		}
 	}
+}
+
+// scaled returns the quantiles carried to this tick's exact mean: between computations the
+// shape of the distribution is kept and its scale follows the mean, so a stale quantile is
+// off only by how much the shape changed.
+func (lc *latencyCache) scaled(mean float64) [3]float64 {
+	q := lc.quantiles
+	if lc.meanAt > 0 && mean > 0 {
+		k := mean / lc.meanAt
+		q[0], q[1], q[2] = q[0]*k, q[1]*k, q[2]*k
+	}
+	return q
 }

@@ -62,7 +62,8 @@ func TestMoreBottleneckCapacityNeverHurts(t *testing.T) {
 	}
 }
 
-// Latency is monotone in load: more traffic never lowers the steady-state p50, p95 or p99.
+// Latency is monotone in load: more traffic never lowers the steady-state p50, p95 or p99
+// (beyond the latency cache's documented tolerance).
 func TestLatencyMonotoneInLoad(t *testing.T) {
 	d := bottleneckDesign(10)
 	prev := [3]float64{}
@@ -76,7 +77,9 @@ func TestLatencyMonotoneInLoad(t *testing.T) {
 			steady(r, func(tk Tick) float64 { return tk.P99Ms }),
 		}
 		for i := range got {
-			if got[i] < prev[i]*(1-1e-9) {
+			// Quantiles are recomputed when an input moves by latencyTolerance (latcache.go):
+			// in a saturated plateau they may wobble within it, never beyond.
+			if got[i] < prev[i]*(1-latencyTolerance) {
 				t.Errorf("%v rps: quantile %d fell from %.4f to %.4f ms", rps, i, prev[i], got[i])
 			}
 		}
