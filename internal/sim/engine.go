@@ -22,6 +22,7 @@ func Run(ctx context.Context, d Design, cfg Config) (*Result, error) {
 // runState is what the tick loop carries besides the model's own state.
 type runState struct {
 	retries     [][]float64 // ring over ticks × retry generation (1..max)
+	retryDelay  []int       // ticks from a failure to retry number g
 	genShare    []float64
 	mix         LatencyMix // the tick's request mix
 	pathMix     LatencyMix // one path, for its timeout share
@@ -69,6 +70,7 @@ func (m *model) newRunState() *runState {
 		}
 	}
 	st := &runState{
+		retryDelay:  make([]int, cl.MaxRetries+1),
 		retries:     make([][]float64, maxDelay+1),
 		genShare:    make([]float64, cl.MaxRetries+1),
 		partitioned: make([]bool, len(m.edgeTo)),
@@ -76,6 +78,9 @@ func (m *model) newRunState() *runState {
 	}
 	for i := range st.retries {
 		st.retries[i] = make([]float64, cl.MaxRetries+1)
+	}
+	for g := 1; g <= cl.MaxRetries; g++ {
+		st.retryDelay[g] = m.retryDelayTicks(g)
 	}
 	st.hist.init()
 	st.lat.init(m)
@@ -323,7 +328,7 @@ func (m *model) queueing(pl *pool, lambda float64) {
 		pl.capRate = math.Inf(1)
 		pl.processed, pl.rejected = pl.in+pl.backlog0, 0
 		pl.util = lambda / pl.nominalRPS
-		pl.errRate = pl.baseErr + math.Pow(min(pl.util, 1), 3)*pl.loadErr
+		pl.errRate = loadErrorRate(pl)
 		return
 	}
 	c := pl.workers
@@ -366,7 +371,14 @@ func (m *model) queueing(pl *pool, lambda float64) {
 		pl.util = maxReportedUtil // no workers at all, yet work waiting
 	}
 	pl.util = min(pl.util, maxReportedUtil)
-	pl.errRate = min(1, pl.baseErr+math.Pow(min(pl.util, 1), 3)*pl.loadErr)
+	pl.errRate = loadErrorRate(pl)
+}
+
+// loadErrorRate is a pool's own error rate: base + utilisation³ × factor (seed
+// simulation-design), so errors accelerate sharply as a pool nears its limit.
+func loadErrorRate(pl *pool) float64 {
+	u := min(pl.util, 1)
+	return min(1, pl.baseErr+u*u*u*pl.loadErr)
 }
 
 // finish decides what happens to the requests node n's pool finished.
@@ -634,7 +646,7 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) {
 	}
 	for g := 0; g < maxR; g++ {
 		amount := failed * st.genShare[g] * scale
-		st.retries[(t+m.retryDelayTicks(g+1))%len(st.retries)][g+1] += amount
+		st.retries[(t+st.retryDelay[g+1])%len(st.retries)][g+1] += amount
 	}
 	st.acc.dropped += failed*st.genShare[maxR] + want*(1-scale)
 }
