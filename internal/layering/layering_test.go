@@ -1,0 +1,66 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// imports lists every package of the module with its direct imports.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "backpressure/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkgs[fields[0]] = fields[1:]
+	}
+	return pkgs
+}
+
+func TestImportRules(t *testing.T) {
+	pkgs := imports(t)
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found %d packages; expected the whole module", len(pkgs))
+	}
+	// The engine is a leaf and pure: nothing of ours, no I/O, no clock, no randomness.
+	simForbidden := []string{"backpressure/", "net", "os", "time", "database/sql", "math/rand", "io", "sync"}
+	for _, imp := range pkgs["backpressure/internal/sim"] {
+		for _, f := range simForbidden {
+			if imp == f || strings.HasPrefix(imp, f+"/") || (strings.HasSuffix(f, "/") && strings.HasPrefix(imp, f)) {
+				t.Errorf("internal/sim imports %s", imp)
+			}
+		}
+	}
+	allowed := map[string][]string{
+		"backpressure/internal/challenges":     {"backpressure/internal/sim", "backpressure/challenges"},
+		"backpressure/internal/game":           {},
+		"backpressure/internal/store/memstore": {"backpressure/internal/game"},
+		"backpressure/internal/store/pgstore":  {"backpressure/internal/game", "backpressure/migrations"},
+	}
+	for pkg, ok := range allowed {
+		for _, imp := range pkgs[pkg] {
+			if !strings.HasPrefix(imp, "backpressure/") {
+				continue
+			}
+			found := false
+			for _, a := range ok {
+				found = found || imp == a
+			}
+			if !found {
+				t.Errorf("%s imports %s; it may import only %v of ours", pkg, imp, ok)
+			}
+		}
+	}
+	// The transport sits on top: only the server's main package wires it in.
+	for pkg, imps := range pkgs {
+		for _, imp := range imps {
+			if imp == "backpressure/internal/api" && pkg != "backpressure/cmd/server" {
+				t.Errorf("%s imports internal/api; nothing but cmd/server may", pkg)
+			}
+		}
+	}
+}
