@@ -29,9 +29,9 @@ func FuzzRun(f *testing.F) {
 		if err := dec.Decode(&in); err != nil {
 			return
 		}
-		if in.Config.DurationSec > 5 {
-			in.Config.DurationSec = 5 // keep each case fast; sizes are checked by validation tests
-		}
+		// Keep each case fast; the limits on size are checked by the validation tests.
+		in.Config.DurationSec = min(in.Config.DurationSec, 5)
+		in.Config.TickMs = max(in.Config.TickMs, 100)
 		r, err := Run(context.Background(), in.Design, in.Config)
 		if err != nil {
 			if _, ok := err.(Problems); !ok {

@@ -175,9 +175,17 @@ func compile(v *validated) (*model, error) {
 		return nil, Problems{{Path: "edges", Reason: fmt.Sprintf(
 			"the services call each other in so many ways that requests have more than %d distinct paths; simplify the calls between services", maxRouteNodes)}}
 	}
+	if work := len(m.nodes) * v.ticks; work > maxNodeTicks {
+		return nil, Problems{{Path: "duration_sec", Reason: fmt.Sprintf(
+			"a design with %d request paths simulated for %d ticks is too large to run (%d path-ticks; the limit is %d): shorten the run or lengthen its ticks",
+			len(m.nodes), v.ticks, work, maxNodeTicks)}}
+	}
 	m.orderPools()
 	return m, nil
 }
+
+// maxNodeTicks bounds the work of one run (route nodes × ticks), about ten seconds of one core.
+const maxNodeTicks = 50_000_000
 
 func speedOf(it InstanceType) float64 {
 	if it.Speed > 0 {

@@ -55,7 +55,9 @@ func str(name string, def string, doc string) ParamSpec {
 // Limits on numbers are explicit so that no design can make the engine overflow or spin:
 // a pool never has more than maxWorkers workers, a buffer never more than maxBuffer places.
 const (
-	maxWorkers = 100_000
+	maxWorkers = 10_000
+	// maxCacheNodes bounds a cache cluster (memory_gb over its instance type's memory).
+	maxCacheNodes = 64
 	maxBuffer  = 10_000_000
 )
 
@@ -97,7 +99,7 @@ var paramTable = map[Kind][]ParamSpec{
 		num("scale_in_delay_sec", 0, 7200, 300, "time utilisation must stay low before replicas are removed"),
 	},
 	KindServerless: {
-		integer("max_concurrency", 1, 100_000, 1000, "concurrent executions; beyond it requests are throttled (429)"),
+		integer("max_concurrency", 1, 10_000, 1000, "concurrent executions; beyond it requests are throttled (429)"),
 		num("service_time_ms", 0.01, 900_000, 20, "execution time per request, excluding synchronous downstream calls"),
 		num("cold_start_ms", 0, 60_000, 250, "extra latency of an invocation that has to start a new instance"),
 		num("idle_timeout_sec", 0, 86_400, 600, "an instance idle this long is reclaimed, so the next invocation starts cold"),

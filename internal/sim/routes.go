@@ -10,7 +10,7 @@ package sim
 
 // maxRouteNodes bounds the route trees. Services that call each other in a dense mesh have
 // combinatorially many simple paths; such a design is refused rather than simulated slowly.
-const maxRouteNodes = 50_000
+const maxRouteNodes = 10_000
 
 func (m *model) newNode(nd node) int {
 	if len(m.nodes) >= maxRouteNodes {

@@ -105,8 +105,11 @@ func validate(d Design, cfg Config) (*validated, error) {
 		if c.Type == KindContainerPool && v.params[i].f("min_replicas") > v.params[i].f("max_replicas") {
 			errs.add(path+".params.min_replicas", "must not exceed max_replicas")
 		}
-		if w := workersOf(c.Type, v.params[i]); w > maxWorkers {
-			errs.addf(path+".params", "gives %d workers; the limit is %d", w, maxWorkers)
+		if w := workersOf(c.Type, v.params[i], v.types[i]); w > maxWorkers {
+			errs.addf(path+".params", "gives %d workers in one pool; the limit is %d", w, maxWorkers)
+		}
+		if mem, it := v.params[i].f("memory_gb"), v.types[i]; c.Type == KindCache && it.MemoryGB > 0 && mem > maxCacheNodes*it.MemoryGB {
+			errs.addf(path+".params.memory_gb", "needs more than %d nodes of %g GB; choose a larger instance type", maxCacheNodes, it.MemoryGB)
 		}
 	}
 
@@ -193,16 +196,22 @@ func calleeHint(k Kind) string {
 	return ""
 }
 
-func workersOf(k Kind, p paramValues) int {
+// workersOf is the largest pool of workers a component can have: the engine's cost of a
+// pool grows with its workers, so the limit keeps every run fast.
+func workersOf(k Kind, p paramValues, it InstanceType) int {
 	switch k {
 	case KindAppService:
 		return p.i("replicas") * p.i("concurrency")
 	case KindContainerPool:
 		return p.i("max_replicas") * p.i("concurrency")
+	case KindServerless:
+		return p.i("max_concurrency")
 	case KindDatabase:
-		return p.i("connections") * (1 + p.i("read_replicas"))
+		return p.i("connections")
 	case KindQueue:
 		return p.i("workers")
+	case KindLoadBalancer, KindAPIGateway:
+		return int(p.f("instances") * it.CapacityRPS * gatewayServiceSec)
 	}
 	return 0
 }
