@@ -479,3 +479,31 @@ func TestServerlessMemoryBuysSpeed(t *testing.T) {
 		t.Errorf("mean latency at 512/1024/1769/4096 MB = %.1f/%.1f/%.1f/%.1f ms: want faster with memory up to 1,769 MB", slow, base, fast, capped)
 	}
 }
+
+// The timed-out share is read from the latency tail, so it rises smoothly as the system
+// slows, not as a step at the timeout (seed architecture-simulator's model had the step).
+func TestTimeoutsRiseSmoothly(t *testing.T) {
+	var shares []float64
+	for q := 10.0; q <= 60; q += 1 {
+		d := mustDesign(t, fmt.Sprintf(`{"components":[
+		 {"id":"app","type":"app_service","params":{"replicas":40}},
+		 {"id":"db","type":"database","params":{"connections":40,"query_time_ms":%g}}],
+		 "edges":[{"from":"app","to":"db"}]}`, q))
+		cfg := constant(500, 10)
+		cfg.Client = Client{TimeoutMs: 100}
+		r := mustRun(t, d, cfg)
+		shares = append(shares, steady(r, func(tk Tick) float64 { return tk.TimedOutRPS / tk.OfferedRPS }))
+	}
+	between := 0
+	for i, s := range shares {
+		if s > 0.01 && s < 0.99 {
+			between++
+		}
+		if i > 0 && math.Abs(s-shares[i-1]) > 0.15 {
+			t.Errorf("timed-out share jumps from %.3f to %.3f between query times %d and %d ms", shares[i-1], s, 9+i, 10+i)
+		}
+	}
+	if between < 5 {
+		t.Errorf("timed-out shares %v: want a gradual rise, not a step", shares)
+	}
+}
