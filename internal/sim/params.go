@@ -58,7 +58,7 @@ const (
 	maxWorkers = 10_000
 	// maxCacheNodes bounds a cache cluster (memory_gb over its instance type's memory).
 	maxCacheNodes = 64
-	maxBuffer  = 10_000_000
+	maxBuffer     = 10_000_000
 )
 
 var commonParams = []ParamSpec{
