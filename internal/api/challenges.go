@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
@@ -149,6 +150,15 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 			{Field: "slug", Reason: "must be " + strconv.Quote(pathSlug) + ", the slug in the path"}}))
 		return
 	}
+	author, _ := playerFrom(ctx)
+	rec, err := levelRecord(l, false, s.now())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// The configured admin is not a player (uuid.Nil): its levels have
+	// no owner, and only admins may change them.
+	rec.OwnerID = author.ID
 	current, err := s.store.Level(ctx, l.Slug, 0)
 	exists := err == nil
 	switch {
@@ -161,13 +171,25 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	case exists && current.Builtin:
 		s.writeError(w, r, errorf(game.EFORBIDDEN, "%q is a built-in level; built-in levels change only with a server release", l.Slug))
 		return
-	}
-	rec, err := levelRecord(l, false, s.now())
-	if err != nil {
-		s.writeError(w, r, err)
+	case exists && author.Role != game.RoleAdmin && (current.OwnerID == uuid.Nil || current.OwnerID != author.ID):
+		// The owner never changes once the slug exists, so this check
+		// cannot be raced.
+		s.writeError(w, r, errorf(game.EFORBIDDEN, "%q belongs to another author; only its owner or an admin may change it", l.Slug))
 		return
 	}
-	stored, written, err := s.store.PutLevel(ctx, rec)
+	var stored game.Level
+	var written bool
+	if exists {
+		stored, written, err = s.store.PutLevel(ctx, rec)
+	} else {
+		// Insert-only: of two concurrent creations of one slug (by POST
+		// or PUT) exactly one wins; the other gets 409.
+		stored, err = s.store.CreateLevel(ctx, rec)
+		written = err == nil
+		if game.ErrorCode(err) == game.ECONFLICT {
+			err = errorf(game.ECONFLICT, "a level %q already exists; change it with PUT /v1/challenges/%s", l.Slug, l.Slug)
+		}
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -184,7 +206,6 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 		outcome = uploadReplaced
 	}
 	if written {
-		author, _ := playerFrom(ctx)
 		s.logger(ctx).InfoContext(ctx, "level stored", "slug", stored.Slug, "version", stored.Version,
 			"outcome", outcome, "author_id", author.ID.String())
 	}

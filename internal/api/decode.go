@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 
@@ -41,7 +42,25 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, badRequest("the body is empty", game.FieldError{Field: "", Reason: "a JSON object is required"})
 	}
+	// encoding/json would silently turn invalid UTF-8 into U+FFFD, so a
+	// name or a design would be stored as something the client never sent.
+	if !utf8.Valid(body) {
+		return nil, badRequest("the body must be UTF-8",
+			game.FieldError{Field: "", Reason: fmt.Sprintf("invalid UTF-8 at byte %d", invalidUTF8At(body))})
+	}
 	return body, nil
+}
+
+// invalidUTF8At returns the offset of the first invalid UTF-8 sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
 }
 
 // decode reads a JSON body into v (a pointer to a request struct): strictly

@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -27,7 +29,13 @@ func (s *server) handleCreatePlayer(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := game.Invalid("the player is invalid", game.ValidName("name", req.Name)); err != nil {
+	fe := game.ValidName("name", req.Name)
+	if len(fe) == 0 && strings.ContainsRune(req.Name, utf8.RuneError) {
+		// What encoding/json makes of a lone UTF-16 surrogate (\ud800): the
+		// client did not send this character.
+		fe = append(fe, game.FieldError{Field: "name", Reason: "must be valid Unicode (no unpaired surrogates or U+FFFD)"})
+	}
+	if err := game.Invalid("the player is invalid", fe); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

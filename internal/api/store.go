@@ -21,9 +21,11 @@ type Players interface {
 }
 
 // Levels stores level versions. PutLevel is idempotent by content hash and
-// starts a new version when the current one has submissions.
+// starts a new version when the current one has submissions; CreateLevel
+// publishes a new slug, insert-only (ECONFLICT if it exists).
 type Levels interface {
 	PutLevel(ctx context.Context, l game.Level) (game.Level, bool, error)
+	CreateLevel(ctx context.Context, l game.Level) (game.Level, error)
 	Level(ctx context.Context, slug string, version int) (game.Level, error)
 	Levels(ctx context.Context) ([]game.LevelSummary, error)
 }
@@ -31,6 +33,10 @@ type Levels interface {
 // Submissions stores submissions and, in the same transaction, boards.
 type Submissions interface {
 	CreateSubmission(ctx context.Context, sub game.Submission, idempotencyKey, requestHash string) (game.SubmissionReceipt, error)
+	// SubmissionByIdempotencyKey finds the receipt of an earlier request
+	// (ENOTFOUND if none, ECONFLICT if its hash differs), so a retry
+	// skips the simulation.
+	SubmissionByIdempotencyKey(ctx context.Context, playerID uuid.UUID, key, requestHash string) (game.SubmissionReceipt, error)
 	Submission(ctx context.Context, id uuid.UUID) (game.Submission, error)
 }
 

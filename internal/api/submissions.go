@@ -99,6 +99,21 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	slug := chi.URLParam(r, "slug")
+	reqHash := requestHash(slug, req.Version, design)
+	if key != "" {
+		// A retry is answered from the store without simulating again.
+		// (A retry racing its first request finds nothing here; then
+		// CreateSubmission replays it.)
+		rec, err := s.store.SubmissionByIdempotencyKey(ctx, player.ID, key, reqHash)
+		switch {
+		case err == nil:
+			s.writeReceipt(w, r, player, rec)
+			return
+		case game.ErrorCode(err) != game.ENOTFOUND:
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	stored, l, err := s.level(ctx, slug, 0)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -137,11 +152,19 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	rec, err := s.store.CreateSubmission(storeCtx, sub, key, requestHash(slug, req.Version, design))
+	rec, err := s.store.CreateSubmission(storeCtx, sub, key, reqHash)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	s.writeReceipt(w, r, player, rec)
+}
+
+// writeReceipt answers a submission with its receipt (stored now or
+// replayed).
+func (s *server) writeReceipt(w http.ResponseWriter, r *http.Request, player game.Player, rec game.SubmissionReceipt) {
+	ctx := r.Context()
+	sub := rec.Submission
 	resp := submitResponse{
 		Submission: newSubmissionView(rec.Submission, player.Name),
 		Improved:   rec.Improved,

@@ -159,3 +159,11 @@ func ParseCursor(s string) (Cursor, error) {
 	copy(c.Key.PlayerID[:], b[18:])
 	return c, nil
 }
+
+// Beats reports whether k should replace o as one player's best: a higher
+// score, or the same score reached earlier. (Two submissions of one player
+// may commit out of order; the earlier reach of a score is the one that
+// counts, whichever commits first.)
+func (k BoardKey) Beats(o BoardKey) bool {
+	return k.Score > o.Score || (k.Score == o.Score && k.AchievedAt.Before(o.AchievedAt))
+}

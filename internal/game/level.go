@@ -3,6 +3,8 @@ package game
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Level is one version of a challenge. Its Definition is owned by the
@@ -19,6 +21,10 @@ type Level struct {
 	ContentHash string    `json:"content_hash"`
 	CreatedAt   time.Time `json:"created_at"`
 	Builtin     bool      `json:"builtin"`
+	// OwnerID is the player who created the slug (uuid.Nil for built-in
+	// levels and levels the configured admin created). Every version keeps
+	// its first version's owner; only the owner or an admin may change it.
+	OwnerID uuid.UUID `json:"owner_id"`
 }
 
 // LevelSummary is a Level without its definition, for listings.

@@ -145,6 +145,9 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	versions := s.levels[l.Slug]
+	if len(versions) > 0 {
+		l.OwnerID = versions[0].OwnerID // the owner of the slug never changes
+	}
 	if len(versions) == 0 {
 		l.Version = 1
 		s.levels[l.Slug] = []game.Level{l}
@@ -167,6 +170,30 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 	return copyLevel(l), true, nil
 }
 
+// CreateLevel stores l as version 1 of a new slug; see
+// pgstore.Store.CreateLevel.
+func (s *Store) CreateLevel(ctx context.Context, l game.Level) (game.Level, error) {
+	if err := l.Validate(); err != nil {
+		return game.Level{}, err
+	}
+	l.CreatedAt = game.Timestamp(l.CreatedAt)
+	l.Definition = clone(l.Definition)
+	l.Version = 1
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.levels[l.Slug]) > 0 {
+		return game.Level{}, game.Errorf(game.ECONFLICT, "a level %q already exists", l.Slug)
+	}
+	if l.OwnerID != uuid.Nil {
+		if _, ok := s.players[l.OwnerID]; !ok {
+			return game.Level{}, game.Errorf(game.ENOTFOUND, "player not found")
+		}
+	}
+	s.levels[l.Slug] = []game.Level{l}
+	s.boards[levelRef{l.Slug, 1}] = newBoard()
+	return copyLevel(l), nil
+}
+
 // dropFromGlobal removes the bests on old, a level version that just stopped
 // being current, from the global board.
 func (s *Store) dropFromGlobal(old *board) {
@@ -175,14 +202,7 @@ func (s *Store) dropFromGlobal(old *board) {
 		g := global.entries[player]
 		// A player reached their new total when they set the latest of
 		// their remaining current-version bests.
-		var latest *entry
-		for slug, versions := range s.levels {
-			b := s.boards[levelRef{slug, len(versions)}]
-			c, ok := b.entries[player]
-			if ok && (latest == nil || laterBest(c, *latest)) {
-				latest = &c
-			}
-		}
+		latest := s.latestCurrentBest(player)
 		if latest == nil {
 			global.remove(player)
 			continue
@@ -192,6 +212,20 @@ func (s *Store) dropFromGlobal(old *board) {
 			subID: latest.subID,
 		})
 	}
+}
+
+// latestCurrentBest returns the latest (by laterBest) of the player's bests
+// on current level versions, nil if they have none.
+func (s *Store) latestCurrentBest(player uuid.UUID) *entry {
+	var latest *entry
+	for slug, versions := range s.levels {
+		b := s.boards[levelRef{slug, len(versions)}]
+		c, ok := b.entries[player]
+		if ok && (latest == nil || laterBest(c, *latest)) {
+			latest = &c
+		}
+	}
+	return latest
 }
 
 // laterBest orders bests by (achieved_at, submission id), descending.
@@ -280,17 +314,24 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 	if sub.Passed {
 		b := s.boards[lref]
 		old, hadBest := b.entries[sub.PlayerID]
-		if !hadBest || sub.Score > old.key.Score {
+		key := game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID}
+		if !hadBest || key.Beats(old.key) {
 			rec.Improved = true
-			b.put(sub.PlayerID, entry{
-				key:   game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID},
-				subID: sub.ID,
-			})
+			b.put(sub.PlayerID, entry{key: key, subID: sub.ID})
 			if sub.Version == len(s.levels[sub.Slug]) { // current version
 				delta := sub.Score - old.key.Score // old is zero without a best
 				global := s.boards[levelRef{}]
 				g, onGlobal := global.entries[sub.PlayerID]
-				if !onGlobal || delta != 0 {
+				switch {
+				case hadBest && delta == 0:
+					// The same score reached earlier: the total was
+					// reached at the latest of the current bests.
+					latest := s.latestCurrentBest(sub.PlayerID)
+					global.put(sub.PlayerID, entry{
+						key:   game.BoardKey{Score: g.key.Score, AchievedAt: latest.key.AchievedAt, PlayerID: sub.PlayerID},
+						subID: latest.subID,
+					})
+				case !onGlobal || delta != 0:
 					global.put(sub.PlayerID, entry{
 						key:   game.BoardKey{Score: g.key.Score + delta, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID},
 						subID: sub.ID,
@@ -304,6 +345,26 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 		s.requests[ref] = request{hash: requestHash, subID: sub.ID, improved: rec.Improved, rank: rec.Rank}
 	}
 	return rec, nil
+}
+
+// SubmissionByIdempotencyKey returns the stored receipt of the player's
+// earlier request with key; see pgstore.Store.SubmissionByIdempotencyKey.
+func (s *Store) SubmissionByIdempotencyKey(ctx context.Context, playerID uuid.UUID, key, requestHash string) (game.SubmissionReceipt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	req, ok := s.requests[requestRef{playerID, key}]
+	if !ok || key == "" {
+		return game.SubmissionReceipt{}, game.Errorf(game.ENOTFOUND, "no request with this idempotency key")
+	}
+	if req.hash != requestHash {
+		return game.SubmissionReceipt{}, game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
+	}
+	return game.SubmissionReceipt{
+		Submission: copySubmission(s.submissions[req.subID]),
+		Improved:   req.improved,
+		Rank:       req.rank,
+		Replayed:   true,
+	}, nil
 }
 
 // Submission returns the submission with the given ID.

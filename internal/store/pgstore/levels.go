@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"backpressure/internal/game"
@@ -32,6 +33,9 @@ const (
 //     global board.
 //
 // l.Version is ignored; the returned level carries the version written.
+// l.OwnerID is used only for a new slug: every later version keeps the
+// owner of the first (callers check who may change a level; see CreateLevel
+// for publishing a new slug atomically).
 func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, error) {
 	if err := l.Validate(); err != nil {
 		return game.Level{}, false, err
@@ -61,6 +65,7 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 			out = cur
 			return nil
 		}
+		l.OwnerID = cur.OwnerID
 		var used bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM submissions WHERE slug = $1 AND version = $2)`,
 			l.Slug, cur.Version).Scan(&used); err != nil {
@@ -98,6 +103,38 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 	return out, created, nil
 }
 
+// CreateLevel stores l as version 1 of a new slug, owned by l.OwnerID
+// (uuid.Nil: no owner). It is insert-only: if the slug exists, in any
+// version, it writes nothing and returns ECONFLICT, so of two concurrent
+// creations of one slug exactly one succeeds.
+func (s *Store) CreateLevel(ctx context.Context, l game.Level) (game.Level, error) {
+	if err := l.Validate(); err != nil {
+		return game.Level{}, err
+	}
+	l.CreatedAt = game.Timestamp(l.CreatedAt)
+	l.Definition = append([]byte(nil), l.Definition...)
+	l.Version = 1
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		// The same lock as PutLevel: creation and replacement of one slug
+		// are serialised, so the existence check below is exact.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int4, hashtext($2))`, lockLevel, l.Slug); err != nil {
+			return err
+		}
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM levels WHERE slug = $1)`, l.Slug).Scan(&exists); err != nil {
+			return err
+		}
+		if exists {
+			return game.Errorf(game.ECONFLICT, "a level %q already exists", l.Slug)
+		}
+		return insertLevel(ctx, tx, l)
+	})
+	if err != nil {
+		return game.Level{}, translate("create level", err)
+	}
+	return l, nil
+}
+
 // insertLevel inserts l as the current version with a new, empty board.
 func insertLevel(ctx context.Context, tx pgx.Tx, l game.Level) error {
 	var boardID int64
@@ -110,21 +147,30 @@ func insertLevel(ctx context.Context, tx pgx.Tx, l game.Level) error {
 	}
 	_, err := tx.Exec(ctx, `
 		INSERT INTO levels (slug, version, title, difficulty, definition, content_hash, builtin,
-			created_at, is_current, board_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, $9)`,
+			created_at, is_current, board_id, owner_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, $9, $10)`,
 		l.Slug, l.Version, l.Title, l.Difficulty, []byte(l.Definition), l.ContentHash, l.Builtin,
-		l.CreatedAt, boardID)
+		l.CreatedAt, boardID, ownerArg(l.OwnerID))
 	return err
 }
 
-const levelColumns = `slug, version, title, difficulty, definition, content_hash, created_at, builtin`
+const levelColumns = `slug, version, title, difficulty, definition, content_hash, created_at, builtin, owner_id`
+
+// ownerArg stores uuid.Nil (no owner) as NULL.
+func ownerArg(id uuid.UUID) any {
+	if id == uuid.Nil {
+		return nil
+	}
+	return id
+}
 
 // scanLevel scans levelColumns followed by board_id.
 func scanLevel(row pgx.Row) (game.Level, int64, error) {
 	var l game.Level
 	var def []byte
 	var boardID int64
-	err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &def, &l.ContentHash, &l.CreatedAt, &l.Builtin, &boardID)
+	var owner *uuid.UUID
+	err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &def, &l.ContentHash, &l.CreatedAt, &l.Builtin, &owner, &boardID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return game.Level{}, 0, game.Errorf(game.ENOTFOUND, "level not found")
 	}
@@ -133,6 +179,9 @@ func scanLevel(row pgx.Row) (game.Level, int64, error) {
 	}
 	l.Definition = def
 	l.CreatedAt = l.CreatedAt.UTC()
+	if owner != nil {
+		l.OwnerID = *owner
+	}
 	return l, boardID, nil
 }
 

@@ -319,8 +319,8 @@ func TestMigrateConcurrently(t *testing.T) {
 	if err := pgstore.Pool(s).QueryRow(t.Context(), `SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty); err != nil {
 		t.Fatal(err)
 	}
-	if version != 1 || dirty {
-		t.Errorf("schema_migrations = %d dirty=%v, want 1 clean", version, dirty)
+	if version != 2 || dirty {
+		t.Errorf("schema_migrations = %d dirty=%v, want 2 clean", version, dirty)
 	}
 }
 

@@ -146,7 +146,7 @@ func conflictMessage(constraint string) string {
 
 func missingMessage(constraint string) string {
 	switch {
-	case strings.Contains(constraint, "player_id"):
+	case strings.Contains(constraint, "player_id"), strings.Contains(constraint, "owner_id"):
 		return "player not found"
 	case strings.Contains(constraint, "slug"), strings.Contains(constraint, "level"):
 		return "level not found"

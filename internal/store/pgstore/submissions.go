@@ -80,7 +80,11 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 				if hadBest {
 					delta -= oldScore
 				}
-				if err := s.addToGlobal(ctx, tx, sub.PlayerID, delta, sub.CreatedAt, sub.ID); err != nil {
+				// An equal score reached earlier replaced the best:
+				// the total is the same, but when it was reached may
+				// have changed.
+				retime := hadBest && delta == 0
+				if err := s.addToGlobal(ctx, tx, sub.PlayerID, delta, retime, sub.CreatedAt, sub.ID); err != nil {
 					return err
 				}
 			}
@@ -143,7 +147,7 @@ func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.Bo
 			SELECT score, achieved_at FROM board_entries WHERE board_id = $1 AND player_id = $2 FOR UPDATE`,
 			board, k.PlayerID).Scan(&old.Score, &old.AchievedAt)
 		if err == nil {
-			if k.Score <= old.Score {
+			if !k.Beats(old) {
 				return false, old.Score, true, nil
 			}
 			if _, err := tx.Exec(ctx, `
@@ -174,8 +178,9 @@ func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.Bo
 }
 
 // addToGlobal adds delta to the player's global total, which they reached at
-// time at with submission subID.
-func (s *Store) addToGlobal(ctx context.Context, tx pgx.Tx, player uuid.UUID, delta int64, at time.Time, subID uuid.UUID) error {
+// time at with submission subID. With retime (and delta 0) it instead
+// recomputes when the unchanged total was reached, see retimeGlobal.
+func (s *Store) addToGlobal(ctx context.Context, tx pgx.Tx, player uuid.UUID, delta int64, retime bool, at time.Time, subID uuid.UUID) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1::int4, 0)`, lockGlobal); err != nil {
 		return err
 	}
@@ -185,6 +190,13 @@ func (s *Store) addToGlobal(ctx context.Context, tx pgx.Tx, player uuid.UUID, de
 			SELECT score, achieved_at FROM board_entries WHERE board_id = 0 AND player_id = $1 FOR UPDATE`,
 			player).Scan(&old.Score, &old.AchievedAt)
 		if err == nil {
+			if delta == 0 && retime {
+				// An equal score reached earlier replaced a level best
+				// (two submissions of one player committing out of
+				// order): the time the total was reached is again the
+				// latest of the player's current bests.
+				return s.retimeGlobal(ctx, tx, old)
+			}
 			if delta == 0 {
 				return nil // same total, reached earlier
 			}
@@ -211,6 +223,68 @@ func (s *Store) addToGlobal(ctx context.Context, tx pgx.Tx, player uuid.UUID, de
 			return s.moveKey(ctx, tx, globalBoard, nil, nw)
 		}
 	}
+}
+
+// retimeGlobal sets the locked global entry old to the time, and
+// submission, of the latest of the player's current-version bests (the rule
+// dropFromGlobal uses too), moving its key in the buckets.
+func (s *Store) retimeGlobal(ctx context.Context, tx pgx.Tx, old game.BoardKey) error {
+	var at time.Time
+	var subID uuid.UUID
+	err := tx.QueryRow(ctx, `
+		SELECT c.achieved_at, c.submission_id
+		FROM board_entries c JOIN levels l ON l.board_id = c.board_id AND l.is_current
+		WHERE c.player_id = $1
+		ORDER BY c.achieved_at DESC, c.submission_id DESC LIMIT 1`, old.PlayerID).Scan(&at, &subID)
+	if err != nil {
+		return err
+	}
+	nw := game.BoardKey{Score: old.Score, AchievedAt: at, PlayerID: old.PlayerID}
+	if nw.Compare(old) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE board_entries SET achieved_at = $2, submission_id = $3
+		WHERE board_id = 0 AND player_id = $1`, old.PlayerID, at, subID); err != nil {
+		return err
+	}
+	return s.moveKey(ctx, tx, globalBoard, &old, nw)
+}
+
+// SubmissionByIdempotencyKey returns the stored receipt of the player's
+// earlier request with key, with Replayed set, so a retry can be answered
+// without running the simulation again. It returns ENOTFOUND if the key is
+// unused and ECONFLICT if it was used for a request whose hash differs from
+// requestHash. CreateSubmission stays the authority: a retry that races the
+// first request finds nothing here and is then replayed by it.
+func (s *Store) SubmissionByIdempotencyKey(ctx context.Context, playerID uuid.UUID, key, requestHash string) (game.SubmissionReceipt, error) {
+	if key == "" {
+		return game.SubmissionReceipt{}, game.Errorf(game.ENOTFOUND, "no request with this idempotency key")
+	}
+	var rec game.SubmissionReceipt
+	var storedHash string
+	var design, result []byte
+	sub := &rec.Submission
+	err := s.pool.QueryRow(ctx, `
+		SELECT r.request_hash, r.improved, r.rank,
+			s.id, s.player_id, s.slug, s.version, s.design, s.result, s.passed, s.score, s.created_at
+		FROM submission_requests r JOIN submissions s ON s.id = r.submission_id
+		WHERE r.player_id = $1 AND r.idempotency_key = $2`, playerID, key).Scan(
+		&storedHash, &rec.Improved, &rec.Rank,
+		&sub.ID, &sub.PlayerID, &sub.Slug, &sub.Version, &design, &result, &sub.Passed, &sub.Score, &sub.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return game.SubmissionReceipt{}, game.Errorf(game.ENOTFOUND, "no request with this idempotency key")
+	}
+	if err != nil {
+		return game.SubmissionReceipt{}, translate("submission by idempotency key", err)
+	}
+	if storedHash != requestHash {
+		return game.SubmissionReceipt{}, game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
+	}
+	sub.Design, sub.Result = design, result
+	sub.CreatedAt = sub.CreatedAt.UTC()
+	rec.Replayed = true
+	return rec, nil
 }
 
 const submissionColumns = `id, player_id, slug, version, design, result, passed, score, created_at`

@@ -19,14 +19,16 @@ func testBoardOrder(t *testing.T, f *fixture) {
 	m := newModel(ps)
 	m.addLevel("lvl")
 	// Equal scores rank by who reached them first; equal times by player
-	// ID; later equal scores do not move anyone.
+	// ID; later equal scores do not move anyone, an equal score reached
+	// earlier (stored late: requests commit in any order) does.
 	subs := []game.Submission{
 		newSub(ps[0].ID, "lvl", 1, 100, true, at(10)),
 		newSub(ps[1].ID, "lvl", 1, 100, true, at(5)),
 		newSub(ps[2].ID, "lvl", 1, 100, true, at(5)),
 		newSub(ps[3].ID, "lvl", 1, 300, true, at(20)),
 		newSub(ps[4].ID, "lvl", 1, 0, true, at(1)),
-		newSub(ps[1].ID, "lvl", 1, 100, true, at(1)), // equal, earlier: not an improvement
+		newSub(ps[1].ID, "lvl", 1, 100, true, at(1)), // equal, earlier: the new best
+		newSub(ps[2].ID, "lvl", 1, 100, true, at(7)), // equal, later: not an improvement
 		newSub(ps[5].ID, "lvl", 1, 100, true, at(5)),
 		newSub(ps[0].ID, "lvl", 1, 50, true, at(30)),
 	}
@@ -45,9 +47,9 @@ func testBoardOrder(t *testing.T, f *fixture) {
 		t.Errorf("board (-want +got):\n%s", diff)
 	}
 	// Spot-check the rule itself, independently of the model.
-	tied := []uuid.UUID{ps[1].ID, ps[2].ID, ps[5].ID}
+	tied := []uuid.UUID{ps[2].ID, ps[5].ID}
 	slices.SortFunc(tied, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
-	wantOrder := append([]uuid.UUID{ps[3].ID}, tied...)
+	wantOrder := append([]uuid.UUID{ps[3].ID, ps[1].ID}, tied...)
 	wantOrder = append(wantOrder, ps[0].ID, ps[4].ID)
 	var gotOrder []uuid.UUID
 	for _, e := range got {

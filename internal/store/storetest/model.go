@@ -47,14 +47,7 @@ func (m *model) newVersion(slug string) {
 	global := m.boards[boardRef{}]
 	for p, e := range old {
 		g := global[p]
-		var latest *game.Entry
-		for s, v := range m.current {
-			c, ok := m.boards[boardRef{s, v}][p]
-			if ok && (latest == nil || c.AchievedAt.After(latest.AchievedAt) ||
-				(c.AchievedAt.Equal(latest.AchievedAt) && bytes.Compare(c.SubmissionID[:], latest.SubmissionID[:]) > 0)) {
-				latest = &c
-			}
-		}
+		latest := m.latestCurrentBest(p)
 		if latest == nil {
 			delete(global, p)
 			continue
@@ -65,23 +58,43 @@ func (m *model) newVersion(slug string) {
 	}
 }
 
-// submit applies a stored submission and reports whether it improved.
+// latestCurrentBest is the player's latest best on a current level version
+// (by time, then submission ID), nil if none.
+func (m *model) latestCurrentBest(p uuid.UUID) *game.Entry {
+	var latest *game.Entry
+	for s, v := range m.current {
+		c, ok := m.boards[boardRef{s, v}][p]
+		if ok && (latest == nil || c.AchievedAt.After(latest.AchievedAt) ||
+			(c.AchievedAt.Equal(latest.AchievedAt) && bytes.Compare(c.SubmissionID[:], latest.SubmissionID[:]) > 0)) {
+			latest = &c
+		}
+	}
+	return latest
+}
+
+// submit applies a stored submission and reports whether it improved: a
+// higher score, or the same score reached earlier.
 func (m *model) submit(s game.Submission) bool {
 	if !s.Passed {
 		return false
 	}
 	b := m.boards[boardRef{s.Slug, s.Version}]
 	old, had := b[s.PlayerID]
-	if had && s.Score <= old.Score {
+	at := game.Timestamp(s.CreatedAt)
+	if had && !(game.BoardKey{Score: s.Score, AchievedAt: at}).Beats(old.Key()) {
 		return false
 	}
-	at := game.Timestamp(s.CreatedAt)
 	b[s.PlayerID] = game.Entry{PlayerID: s.PlayerID, PlayerName: m.names[s.PlayerID], Score: s.Score, AchievedAt: at, SubmissionID: s.ID}
 	if m.current[s.Slug] == s.Version {
 		global := m.boards[boardRef{}]
 		g, onGlobal := global[s.PlayerID]
 		delta := s.Score - old.Score
-		if !onGlobal || delta != 0 {
+		switch {
+		case had && delta == 0: // the same score reached earlier
+			latest := m.latestCurrentBest(s.PlayerID)
+			g.AchievedAt, g.SubmissionID = latest.AchievedAt, latest.SubmissionID
+			global[s.PlayerID] = g
+		case !onGlobal || delta != 0:
 			global[s.PlayerID] = game.Entry{PlayerID: s.PlayerID, PlayerName: m.names[s.PlayerID], Score: g.Score + delta, AchievedAt: at, SubmissionID: s.ID}
 		}
 	}

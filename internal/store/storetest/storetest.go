@@ -26,10 +26,12 @@ type Store interface {
 	SetRole(ctx context.Context, playerID uuid.UUID, role game.Role) error
 
 	PutLevel(ctx context.Context, l game.Level) (game.Level, bool, error)
+	CreateLevel(ctx context.Context, l game.Level) (game.Level, error)
 	Level(ctx context.Context, slug string, version int) (game.Level, error)
 	Levels(ctx context.Context) ([]game.LevelSummary, error)
 
 	CreateSubmission(ctx context.Context, sub game.Submission, idempotencyKey, requestHash string) (game.SubmissionReceipt, error)
+	SubmissionByIdempotencyKey(ctx context.Context, playerID uuid.UUID, key, requestHash string) (game.SubmissionReceipt, error)
 	Submission(ctx context.Context, id uuid.UUID) (game.Submission, error)
 
 	Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, error)
@@ -60,6 +62,10 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"GlobalBoard", testGlobalBoard},
 		{"GlobalBoardNewVersion", testGlobalBoardNewVersion},
 		{"ConcurrentSubmissions", testConcurrentSubmissions},
+		{"EqualScoreEarlierReachWins", testEqualScoreTies},
+		{"IdempotencyLookup", testIdempotencyLookup},
+		{"CreateLevelInsertOnly", testCreateLevel},
+		{"CreateLevelConcurrent", testCreateLevelConcurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS levels_owner;
+ALTER TABLE levels DROP COLUMN IF EXISTS owner_id;
