@@ -100,6 +100,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		SimTimeout:      duration("SIM_TIMEOUT", api.DefaultSimTimeout),
 		HintTimeout:     duration("HINT_TIMEOUT", api.DefaultHintTimeout),
 		MaxBodyBytes:    int64(integer("MAX_BODY_BYTES", api.DefaultMaxBodyBytes, 1024, 64<<20)),
+		MaxInFlight:     integer("MAX_INFLIGHT", 0, 1, 1_000_000),
 		RateLimitIP:     integer("RATE_LIMIT_IP", api.DefaultRateLimitIP, 0, 1_000_000),
 		RateLimitPlayer: integer("RATE_LIMIT_PLAYER", api.DefaultRateLimitPlayer, 0, 1_000_000),
 		RateLimitSim:    integer("RATE_LIMIT_SIM", api.DefaultRateLimitSim, 0, 1_000_000),

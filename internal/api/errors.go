@@ -22,7 +22,7 @@ const (
 	eUnsupportedMedia = "unsupported_media_type"
 	// eMethodNotAllowed: the path exists, the method does not.
 	eMethodNotAllowed = "method_not_allowed"
-	// eBusy: the simulation queue is full; retry later.
+	// eBusy: the simulation queue or the in-flight limit is full; retry later.
 	eBusy = "busy"
 )
 

@@ -22,6 +22,8 @@ type metrics struct {
 	queueDepth  prometheus.Gauge
 	running     prometheus.Gauge
 	rejections  prometheus.Counter
+	shed        prometheus.Counter
+	inFlight    prometheus.Gauge
 	rateLimited *prometheus.CounterVec
 }
 
@@ -58,6 +60,14 @@ func newMetrics() *metrics {
 			Name: "backpressure_sim_pool_rejections_total",
 			Help: "Simulation jobs refused with 503 because the queue was full.",
 		}),
+		shed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "backpressure_http_shed_total",
+			Help: "API requests refused with 503 because MAX_INFLIGHT requests were in progress.",
+		}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "backpressure_http_in_flight",
+			Help: "API requests in progress.",
+		}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "backpressure_rate_limited_total",
 			Help: "Requests refused with 429, by limit (address, player, simulation).",
@@ -67,7 +77,7 @@ func newMetrics() *metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.durations, m.simulations, m.simDuration,
-		m.queueDepth, m.running, m.rejections, m.rateLimited,
+		m.queueDepth, m.running, m.rejections, m.shed, m.inFlight, m.rateLimited,
 	)
 	return m
 }

@@ -289,3 +289,28 @@ func keyByPlayerOrAddress(r *http.Request) string {
 	}
 	return keyByAddress(r)
 }
+
+// errOverloaded is the refusal of a request beyond the in-flight limit.
+var errOverloaded = errorf(eBusy, "the server is at capacity; retry after the time in Retry-After")
+
+// limitInFlight sheds load: a request that finds MaxInFlight others in progress is refused
+// at once with 503 and Retry-After instead of waiting in memory. (chi's Throttle does the
+// same but answers in plain text; every error here is problem+json.)
+func (s *server) limitInFlight(next http.Handler) http.Handler {
+	slots := make(chan struct{}, s.cfg.MaxInFlight)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+		default:
+			s.metrics.shed.Inc()
+			s.writeError(w, r, errOverloaded)
+			return
+		}
+		s.metrics.inFlight.Inc()
+		defer func() {
+			s.metrics.inFlight.Dec()
+			<-slots
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -114,3 +114,39 @@ func TestBusyIs503(t *testing.T) {
 		t.Error("a full pool made the request wait")
 	}
 }
+
+// TestInFlightLimitShedsLoad checks that a request beyond MAX_INFLIGHT is refused at once
+// with a 503 problem and Retry-After, and that the slot comes back when a request ends.
+func TestInFlightLimitShedsLoad(t *testing.T) {
+	s := newServer(Deps{Store: memstore.New(), Config: Config{MaxInFlight: 1}})
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := s.limitInFlight(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	first := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		h.ServeHTTP(first, httptest.NewRequest("GET", "/v1/x", nil))
+		close(done)
+	}()
+	<-entered
+	second := httptest.NewRecorder()
+	h.ServeHTTP(second, httptest.NewRequest("GET", "/v1/x", nil))
+	if second.Code != http.StatusServiceUnavailable || second.Header().Get("Retry-After") == "" ||
+		second.Header().Get("Content-Type") != "application/problem+json" {
+		t.Errorf("second request: %d %v %s, want a 503 problem with Retry-After", second.Code, second.Header(), second.Body)
+	}
+	close(release)
+	<-done
+	if first.Code != http.StatusNoContent {
+		t.Errorf("first request: %d, want it served", first.Code)
+	}
+	third := httptest.NewRecorder()
+	go func() { <-entered }()
+	h.ServeHTTP(third, httptest.NewRequest("GET", "/v1/x", nil))
+	if third.Code != http.StatusNoContent {
+		t.Errorf("request after the first ended: %d, want it served", third.Code)
+	}
+}

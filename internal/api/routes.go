@@ -39,6 +39,7 @@ func (s *server) routes() *chi.Mux {
 	r.Route("/v1", func(r chi.Router) {
 		r.NotFound(s.handleNotFound)
 		r.MethodNotAllowed(s.handleMethodNotAllowed)
+		r.Use(s.limitInFlight)
 		r.Use(s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress))
 		r.Use(s.authenticate)
 		r.Use(s.rateLimit("player", s.cfg.RateLimitPlayer, keyByPlayer))

@@ -34,6 +34,11 @@ type Config struct {
 	// MaxBodyBytes caps every request body.
 	MaxBodyBytes int64
 
+	// MaxInFlight /v1 requests are served at once; one more is refused at once
+	// with 503 and Retry-After, so that overload is shed instead of queued in
+	// memory. 0 means DefaultMaxInFlightPerCPU per CPU.
+	MaxInFlight int
+
 	// Rate limits in requests per RateLimitWindow; 0 turns a limit off.
 	// RateLimitIP applies to every /v1 request by client address,
 	// RateLimitPlayer to authenticated requests by player, RateLimitSim to
@@ -53,14 +58,18 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultSimQueue        = 64
-	DefaultSimTimeout      = 10 * time.Second
-	DefaultHintTimeout     = 30 * time.Second
-	DefaultMaxBodyBytes    = 1 << 20
-	DefaultRateLimitIP     = 600
-	DefaultRateLimitPlayer = 300
-	DefaultRateLimitSim    = 60
-	DefaultRateLimitWindow = time.Minute
+	DefaultSimQueue     = 64
+	DefaultSimTimeout   = 10 * time.Second
+	DefaultHintTimeout  = 30 * time.Second
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxInFlightPerCPU: a CPU answers a tutorial submission in a few
+	// milliseconds, so 64 requests in progress per CPU keep it busy while
+	// bounding the memory overload can take.
+	DefaultMaxInFlightPerCPU = 64
+	DefaultRateLimitIP       = 600
+	DefaultRateLimitPlayer   = 300
+	DefaultRateLimitSim      = 60
+	DefaultRateLimitWindow   = time.Minute
 )
 
 // WithDefaults fills in every unset field. Rate limits are left alone: 0
@@ -68,6 +77,9 @@ const (
 func (c Config) WithDefaults() Config {
 	if c.SimWorkers <= 0 {
 		c.SimWorkers = runtime.GOMAXPROCS(0)
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlightPerCPU * runtime.GOMAXPROCS(0)
 	}
 	if c.SimQueue < 0 {
 		c.SimQueue = 0
