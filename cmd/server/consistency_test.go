@@ -14,16 +14,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestTwoServersOneDatabase runs two servers on loopback sharing one
-// database, fires concurrent submissions from many players at both, and
+// TestTwoServersOneDatabase runs two server processes on loopback sharing
+// one database, fires concurrent submissions from many players at both, and
 // checks that both serve the same leaderboard, equal to one computed by
 // brute force from the submissions: no lost or duplicated entries, and
 // ranks agree.
 func TestTwoServersOneDatabase(t *testing.T) {
 	t.Parallel()
 	env := testEnv(t)
-	a := startServer(t, maps.Clone(env))
-	b := startServer(t, maps.Clone(env))
+	a := startServerProcess(t, maps.Clone(env))
+	b := startServerProcess(t, maps.Clone(env))
 	servers := []*testServer{a, b}
 
 	const players, perPlayer = 24, 4
