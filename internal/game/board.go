@@ -167,3 +167,25 @@ func ParseCursor(s string) (Cursor, error) {
 func (k BoardKey) Beats(o BoardKey) bool {
 	return k.Score > o.Score || (k.Score == o.Score && k.AchievedAt.Before(o.AchievedAt))
 }
+
+// AroundWindow chooses how many of the b entries before a player and of the a entries from
+// the player on (the player first) make a page of at most limit entries with the player as
+// near the middle as the board allows. Both stores page around a player with it.
+func AroundWindow(b, a, limit int) (nb, na int) {
+	nb = min(b, (limit-1)/2)
+	na = min(a, limit-nb)
+	nb = min(b, limit-na)
+	return nb, na
+}
+
+// PageCursors returns the cursors of a non-empty page of ranked entries.
+func PageCursors(entries []Entry, total int64) (prev, next string) {
+	firstE, lastE := entries[0], entries[len(entries)-1]
+	if firstE.Rank > 1 {
+		prev = Cursor{Key: firstE.Key(), Before: true}.String()
+	}
+	if lastE.Rank < total {
+		next = Cursor{Key: lastE.Key()}.String()
+	}
+	return prev, next
+}

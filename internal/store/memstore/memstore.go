@@ -399,7 +399,7 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 			return game.BoardPage{}, game.Errorf(game.ENOTFOUND, "player is not on this board")
 		}
 		i := b.index(e.key)
-		nb, na := aroundWindow(min(i, q.Limit-1), min(len(b.order)-i, q.Limit), q.Limit)
+		nb, na := game.AroundWindow(min(i, q.Limit-1), min(len(b.order)-i, q.Limit), q.Limit)
 		from, to = i-nb, i+na
 	case cur == nil:
 		from, to = 0, min(q.Limit, len(b.order))
@@ -425,7 +425,7 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 		})
 	}
 	if len(page.Entries) > 0 {
-		page.Prev, page.Next = pageCursors(page.Entries, page.Total)
+		page.Prev, page.Next = game.PageCursors(page.Entries, page.Total)
 	}
 	return page, nil
 }
@@ -464,26 +464,6 @@ func (s *Store) board(slug string, version int) (*board, int, error) {
 		return nil, 0, game.Errorf(game.ENOTFOUND, "level not found")
 	}
 	return s.boards[levelRef{slug, l.Version}], l.Version, nil
-}
-
-// aroundWindow is pgstore's: how many of b entries before a player and a
-// from the player on make a page of at most limit, the player centred.
-func aroundWindow(b, a, limit int) (nb, na int) {
-	nb = min(b, (limit-1)/2)
-	na = min(a, limit-nb)
-	nb = min(b, limit-na)
-	return nb, na
-}
-
-func pageCursors(entries []game.Entry, total int64) (prev, next string) {
-	firstE, lastE := entries[0], entries[len(entries)-1]
-	if firstE.Rank > 1 {
-		prev = game.Cursor{Key: firstE.Key(), Before: true}.String()
-	}
-	if lastE.Rank < total {
-		next = game.Cursor{Key: lastE.Key()}.String()
-	}
-	return prev, next
 }
 
 type entry struct {

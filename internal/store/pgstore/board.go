@@ -51,7 +51,7 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 			if err != nil {
 				return err
 			}
-			nb, na := aroundWindow(len(before), len(after), q.Limit)
+			nb, na := game.AroundWindow(len(before), len(after), q.Limit)
 			before = before[:nb]
 			slices.Reverse(before)
 			entries = append(before, after[:na]...)
@@ -83,35 +83,13 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 			entries[i].Rank = first + int64(i)
 		}
 		page.Entries = entries
-		page.Prev, page.Next = pageCursors(entries, page.Total)
+		page.Prev, page.Next = game.PageCursors(entries, page.Total)
 		return nil
 	})
 	if err != nil {
 		return game.BoardPage{}, translate("board", err)
 	}
 	return page, nil
-}
-
-// aroundWindow chooses how many of the b entries before a player and of the
-// a entries from the player on (the player first) make a page of at most
-// limit entries with the player as near the middle as the board allows.
-func aroundWindow(b, a, limit int) (nb, na int) {
-	nb = min(b, (limit-1)/2)
-	na = min(a, limit-nb)
-	nb = min(b, limit-na)
-	return nb, na
-}
-
-// pageCursors returns the cursors of a non-empty page of ranked entries.
-func pageCursors(entries []game.Entry, total int64) (prev, next string) {
-	firstE, lastE := entries[0], entries[len(entries)-1]
-	if firstE.Rank > 1 {
-		prev = game.Cursor{Key: firstE.Key(), Before: true}.String()
-	}
-	if lastE.Rank < total {
-		next = game.Cursor{Key: lastE.Key()}.String()
-	}
-	return prev, next
 }
 
 // PlayerRank returns a player's entry, with its rank, on a board: slug ""
