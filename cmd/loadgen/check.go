@@ -224,14 +224,7 @@ func checkRanks(ctx context.Context, conn *pgx.Conn, serverURL string, players [
 		if err != nil {
 			return err
 		}
-		var page struct {
-			Entries []struct {
-				Rank     int64  `json:"rank"`
-				PlayerID string `json:"player_id"`
-				Score    int64  `json:"score"`
-			} `json:"entries"`
-			Total int64 `json:"total"`
-		}
+		var page boardPage
 		err = json.NewDecoder(resp.Body).Decode(&page)
 		resp.Body.Close()
 		if err != nil {
@@ -264,4 +257,14 @@ func checkRanks(ctx context.Context, conn *pgx.Conn, serverURL string, players [
 		}
 	}
 	return nil
+}
+
+// boardPage is what the load generator reads of a leaderboard page.
+type boardPage struct {
+	Entries []struct {
+		Rank     int64  `json:"rank"`
+		PlayerID string `json:"player_id"`
+		Score    int64  `json:"score"`
+	} `json:"entries"`
+	Total int64 `json:"total"`
 }

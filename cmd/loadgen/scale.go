@@ -166,14 +166,7 @@ func cmdScale(ctx context.Context, args []string) error {
 		return err
 	}
 
-	type page struct {
-		Entries []struct {
-			Rank     int64  `json:"rank"`
-			PlayerID string `json:"player_id"`
-			Score    int64  `json:"score"`
-		} `json:"entries"`
-		Total int64 `json:"total"`
-	}
+	type page = boardPage
 	rng := rand.New(rand.NewPCG(1, 2))
 	var results []scaleResult
 	var failures []string

@@ -287,15 +287,7 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 			return game.SubmissionReceipt{}, game.Errorf(game.ENOTFOUND, "player not found")
 		}
 		if req, ok := s.requests[ref]; ok {
-			if req.hash != requestHash {
-				return game.SubmissionReceipt{}, game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
-			}
-			return game.SubmissionReceipt{
-				Submission: copySubmission(s.submissions[req.subID]),
-				Improved:   req.improved,
-				Rank:       req.rank,
-				Replayed:   true,
-			}, nil
+			return s.replay(req, requestHash)
 		}
 	}
 	if _, ok := s.level(sub.Slug, sub.Version); !ok || sub.Version == 0 {
@@ -356,6 +348,11 @@ func (s *Store) SubmissionByIdempotencyKey(ctx context.Context, playerID uuid.UU
 	if !ok || key == "" {
 		return game.SubmissionReceipt{}, game.Errorf(game.ENOTFOUND, "no request with this idempotency key")
 	}
+	return s.replay(req, requestHash)
+}
+
+// replay is the first answer to a request again, if the request is the same one.
+func (s *Store) replay(req request, requestHash string) (game.SubmissionReceipt, error) {
 	if req.hash != requestHash {
 		return game.SubmissionReceipt{}, game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
 	}
