@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -15,7 +16,7 @@ func writeFile(name string, data []byte) error { return os.WriteFile(name, data,
 // cmdMedian prints the median of each figure over several -json reports.
 func cmdMedian(files []string) error {
 	if len(files) == 0 {
-		return fmt.Errorf("usage: loadgen median report.json...")
+		return errors.New("usage: loadgen median REPORT.json [REPORT.json ...]")
 	}
 	var reps []report
 	for _, f := range files {

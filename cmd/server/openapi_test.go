@@ -289,7 +289,7 @@ func hasType(v any, types []string) bool {
 }
 
 func jsonKind(v any) string {
-	switch v.(type) {
+	switch v := v.(type) {
 	case nil:
 		return "null"
 	case bool:
@@ -297,7 +297,7 @@ func jsonKind(v any) string {
 	case string:
 		return "a string"
 	case json.Number:
-		return "a number (" + v.(json.Number).String() + ")"
+		return "a number (" + v.String() + ")"
 	case map[string]any:
 		return "an object"
 	case []any:

@@ -115,9 +115,6 @@ type component struct {
 	gate   *gateState   // api gateways
 	scaler *scalerState // container pools
 	fn     *fnState     // serverless functions
-
-	// Scratch of the current tick for reporting.
-	in, out, rejected, errors float64
 }
 
 // model is a validated design compiled for the tick loop.

@@ -37,14 +37,6 @@ func (ps Problems) Error() string {
 	return b.String()
 }
 
-// err returns the problems as an error, or nil when there are none.
-func (ps Problems) err() error {
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
