@@ -75,6 +75,7 @@ func (m *model) newRunState() *runState {
 		genShare:    make([]float64, cl.MaxRetries+1),
 		partitioned: make([]bool, len(m.edgeTo)),
 		extraSec:    make([]float64, len(m.edgeTo)),
+		spikeMult:   1,
 	}
 	for i := range st.retries {
 		st.retries[i] = make([]float64, cl.MaxRetries+1)

@@ -52,6 +52,9 @@ func (m *model) warmupOf(e ChaosEvent, comp int) float64 {
 
 // apply sets the chaos state of the tick [t0, t1).
 func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
+	if !et.any(t0, t1) {
+		return // no event acts now, and none left any state behind in the last tick
+	}
 	for p := range m.pools {
 		m.pools[p].failed = false
 	}
@@ -92,6 +95,18 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 			st.extraSec[et.edge[i]] += e.Params.ExtraLatencyMs / 1000
 		}
 	}
+}
+
+// any reports whether an event acts in [t0, t1) or acted in the previous tick, whose
+// state must then be cleared.
+func (et *eventTracker) any(t0, t1 float64) bool {
+	for i, e := range et.events {
+		if et.active[i] || e.AtSec < t1 {
+			// Cheap and safe: once the first event has begun, every tick is applied.
+			return true
+		}
+	}
+	return false
 }
 
 // activeIDs returns the ids of the active events; ticks with the same set share one slice.

@@ -19,18 +19,19 @@ const (
 	histRatio  = 1.01
 )
 
-var histLogRatio = math.Log(histRatio)
+var (
+	histLogRatio = math.Log(histRatio)
+	histBins     = int(math.Ceil(math.Log(histMaxSec/histMinSec)/histLogRatio)) + 2
+)
 
-func histBins() int { return int(math.Ceil(math.Log(histMaxSec/histMinSec)/histLogRatio)) + 2 }
-
-func (h *latencyHistogram) init() { h.density = make([]float64, histBins()+1) }
+func (h *latencyHistogram) init() { h.density = make([]float64, histBins+1) }
 
 func histBin(x float64) int {
 	if x <= histMinSec {
 		return 0
 	}
 	b := int(math.Log(x/histMinSec) / histLogRatio)
-	return min(b, histBins()-1)
+	return min(b, histBins-1)
 }
 
 // spread adds mass uniformly (in log space) over [lo, hi].
