@@ -77,12 +77,7 @@ func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, _, err := parseDesign(req.Design)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	stored, l, err := s.level(r.Context(), req.Level, req.Version)
+	d, stored, l, err := s.designForLevel(r.Context(), req.Design, req.Level, req.Version)
 	if game.ErrorCode(err) == game.ENOTFOUND {
 		err = game.Invalid("the request is invalid", []game.FieldError{{Field: "level", Reason: "names no level (or no such version)"}})
 	}
@@ -148,12 +143,7 @@ func (s *server) handleHint(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, _, err := parseDesign(req.Design)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	stored, l, err := s.level(r.Context(), chi.URLParam(r, "slug"), req.Version)
+	d, stored, l, err := s.designForLevel(r.Context(), req.Design, chi.URLParam(r, "slug"), req.Version)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -176,4 +166,15 @@ func (s *server) handleHint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, r, http.StatusOK, hintResponse{Slug: stored.Slug, Version: stored.Version, Hint: h})
+}
+
+// designForLevel parses a request's design and finds the level (and version) it is for:
+// the common start of a dry run and a hint. A missing level is ENOTFOUND.
+func (s *server) designForLevel(ctx context.Context, raw json.RawMessage, slug string, version int) (sim.Design, game.Level, *challenges.Level, error) {
+	d, _, err := parseDesign(raw)
+	if err != nil {
+		return sim.Design{}, game.Level{}, nil, err
+	}
+	stored, l, err := s.level(ctx, slug, version)
+	return d, stored, l, err
 }
