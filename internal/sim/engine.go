@@ -25,7 +25,6 @@ type runState struct {
 	retryDelay  []int       // ticks from a failure to retry number g
 	genShare    []float64
 	mix         LatencyMix // the tick's request mix
-	pathMix     LatencyMix // one path, for its timeout share
 	compMix     LatencyMix // one component, for its own p99
 	lat         latencyCache
 	partitioned []bool    // per design edge

@@ -2,6 +2,9 @@ package sim
 
 import "math"
 
+// negligibleB is the Erlang-B value below which erlangB answers 0 (2^-60 ≈ 8.7e-19).
+const negligibleB = 0x1p-60
+
 // Exact M/M/c building blocks. Everything here is O(c), allocation-free and
 // total: any int and any float64 (including NaN, ±Inf, negative) yields a
 // probability in [0,1], because these run inside the tick loop where a
@@ -17,6 +20,12 @@ import "math"
 // but the reciprocal form has no division on the loop-carried dependency,
 // and four steps can be fused into one multiply-add on that dependency,
 // which makes c=640 several times faster than the textbook loop.
+//
+// A blocking probability below negligibleB is returned as 0: it would turn into
+// fewer than one request in 10^18 refused, and into a wait probability that the
+// latency model drops (minWaitProb). Stopping there saves a third of the
+// recursion for the large, lightly loaded pools (serverless concurrency, web
+// tiers), where the remaining steps only make B smaller.
 func erlangB(c int, a float64) float64 {
 	if c <= 0 {
 		return 1
@@ -38,8 +47,8 @@ func erlangB(c int, a float64) float64 {
 		p32 := x3 * x2
 		inv = (1 + x3 + p32 + p32*x1) + p32*(x1*x0)*inv
 		// While k ≤ a every I(k) ≤ k+1, so a huge I means k > a, all later
-		// factors exceed 1, and B only shrinks further below 1e-300.
-		if inv > 1e300 {
+		// factors exceed 1, and B only shrinks further: below negligibleB.
+		if inv > 1/negligibleB {
 			return 0
 		}
 	}

@@ -220,17 +220,16 @@ func (m *model) latencies(st *runState, answered float64) {
 	st.mix.Reset()
 	for g := range lc.groups.list {
 		grp := &lc.groups.list[g]
-		hops := lc.groups.stages[grp.start:grp.end]
 		st.mix.BeginPath(grp.weight)
-		st.pathMix.Reset()
-		st.pathMix.BeginPath(1)
-		for _, s := range hops {
+		for _, s := range lc.groups.stages[grp.start:grp.end] {
 			st.mix.AddStage(s)
-			st.pathMix.AddStage(s)
 		}
+	}
+	for g := range lc.groups.list {
+		grp := &lc.groups.list[g]
 		grp.late = 0
 		if timeout > 0 {
-			grp.late = st.pathMix.Tail(timeout)
+			grp.late = st.mix.PathTail(g, timeout)
 		}
 	}
 	for i, g := range lc.groups.ofNode {

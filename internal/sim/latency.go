@@ -132,6 +132,7 @@ type LatencyMix struct {
 type mixPath struct {
 	start  int // index of its first stage in stages
 	weight float64
+	comp   int // its index in comp once compiled; -1 if it has no weight
 }
 
 // compPath is one positive-weight path in expanded form.
@@ -194,7 +195,7 @@ func (m *LatencyMix) BeginPath(weight float64) {
 	if !(weight > 0) {
 		weight = 0
 	}
-	m.paths = append(m.paths, mixPath{start: len(m.stages), weight: min(weight, maxWeight)})
+	m.paths = append(m.paths, mixPath{start: len(m.stages), weight: min(weight, maxWeight), comp: -1})
 	m.dirty = true
 }
 
@@ -368,10 +369,25 @@ func (m *LatencyMix) bisect(lo, hi float64) float64 {
 	return lo + (hi-lo)/2
 }
 
+// PathTail is P(T > t) for path i of the mix alone (0 if it has no weight). It reads the
+// mix's own expansion, so a path's tail costs no second expansion.
+func (m *LatencyMix) PathTail(i int, t float64) float64 {
+	m.compile()
+	if i < 0 || i >= len(m.paths) || m.paths[i].comp < 0 || math.IsNaN(t) {
+		return 0
+	}
+	cp := &m.comp[m.paths[i].comp]
+	x := t - cp.fixed
+	if x < 0 {
+		return 1
+	}
+	s, _, _ := m.evalPath(cp, x)
+	return min(1, max(0, s))
+}
+
 // eval returns P(T > t), the density of T and its derivative for the mix.
 func (m *LatencyMix) eval(t float64) evalPoint {
 	var surv, dens, ddens float64
-	simple, high, coef := m.simple, m.high, m.coef
 	for ci := range m.comp {
 		cp := &m.comp[ci]
 		x := t - cp.fixed
@@ -379,32 +395,38 @@ func (m *LatencyMix) eval(t float64) evalPoint {
 			surv += cp.w
 			continue
 		}
-		var s, d, dd float64
-		for _, tm := range simple[cp.s0:cp.s1] {
-			y := tm.rho * x
-			if y > tm.skip {
-				continue
-			}
-			e := math.Exp(-y)
-			s += tm.s * e
-			d += tm.d * e
-			dd += tm.dd * e
-		}
-		for _, tm := range high[cp.h0:cp.h1] {
-			y := tm.rho * x
-			if y > tm.skip {
-				continue
-			}
-			ts, td, tdd := poissonSums(y, coef[tm.off:tm.off+3*tm.n])
-			s += ts
-			d += td
-			dd += tdd
-		}
+		s, d, dd := m.evalPath(cp, x)
 		surv += cp.w * min(1, max(0, s))
 		dens += cp.w * max(0, d)
 		ddens += cp.w * dd
 	}
 	return evalPoint{t: t, s: min(1, max(0, surv)), f: dens, df: ddens}
+}
+
+// evalPath returns one path's P(R > x), density and its derivative, x ≥ 0 past its fixed part.
+func (m *LatencyMix) evalPath(cp *compPath, x float64) (s, d, dd float64) {
+	for _, tm := range m.simple[cp.s0:cp.s1] {
+		y := tm.rho * x
+		if y > tm.skip {
+			continue
+		}
+		e := math.Exp(-y)
+		s += tm.s * e
+		d += tm.d * e
+		dd += tm.dd * e
+	}
+	coef := m.coef
+	for _, tm := range m.high[cp.h0:cp.h1] {
+		y := tm.rho * x
+		if y > tm.skip {
+			continue
+		}
+		ts, td, tdd := poissonSums(y, coef[tm.off:tm.off+3*tm.n])
+		s += ts
+		d += td
+		dd += tdd
+	}
+	return s, d, dd
 }
 
 // poissonSums returns Σ S_i π_i, Σ D_i π_i, Σ E_i π_i with π_i = e^{-y} y^i/i!
@@ -459,9 +481,11 @@ func (m *LatencyMix) compile() {
 	m.minFixed = 0
 	total := 0.0
 	for pi, p := range m.paths {
+		m.paths[pi].comp = -1
 		if p.weight <= 0 {
 			continue
 		}
+		m.paths[pi].comp = len(m.comp)
 		end := len(m.stages)
 		if pi+1 < len(m.paths) {
 			end = m.paths[pi+1].start

@@ -809,3 +809,40 @@ func BenchmarkLatencyMixRefillAndMean(b *testing.B) {
 		sinkFloat += m.Mean()
 	}
 }
+
+// A path's tail read from a mix's expansion is the tail of that path on its own, to the bit:
+// the engine reads timeout shares that way instead of expanding each path twice.
+func TestLatencyPathTailIsThePathAlone(t *testing.T) {
+	paths := [][]Stage{
+		{{Fixed: 0.001, ServiceRate: 2000}, mmcStage(3, 100, 250), {ServiceRate: 100, WaitProb: 0.3, WaitRate: 100}},
+		{{Fixed: 0.02}, mmcStage(1, 10, 9)},
+		{{ServiceRate: 50}, {ServiceRate: 50}, {ServiceRate: 50}}, // a triple pole
+		{{Fixed: 0.05}}, // deterministic
+	}
+	var mix LatencyMix
+	mix.BeginPath(0) // no weight: no tail
+	mix.AddStage(Stage{ServiceRate: 1})
+	for i, p := range paths {
+		mix.BeginPath(float64(i + 1))
+		for _, s := range p {
+			mix.AddStage(s)
+		}
+	}
+	if got := mix.PathTail(0, 0.01); got != 0 {
+		t.Errorf("weightless path: PathTail = %v, want 0", got)
+	}
+	for i, p := range paths {
+		var alone LatencyMix
+		for _, s := range p {
+			alone.AddStage(s)
+		}
+		for _, x := range []float64{0, 0.001, 0.01, 0.02, 0.05, 0.1, 0.5} {
+			if got, want := mix.PathTail(i+1, x), alone.Tail(x); got != want {
+				t.Errorf("path %d at %v s: PathTail = %v, Tail alone = %v", i, x, got, want)
+			}
+		}
+	}
+	if got := mix.PathTail(len(paths)+1, 0.01); got != 0 {
+		t.Errorf("path out of range: PathTail = %v, want 0", got)
+	}
+}
