@@ -45,7 +45,9 @@
 // injected latency, backlog wait), its exponential service time and, with the Erlang-C
 // probability, an exponential wait; a path is the sum of its hops and the tick's request mix
 // is the mixture of its paths weighted by the requests that finished on each. p50, p95 and
-// p99 are quantiles of that mixture (see latency.go for the method and its accuracy).
+// p99 are quantiles of that mixture (see latency.go for the method and its accuracy). Means
+// are exact every tick; quantiles are recomputed whenever an input moves by 1% of the
+// latency it affects and follow the exact mean in between (latcache.go, complat.go).
 //
 // Errors compose along a path: each pool fails its share base + utilisation³ × factor of
 // what it processes (seed simulation-design), failed nodes fail everything that reaches

@@ -154,19 +154,22 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		failed += nd.errors + nd.lost
 		answered += nd.terminal
 	}
-	m.latencies(st, answered)
-	var meanSec float64
 	for i := range m.nodes {
 		nd := &m.nodes[i]
 		if nd.background {
 			continue
 		}
 		// Mean latency from the ingress to this node's answer: parents come first.
-		nd.pathMean = stageMean(m.stageOf(i, st))
+		nd.pathMean = m.hopMean(i, st)
 		if nd.parent >= 0 {
 			nd.pathMean += m.nodes[nd.parent].pathMean
 		}
-		if nd.terminal <= 0 {
+	}
+	m.latencies(st, answered)
+	var meanSec float64
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		if nd.background || nd.terminal <= 0 {
 			continue
 		}
 		late := nd.terminal * st.lat.late[i]
@@ -265,7 +268,7 @@ func (m *model) resolvePool(p int, st *runState) {
 		if pl.durable {
 			pl.backlog1 = pl.backlog0
 		}
-		pl.stage = Stage{}
+		pl.stage, pl.meanSec = Stage{}, 0
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
 			nd.errors = nd.in
@@ -282,6 +285,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	if f := m.comps[pl.comp].fn; f != nil {
 		f.shape(pl, dt)
 	}
+	pl.meanSec = stageMean(pl.stage)
 
 	admittedAll := pl.in - pl.rejected + pl.backlog0
 	total := pl.in + gated
@@ -503,15 +507,8 @@ func (m *model) capacityOf(nd *node) float64 {
 func (m *model) updateHoldTimes(st *runState) bool {
 	for i := len(m.nodes) - 1; i >= 0; i-- { // children always follow their parent
 		nd := &m.nodes[i]
-		own := 0.0
-		if nd.pool >= 0 {
-			own = stageMean(m.pools[nd.pool].stage)
-		}
-		if nd.edge >= 0 {
-			own += st.extraSec[nd.edge]
-		}
 		nd.downMean = m.downstreamMean(i, st)
-		nd.meanResp = own + nd.downMean
+		nd.meanResp = m.hopMean(i, st) + nd.downMean
 	}
 	converged := true
 	for p := range m.pools {
@@ -592,6 +589,20 @@ func stageMean(s Stage) float64 {
 	}
 	if s.WaitProb > 0 && s.WaitRate > 0 {
 		mean += s.WaitProb / s.WaitRate
+	}
+	return mean
+}
+
+// hopMean is the mean of node n's contribution to the latency of a request passing through
+// it: stageMean(m.stageOf(n, st)).
+func (m *model) hopMean(n int, st *runState) float64 {
+	nd := &m.nodes[n]
+	mean := 0.0
+	if nd.pool >= 0 {
+		mean = m.pools[nd.pool].meanSec
+	}
+	if nd.edge >= 0 {
+		mean += st.extraSec[nd.edge]
 	}
 	return mean
 }

@@ -4,41 +4,48 @@ import "math"
 
 // Latency distributions are the costliest part of a tick: a mixture over every path a
 // request can take. They are recomputed only when an input has moved by more than
-// latencyTolerance since the last computation (any hop's fixed time, service rate, wait
-// rate or wait probability, any injected latency, any path's share of the answers);
-// otherwise the tick reuses the last quantiles and timeout shares. Once the inputs stop
-// moving (a tick's inputs equal the previous tick's), any difference at all from the last
-// computation triggers one, so that a steady state reports its exact values. Means are
-// exact every tick, and between computations the quantiles follow the exact mean (scaled).
+// latencyTolerance since the last computation: a hop's fixed time, mean service time or
+// mean wait by more than that share of the mean of the fastest path through it (a hop that
+// adds microseconds to requests that take tens of milliseconds moves nothing while its
+// own wait doubles), an injected latency by that share of itself, or a path's share of the
+// answers by that share of itself. Otherwise the tick reuses the last quantiles and timeout
+// shares. Once the inputs stop moving (a tick's inputs equal the previous tick's), any
+// difference at all from the last computation triggers one, so that a steady state reports
+// its exact values. Means are exact every tick, and between computations the quantiles
+// follow the exact mean (scaled). Each component's own p99 follows the same rule on its
+// own pools (complat.go).
 const latencyTolerance = 0.01
 
 type latencyCache struct {
 	valid     bool
 	stages    []Stage   // per pool, at the last computation
 	extra     []float64 // per edge
-	weights   []float64 // per node: share of the answers
+	hopScale  []float64 // per pool: mean of the fastest answered path through it (+Inf if none)
+	termAt    []float64 // per node: answers at the last computation
 	prev      []Stage   // per pool, in the previous tick
 	prevExtra []float64
-	prevW     []float64
+	prevTerm  []float64
+
+	answeredAt, prevAnswered float64
+
 	late      []float64 // per node: share of its answers slower than the client timeout
 	quantiles [3]float64
-	meanAt    float64   // the mix's mean latency when the quantiles were computed
-	compP99   []float64 // per component, seconds
-	compMean  []float64
+	meanAt    float64 // the mix's mean latency when the quantiles were computed
 	groups    pathGroups
+	comps     compLatency
 }
 
 func (lc *latencyCache) init(m *model) {
 	lc.stages = make([]Stage, len(m.pools))
 	lc.extra = make([]float64, len(m.edgeTo))
-	lc.weights = make([]float64, len(m.nodes))
+	lc.hopScale = make([]float64, len(m.pools))
+	lc.termAt = make([]float64, len(m.nodes))
 	lc.prev = make([]Stage, len(m.pools))
 	lc.prevExtra = make([]float64, len(m.edgeTo))
-	lc.prevW = make([]float64, len(m.nodes))
+	lc.prevTerm = make([]float64, len(m.nodes))
 	lc.late = make([]float64, len(m.nodes))
-	lc.compP99 = make([]float64, len(m.comps))
-	lc.compMean = make([]float64, len(m.comps))
 	lc.groups.init(len(m.nodes))
+	lc.comps.init(m)
 }
 
 // pathGroups gathers paths whose hops are identical, without allocating once grown.
@@ -113,37 +120,45 @@ func equalStages(a, b []Stage) bool {
 	return true
 }
 
-func moved(a, b, tol float64) bool {
-	return math.Abs(a-b) > tol*math.Max(math.Abs(a), math.Abs(b))
-}
-
-// stageMoved compares two versions of a hop by what they add to latency: its fixed part,
-// its mean service time and its mean wait, each against the hop's whole mean. A change
-// in a wait probability of one in a million moves nothing a player could see.
-func stageMoved(a, b Stage, tol float64) bool {
-	if tol == 0 {
+// stageMoved reports whether hop b differs from a, the hop at the last computation, by
+// more than scale in any of what it adds to latency: its fixed part, its mean service time
+// or its mean wait. (A change in a wait probability of one in a million moves nothing a
+// player could see.) The comparisons are cross-multiplied so that the check, which runs
+// for every pool every tick, divides nothing. scale 0 means any change at all.
+func stageMoved(a, b Stage, scale float64) bool {
+	if scale == 0 {
 		return a != b
 	}
-	scale := tol * math.Max(stageMean(a), stageMean(b))
-	svc := func(s Stage) float64 {
-		if s.ServiceRate > 0 {
-			return 1 / s.ServiceRate
-		}
-		return 0
+	if math.Abs(a.Fixed-b.Fixed) > scale {
+		return true
 	}
-	wait := func(s Stage) float64 {
-		if s.WaitProb > 0 && s.WaitRate > 0 {
-			return s.WaitProb / s.WaitRate
+	// |1/ra − 1/rb| > scale  ⇔  |rb − ra| > scale·ra·rb
+	switch ra, rb := a.ServiceRate, b.ServiceRate; {
+	case ra > 0 && rb > 0:
+		if math.Abs(rb-ra) > scale*ra*rb {
+			return true
 		}
-		return 0
+	case ra > 0 || rb > 0:
+		return true
 	}
-	return math.Abs(a.Fixed-b.Fixed) > scale || math.Abs(svc(a)-svc(b)) > scale || math.Abs(wait(a)-wait(b)) > scale
+	// |pa/wa − pb/wb| > scale  ⇔  |pa·wb − pb·wa| > scale·wa·wb
+	aWaits, bWaits := a.WaitProb > 0 && a.WaitRate > 0, b.WaitProb > 0 && b.WaitRate > 0
+	switch {
+	case aWaits && bWaits:
+		return math.Abs(a.WaitProb*b.WaitRate-b.WaitProb*a.WaitRate) > scale*a.WaitRate*b.WaitRate
+	case aWaits:
+		return a.WaitProb > scale*a.WaitRate
+	case bWaits:
+		return b.WaitProb > scale*b.WaitRate
+	}
+	return false
 }
 
 // stale reports whether the inputs moved beyond the tolerance since the last computation,
 // or at all once they have settled.
 func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
-	settled := true
+	settled := answered == lc.prevAnswered
+	lc.prevAnswered = answered
 	for p := range m.pools {
 		s := m.pools[p].stage
 		settled = settled && s == lc.prev[p]
@@ -154,12 +169,9 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		lc.prevExtra[e] = x
 	}
 	for i := range m.nodes {
-		w := 0.0
-		if nd := &m.nodes[i]; !nd.background && answered > 0 {
-			w = nd.terminal / answered
-		}
-		settled = settled && w == lc.prevW[i]
-		lc.prevW[i] = w
+		t := m.answers(i)
+		settled = settled && t == lc.prevTerm[i]
+		lc.prevTerm[i] = t
 	}
 	if !lc.valid {
 		return true
@@ -169,25 +181,52 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		tol = 0
 	}
 	for p := range m.pools {
-		if stageMoved(lc.stages[p], lc.prev[p], tol) {
+		scale := 0.0 // settled: any change
+		if tol > 0 {
+			scale = tol * lc.hopScale[p] // +Inf for a pool no answered path crosses
+		}
+		if stageMoved(lc.stages[p], lc.prev[p], scale) {
 			return true
 		}
 	}
 	for e, x := range lc.prevExtra {
-		if moved(lc.extra[e], x, tol) {
+		if math.Abs(lc.extra[e]-x) > tol*max(lc.extra[e], x) || (tol == 0 && lc.extra[e] != x) {
 			return true
 		}
 	}
-	for i, w := range lc.prevW {
-		if math.Abs(w-lc.weights[i]) > tol*math.Max(math.Max(w, lc.weights[i]), 0.001) || (tol == 0 && w != lc.weights[i]) {
+	if tol == 0 {
+		if answered != lc.answeredAt {
+			return true
+		}
+		for i, t := range lc.prevTerm {
+			if t != lc.termAt[i] {
+				return true
+			}
+		}
+		return false
+	}
+	// A path's share of the answers w = t/A against w0 = t0/A0 at the last computation:
+	// |w − w0| > tol·max(w, w0, 0.001), multiplied through by A·A0.
+	a0 := lc.answeredAt
+	for i, t := range lc.prevTerm {
+		x, y := t*a0, lc.termAt[i]*answered
+		if math.Abs(x-y) > tol*max(x, y, 0.001*answered*a0) {
 			return true
 		}
 	}
 	return false
 }
 
-// latencies brings st.lat up to date for this tick: quantiles of the request mix, each
-// path's timeout share and each component's own latency.
+// answers is how many of the tick's client requests node i answered (0 for background work).
+func (m *model) answers(i int) float64 {
+	if nd := &m.nodes[i]; !nd.background {
+		return nd.terminal
+	}
+	return 0
+}
+
+// latencies brings st.lat up to date for this tick: quantiles of the request mix and each
+// path's timeout share. It needs the nodes' path means of this tick.
 func (m *model) latencies(st *runState, answered float64) {
 	lc := &st.lat
 	if !lc.stale(m, st, answered) {
@@ -196,23 +235,28 @@ func (m *model) latencies(st *runState, answered float64) {
 	lc.valid = true
 	for p := range m.pools {
 		lc.stages[p] = m.pools[p].stage
+		lc.hopScale[p] = math.Inf(1)
 	}
 	copy(lc.extra, st.extraSec)
+	copy(lc.termAt, lc.prevTerm)
+	lc.answeredAt = answered
 	timeout := m.v.cfg.Client.TimeoutMs / 1000
 	// Paths with identical hops (identical replicas behind a balancer, say) have identical
 	// distributions: each distinct one is computed once.
 	lc.groups.reset()
 	for i := range m.nodes {
 		nd := &m.nodes[i]
-		lc.weights[i], lc.late[i] = 0, 0
+		lc.late[i] = 0
 		if nd.background || nd.terminal <= 0 {
 			continue
 		}
-		lc.weights[i] = nd.terminal / answered
 		start := len(lc.groups.stages)
 		for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
 			if s := m.stageOf(pn, st); s != (Stage{}) {
 				lc.groups.stages = append(lc.groups.stages, s)
+			}
+			if p := m.nodes[pn].pool; p >= 0 {
+				lc.hopScale[p] = min(lc.hopScale[p], nd.pathMean)
 			}
 		}
 		lc.groups.add(i, start, nd.terminal)
@@ -239,22 +283,6 @@ func (m *model) latencies(st *runState, answered float64) {
 	}
 	st.mix.Quantiles(tickQuantiles, lc.quantiles[:])
 	lc.meanAt = st.mix.Mean()
-	for i := range m.comps {
-		c := &m.comps[i]
-		st.compMix.Reset()
-		for _, p := range c.pools {
-			if pl := &m.pools[p]; pl.in > 0 && !pl.failed {
-				st.compMix.BeginPath(pl.in)
-				st.compMix.AddStage(pl.stage)
-			}
-		}
-		lc.compP99[i], lc.compMean[i] = 0, 0
-		if st.compMix.Len() > 0 {
-			var q [1]float64
-			st.compMix.Quantiles(p99Only, q[:])
-			lc.compP99[i], lc.compMean[i] = q[0], st.compMix.Mean()
-		}
-	}
 }
 
 // scaled returns the quantiles carried to this tick's exact mean: between computations the

@@ -78,8 +78,8 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		if in > 0 {
 			ct.ErrorRate = min(1, (rej+errs)/in)
 		}
-		ct.MeanMs = st.lat.compMean[i] * 1000
-		ct.P99Ms = st.lat.compP99[i] * 1000
+		mean, p99 := m.componentLatency(i, st)
+		ct.MeanMs, ct.P99Ms = mean*1000, p99*1000
 		switch c.kind {
 		case KindCache, KindCDN:
 			ct.HitRatio = c.hitNow

@@ -89,6 +89,7 @@ type pool struct {
 	bareHold                                float64 // mean time its workers would wait on calls if no callee queued
 	demand                                  float64
 	stage                                   Stage
+	meanSec                                 float64 // stageMean(stage)
 }
 
 // component holds what the engine knows of one design component besides its pools.

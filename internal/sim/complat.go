@@ -1,0 +1,107 @@
+package sim
+
+import "math"
+
+// Each component reports its own latency: the mean and p99 of a request's time in it, over
+// its pools (a database's primary and replicas, a queue's broker and consumers) weighted by
+// what each pool takes in. The mean is exact every tick. The p99 is recomputed when the
+// component's own inputs move, by the rule of latcache.go applied to the component alone
+// (a pool's stage by more than latencyTolerance of the component's mean, a pool's share of
+// the input by that share of itself, any change once they settle); in between it follows
+// the exact mean, scaled.
+type compLatency struct {
+	stageAt  []Stage   // per pool, at its component's last p99 computation
+	inAt     []float64 // per pool
+	prev     []Stage   // per pool, in the previous tick
+	prevIn   []float64 // per pool
+	p99At    []float64 // per component, seconds
+	meanAt   []float64
+	computed []bool
+}
+
+func (cl *compLatency) init(m *model) {
+	np, nc := len(m.pools), len(m.comps)
+	cl.stageAt, cl.prev = make([]Stage, np), make([]Stage, np)
+	cl.inAt, cl.prevIn = make([]float64, np), make([]float64, np)
+	cl.p99At, cl.meanAt, cl.computed = make([]float64, nc), make([]float64, nc), make([]bool, nc)
+}
+
+// componentLatency returns component i's mean and p99 latency this tick, in seconds; 0, 0
+// when none of its pools is serving.
+func (m *model) componentLatency(i int, st *runState) (mean, p99 float64) {
+	cl := &st.lat.comps
+	c := &m.comps[i]
+	var in, sum float64
+	settled := true
+	for _, p := range c.pools {
+		pl := &m.pools[p]
+		w := servingInput(pl)
+		settled = settled && pl.stage == cl.prev[p] && w == cl.prevIn[p]
+		cl.prev[p], cl.prevIn[p] = pl.stage, w
+		in += w
+		sum += w * pl.meanSec
+	}
+	if in <= 0 {
+		cl.computed[i] = false
+		return 0, 0
+	}
+	mean = sum / in
+	if cl.stale(m, c, i, in, settled) {
+		st.compMix.Reset()
+		for _, p := range c.pools {
+			pl := &m.pools[p]
+			cl.stageAt[p], cl.inAt[p] = pl.stage, servingInput(pl)
+			if w := cl.inAt[p]; w > 0 {
+				st.compMix.BeginPath(w)
+				st.compMix.AddStage(pl.stage)
+			}
+		}
+		var q [1]float64
+		st.compMix.Quantiles(p99Only, q[:])
+		cl.p99At[i], cl.meanAt[i], cl.computed[i] = q[0], mean, true
+		return mean, q[0]
+	}
+	p99 = cl.p99At[i]
+	if cl.meanAt[i] > 0 {
+		p99 *= mean / cl.meanAt[i]
+	}
+	return mean, p99
+}
+
+// servingInput is what a pool takes in, counted for its component's latency: nothing while
+// it is down.
+func servingInput(pl *pool) float64 {
+	if pl.failed || !(pl.in > 0) {
+		return 0
+	}
+	return pl.in
+}
+
+// stale reports whether component c's p99 must be recomputed: in is what its pools take in
+// this tick, settled whether they are exactly as in the previous tick.
+func (cl *compLatency) stale(m *model, c *component, i int, in float64, settled bool) bool {
+	if !cl.computed[i] {
+		return true
+	}
+	tol, scale := latencyTolerance, latencyTolerance*cl.meanAt[i]
+	if settled {
+		tol, scale = 0, 0
+	}
+	inAt := 0.0
+	for _, p := range c.pools {
+		inAt += cl.inAt[p]
+	}
+	for _, p := range c.pools {
+		pl := &m.pools[p]
+		if stageMoved(cl.stageAt[p], pl.stage, scale) {
+			return true
+		}
+		if len(c.pools) > 1 {
+			w, w0 := servingInput(pl)/in, cl.inAt[p]/inAt
+			if math.Abs(w-w0) > tol*max(w, w0) || (tol == 0 && w != w0) {
+				return true
+			}
+		}
+	}
+	return false
+}
