@@ -198,23 +198,15 @@ func (s *slidingMax) push(tick int, v float64, window int) float64 {
 }
 
 // gateOutcome sums what happened below a gateway node this tick: requests that failed
-// (refused, errors, timeouts) and all that finished.
+// (refused, errors, timeouts) and all that finished. A node's subtree is the run of nodes
+// after it up to subtreeEnd (routes are built depth first).
 func (m *model) gateOutcome(n int, st *runState) (failed, finished float64) {
-	for _, ch := range m.nodes[n].children {
-		f, d := m.subtreeOutcome(ch, st)
-		failed, finished = failed+f, finished+d
-	}
-	return failed, finished
-}
-
-func (m *model) subtreeOutcome(n int, st *runState) (failed, finished float64) {
-	nd := &m.nodes[n]
-	late := nd.terminal * st.lat.late[n]
-	failed = nd.rejected + nd.pushback + nd.errors + nd.lost + late
-	finished = failed + nd.terminal - late
-	for _, ch := range nd.children {
-		f, d := m.subtreeOutcome(ch, st)
-		failed, finished = failed+f, finished+d
+	for i := n + 1; i < m.nodes[n].subtreeEnd; i++ {
+		nd := &m.nodes[i]
+		late := nd.terminal * st.lat.late[i]
+		f := nd.rejected + nd.pushback + nd.errors + nd.lost + late
+		failed += f
+		finished += f + nd.terminal - late
 	}
 	return failed, finished
 }

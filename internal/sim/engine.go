@@ -153,12 +153,6 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		rejected += nd.rejected + nd.pushback
 		failed += nd.errors + nd.lost
 		answered += nd.terminal
-	}
-	for i := range m.nodes {
-		nd := &m.nodes[i]
-		if nd.background {
-			continue
-		}
 		// Mean latency from the ingress to this node's answer: parents come first.
 		nd.pathMean = m.hopMean(i, st)
 		if nd.parent >= 0 {

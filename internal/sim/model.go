@@ -46,6 +46,7 @@ type node struct {
 	weights    []float64 // static split weights (consistent hash), else nil
 	pathStart  int       // this node's path, root first, in model.paths
 	pathLen    int
+	subtreeEnd int // the nodes of its subtree are those from it up to this one, excluded
 
 	// State carried between ticks.
 	backlog   float64

@@ -229,6 +229,15 @@ func (m *model) buildPaths() {
 		}
 		m.nodes[i].pathStart, m.nodes[i].pathLen = start, len(p)
 	}
+	// Nodes are created depth first, so a subtree is a run of indices ending after the end
+	// of its last child's subtree.
+	for i := len(m.nodes) - 1; i >= 0; i-- {
+		nd := &m.nodes[i]
+		nd.subtreeEnd = i + 1
+		if k := len(nd.children); k > 0 {
+			nd.subtreeEnd = m.nodes[nd.children[k-1]].subtreeEnd
+		}
+	}
 }
 
 // orderPools sorts the pools so that a pool comes after every pool that sends it requests.
