@@ -87,11 +87,21 @@ type scalerState struct {
 	readyAt    float64
 	lowSince   float64 // -1 while utilisation is not low
 	lowDesired int     // the most replicas wanted while low
+
+	// The pool's parameters, read once: the scaler runs every tick.
+	target, outDelay, inDelay, queuePerReplica float64
+	minReplicas, maxReplicas, concurrency      int
+}
+
+func newScaler(p paramValues) *scalerState {
+	return &scalerState{replicas: p.i("min_replicas"), lowSince: -1,
+		target: p.f("target_utilization"), outDelay: p.f("scale_out_delay_sec"), inDelay: p.f("scale_in_delay_sec"),
+		queuePerReplica: p.f("queue_per_replica"), minReplicas: p.i("min_replicas"), maxReplicas: p.i("max_replicas"),
+		concurrency: p.i("concurrency")}
 }
 
 func (m *model) autoscale(c *component, t0 float64) {
 	s := c.scaler
-	p := c.p
 	pl := &m.pools[c.pools[0]]
 	util := pl.util
 	if pl.failed {
@@ -99,8 +109,8 @@ func (m *model) autoscale(c *component, t0 float64) {
 	}
 	// The utilisation was measured on the replicas that served the last tick: the wish is
 	// computed from those, before replicas that become ready now join.
-	desired := int(math.Ceil(float64(s.replicas)*util/p.f("target_utilization") - 1e-9))
-	desired = min(max(desired, p.i("min_replicas")), p.i("max_replicas"))
+	desired := int(math.Ceil(float64(s.replicas)*util/s.target - 1e-9))
+	desired = min(max(desired, s.minReplicas), s.maxReplicas)
 	if s.pending > 0 && t0 >= s.readyAt {
 		s.replicas, s.pending = s.pending, 0
 	}
@@ -108,7 +118,7 @@ func (m *model) autoscale(c *component, t0 float64) {
 	case desired > s.replicas:
 		s.lowSince = -1
 		if s.pending == 0 {
-			s.readyAt = t0 + p.f("scale_out_delay_sec")
+			s.readyAt = t0 + s.outDelay
 		}
 		s.pending = max(s.pending, desired)
 	case desired < s.replicas && s.pending == 0:
@@ -116,14 +126,14 @@ func (m *model) autoscale(c *component, t0 float64) {
 			s.lowSince, s.lowDesired = t0, desired
 		}
 		s.lowDesired = max(s.lowDesired, desired)
-		if t0-s.lowSince >= p.f("scale_in_delay_sec") {
+		if t0-s.lowSince >= s.inDelay {
 			s.replicas, s.lowSince = s.lowDesired, -1
 		}
 	default:
 		s.lowSince = -1
 	}
-	pl.workers = s.replicas * p.i("concurrency")
-	pl.buffer = float64(s.replicas) * p.f("queue_per_replica")
+	pl.workers = s.replicas * s.concurrency
+	pl.buffer = float64(s.replicas) * s.queuePerReplica
 	c.units = float64(s.replicas)
 }
 

@@ -263,6 +263,7 @@ func (m *model) resolvePool(p int, st *runState) {
 			pl.backlog1 = pl.backlog0
 		}
 		pl.stage, pl.meanSec = Stage{}, 0
+		pl.nodeRejected, pl.nodeFailed = 0, 0
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
 			nd.errors = nd.in
@@ -272,6 +273,7 @@ func (m *model) resolvePool(p int, st *runState) {
 			} else {
 				nd.errors += nd.backlog
 			}
+			pl.nodeFailed += nd.errors
 		}
 		return
 	}
@@ -283,6 +285,7 @@ func (m *model) resolvePool(p int, st *runState) {
 
 	admittedAll := pl.in - pl.rejected + pl.backlog0
 	total := pl.in + gated
+	pl.nodeRejected, pl.nodeFailed = 0, 0
 	pl.in, pl.rejected = total, pl.rejected+gated
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
@@ -312,6 +315,8 @@ func (m *model) resolvePool(p int, st *runState) {
 			pl.wProc += nd.processed
 		}
 		m.finish(n, st)
+		pl.nodeRejected += nd.rejected + nd.pushback
+		pl.nodeFailed += nd.errors + nd.lost
 	}
 }
 
@@ -398,7 +403,7 @@ func (m *model) finish(n int, st *runState) {
 	case roleEnqueue:
 		q := &m.comps[nd.comp]
 		consumer := &m.nodes[m.pools[q.pools[1]].nodes[0]]
-		space := max(0, q.p.f("buffer")-consumer.backlog-consumer.in)
+		space := max(0, q.queueBuffer-consumer.backlog-consumer.in)
 		stored := min(nd.ok, space)
 		nd.terminal = stored
 		nd.pushback = nd.ok - stored

@@ -61,11 +61,8 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.Workers += pl.workers
 			ct.Utilization = max(ct.Utilization, pl.util)
 			failed = failed || pl.failed
-			for _, n := range pl.nodes {
-				nd := &m.nodes[n]
-				rej += nd.rejected + nd.pushback
-				errs += nd.errors + nd.lost
-			}
+			rej += pl.nodeRejected
+			errs += pl.nodeFailed
 		}
 		if len(c.pools) > 0 {
 			handled = m.pools[c.pools[0]].processed
@@ -105,7 +102,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 				st.acc.comps[i].enqueued += consumers.in
 				st.acc.comps[i].drainable += consumers.capRate * dt
 			}
-			buffer = c.p.f("buffer")
+			buffer = c.queueBuffer
 			ct.QueueFill = min(1, backlog/buffer)
 		}
 		ct.CostPerHour = m.costPerHour(c, handled/dt, in/dt)
@@ -178,11 +175,11 @@ func (m *model) costPerHour(c *component, handledRPS, inRPS float64) float64 {
 	cost := c.units*it.PricePerHour + handledRPS*3600/1e6*it.PricePerMillion
 	switch c.kind {
 	case KindQueue:
-		cost += c.p.f("workers") * it.PricePerWorkerHour
+		cost += c.queueWorkers * it.PricePerWorkerHour
 	case KindServerless:
 		pl := &m.pools[c.pools[0]]
 		busy := handledRPS * (pl.serviceSec + pl.holdSec) // concurrent executions, by Little's law
-		cost += busy * c.p.f("memory_mb") / 1024 * 3600 * it.PricePerGBSecond
+		cost += busy * c.memoryGB * 3600 * it.PricePerGBSecond
 	}
 	return cost
 }

@@ -90,6 +90,7 @@ type pool struct {
 	bareHold                                float64 // mean time its workers would wait on calls if no callee queued
 	demand                                  float64
 	stage                                   Stage
+	nodeRejected, nodeFailed                float64 // over its nodes: refused (rejects, a full queue's push-back), failed (errors, nowhere to go)
 	meanSec                                 float64 // stageMean(stage)
 }
 
@@ -109,6 +110,10 @@ type component struct {
 	hitNow    float64
 
 	units float64 // priced units this tick (instances, replicas, nodes)
+
+	queueBuffer  float64 // queues: messages it holds
+	queueWorkers float64 // queues: consumer workers, priced per hour
+	memoryGB     float64 // serverless: memory per execution, priced per GB-second
 
 	algorithm    string // balancers
 	healthChecks bool
@@ -230,11 +235,12 @@ func (m *model) addPools(i int) {
 			buffer: p.f("queue_per_replica") * c.units, holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindContainerPool:
 		c.units = p.f("min_replicas")
-		c.scaler = &scalerState{replicas: p.i("min_replicas"), lowSince: -1}
+		c.scaler = newScaler(p)
 		m.newPool(i, pool{workers: p.i("min_replicas") * p.i("concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
 			buffer: p.f("queue_per_replica") * c.units, holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindServerless:
 		c.fn = newFn(p, m.dt)
+		c.memoryGB = p.f("memory_mb") / 1024
 		// CPU comes with memory: service_time_ms is at 1,024 MB; less memory is slower, more is
 		// faster up to a full core at 1,769 MB (as on the large public function platforms).
 		memSpeed := min(p.f("memory_mb"), fnFullCoreMB) / 1024
@@ -278,6 +284,7 @@ func (m *model) addPools(i int) {
 		}
 	case KindQueue:
 		c.units = 1
+		c.queueBuffer, c.queueWorkers = p.f("buffer"), p.f("workers")
 		broker := fixedPool(1, it, brokerServiceSec)
 		m.newPool(i, broker)
 		m.newPool(i, pool{workers: p.i("workers"), serviceSec: p.f("job_time_ms") / 1000 / speed, buffer: math.Inf(1),
