@@ -145,7 +145,14 @@ func stageMoved(a, b Stage, scale float64) bool {
 	aWaits, bWaits := a.WaitProb > 0 && a.WaitRate > 0, b.WaitProb > 0 && b.WaitRate > 0
 	switch {
 	case aWaits && bWaits:
-		return math.Abs(a.WaitProb*b.WaitRate-b.WaitProb*a.WaitRate) > scale*a.WaitRate*b.WaitRate
+		if math.Abs(a.WaitProb*b.WaitRate-b.WaitProb*a.WaitRate) > scale*a.WaitRate*b.WaitRate {
+			return true
+		}
+		// The same mean wait can have another shape (frequent short waits or rare long
+		// ones) when probability and rate move together. Each is also held on its own to
+		// what it would do to the mean: |Δp|/w > scale and p·|Δw|/w² > scale.
+		return math.Abs(a.WaitProb-b.WaitProb) > scale*a.WaitRate ||
+			a.WaitProb*math.Abs(a.WaitRate-b.WaitRate) > scale*a.WaitRate*a.WaitRate
 	case aWaits:
 		return a.WaitProb > scale*a.WaitRate
 	case bWaits:
