@@ -5,15 +5,16 @@ import "math"
 // Latency distributions are the costliest part of a tick: a mixture over every path a
 // request can take. They are recomputed only when an input has moved by more than
 // latencyTolerance since the last computation: a hop's fixed time, mean service time or
-// mean wait by more than that share of the mean of the fastest path through it (a hop that
-// adds microseconds to requests that take tens of milliseconds moves nothing while its
-// own wait doubles), an injected latency by that share of itself, or a path's share of the
-// answers by that share of itself. Otherwise the tick reuses the last quantiles and timeout
-// shares. Once the inputs stop moving (a tick's inputs equal the previous tick's), any
-// difference at all from the last computation triggers one, so that a steady state reports
-// its exact values. Means are exact every tick, and between computations the quantiles
-// follow the exact mean (scaled). Each component's own p99 follows the same rule on its
-// own pools (complat.go).
+// mean wait (or what its wait probability or wait rate alone would do to that mean) by
+// more than that share of the mean of the fastest path through it (a hop that adds
+// microseconds to requests that take tens of milliseconds moves nothing while its own wait
+// doubles), an injected latency by that share of itself, or a path's share of the answers
+// by that share of itself. Otherwise the tick reuses the last quantiles and timeout shares.
+// Once the inputs stop moving (a tick's inputs equal the previous tick's), any difference
+// at all from the last computation triggers one, so that a steady state reports its exact
+// values. Means are exact every tick, and between computations the quantiles follow the
+// exact mean (scaled). Each component's own p99 follows the same rule on its own pools
+// (complat.go). TestSystemLatencyTracksExact measures what this costs in accuracy.
 const latencyTolerance = 0.01
 
 type latencyCache struct {
