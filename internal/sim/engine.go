@@ -287,17 +287,22 @@ func (m *model) resolvePool(p int, st *runState) {
 	total := pl.in + gated
 	pl.nodeRejected, pl.nodeFailed = 0, 0
 	pl.in, pl.rejected = total, pl.rejected+gated
+	// Each node's part of the pool's refusals and of its finished work, as a share.
+	rejShare, procShare := 0.0, 0.0
+	if total > 0 {
+		rejShare = pl.rejected / total
+	}
+	if admittedAll > 0 && pl.processed > 0 {
+		procShare = pl.processed / admittedAll
+	}
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
 		if total > 0 {
-			nd.rejected = pl.rejected * nd.in / total
+			nd.rejected = nd.in * rejShare
 		}
 		admitted := max(0, nd.in-nd.rejected)
-		nd.processed = 0
-		if admittedAll > 0 && pl.processed > 0 {
-			// Clamped: with fluid amounts near zero, rounding must not create or destroy requests.
-			nd.processed = min(admitted+nd.backlog, pl.processed*(admitted+nd.backlog)/admittedAll)
-		}
+		// Clamped: with fluid amounts near zero, rounding must not create or destroy requests.
+		nd.processed = min(admitted+nd.backlog, (admitted+nd.backlog)*procShare)
 		nd.rejected = nd.in - admitted
 		nd.backlogNext = nd.backlog + admitted - nd.processed
 		if nd.backlogNext < 1e-9 {
@@ -429,9 +434,10 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		nd.lost += amount // nowhere healthy to send it: the caller gets an error
 		return
 	}
+	perShare := amount / total
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
-		part := max(0, amount*c.share/total)
+		part := max(0, c.share*perShare)
 		switch {
 		case part == 0:
 		case c.edge >= 0 && st.partitioned[c.edge]:
@@ -456,23 +462,19 @@ func (m *model) splitShares(n int, st *runState) float64 {
 		c := &m.nodes[ch]
 		w := 1.0
 		switch nd.split {
-		case splitBalancer:
-			lb := &m.comps[nd.comp]
-			switch lb.algorithm {
-			case "least_connections":
-				w = m.capacityOf(c)
-			case "consistent_hash":
-				w = nd.weights[k]
-			}
-			if lb.healthChecks && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
-				w = 0
-			}
+		case splitCapacity:
+			w = m.capacityOf(c)
+		case splitRing:
+			w = nd.weights[k]
 		case splitSpare:
 			pl := &m.pools[c.pool]
 			w = 0
 			if !pl.failed {
 				w = max(0, pl.capRate-pl.wIn/m.dt)
 			}
+		}
+		if nd.health && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
+			w = 0
 		}
 		c.share = w
 		total += w

@@ -45,7 +45,7 @@ func ringShares(ids []string) []float64 {
 func (m *model) setRingWeights() {
 	for i := range m.nodes {
 		nd := &m.nodes[i]
-		if nd.split != splitBalancer || m.comps[nd.comp].p.s("algorithm") != "consistent_hash" || len(nd.children) == 0 {
+		if nd.split != splitRing || len(nd.children) == 0 {
 			continue
 		}
 		ids := make([]string, len(nd.children))

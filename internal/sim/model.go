@@ -21,9 +21,10 @@ const (
 type splitRule uint8
 
 const (
-	splitEven     splitRule = iota
-	splitBalancer           // the balancer's algorithm and health checks
-	splitSpare              // database reads: in proportion to spare capacity
+	splitEven     splitRule = iota // round-robin balancers, gateways, calls
+	splitCapacity                  // least-connections balancers: in proportion to capacity
+	splitRing                      // consistent-hash balancers: each child's share of the ring
+	splitSpare                     // database reads: in proportion to spare capacity
 )
 
 // node is one visit of one request class to one pool along a path; the nodes of a class form
@@ -41,6 +42,7 @@ type node struct {
 	write      bool // a write at a database node (replicas replay it)
 	replay     bool // a replica's replication stream (background root)
 	consumer   bool // a queue's consumers (background root)
+	health     bool // a balancer with health checks: sends nothing to failed or cut-off children
 	source     int  // replay: the primary pool whose writes it replays
 	children   []int
 	weights    []float64 // static split weights (consistent hash), else nil
@@ -115,8 +117,7 @@ type component struct {
 	queueWorkers float64 // queues: consumer workers, priced per hour
 	memoryGB     float64 // serverless: memory per execution, priced per GB-second
 
-	algorithm    string // balancers
-	healthChecks bool
+	healthChecks bool // balancers
 	failed       bool // any of its pools stopped by chaos this tick
 
 	gate   *gateState   // api gateways
@@ -221,7 +222,7 @@ func (m *model) addPools(i int) {
 	switch c.kind {
 	case KindLoadBalancer:
 		c.units = p.f("instances")
-		c.algorithm, c.healthChecks = p.s("algorithm"), p.b("health_checks")
+		c.healthChecks = p.b("health_checks")
 		m.newPool(i, fixedPool(c.units, it, balancerServiceSec))
 	case KindAPIGateway:
 		c.units = p.f("instances")

@@ -37,6 +37,13 @@ func (m *model) sink() int {
 	return m.sinkNode
 }
 
+// balancerSplit is how each balancing algorithm shares requests among its backends.
+var balancerSplit = map[string]splitRule{
+	"round_robin":       splitEven,
+	"least_connections": splitCapacity,
+	"consistent_hash":   splitRing,
+}
+
 func isCompute(k Kind) bool {
 	return k == KindAppService || k == KindContainerPool || k == KindServerless
 }
@@ -123,7 +130,8 @@ func (m *model) route(class Class, comp, parent, edge int, onPath []bool, bg boo
 	case c.kind == KindLoadBalancer || c.kind == KindAPIGateway:
 		nd.role = roleForward
 		if c.kind == KindLoadBalancer {
-			nd.split = splitBalancer
+			nd.split = balancerSplit[c.p.s("algorithm")]
+			nd.health = c.healthChecks
 		}
 		n := m.newNode(nd)
 		forwardTo(n, callees(isForwarder))
