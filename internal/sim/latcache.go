@@ -181,8 +181,8 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		settled = settled && t == lc.prevTerm[i]
 		lc.prevTerm[i] = t
 	}
-	if !lc.valid {
-		return true
+	if !lc.valid || (answered > 0) != (lc.answeredAt > 0) {
+		return true // nothing on record, or answers start or stop: no share can be compared
 	}
 	tol := latencyTolerance
 	if settled {
