@@ -6,13 +6,19 @@ import (
 )
 
 // latencyCases are runs whose latencies the cached quantiles must follow: a wave with a
-// spike and a chaos event of every kind, the flat worst case, and a run that starts with no
-// traffic and falls quiet again.
+// spike and a chaos event of every kind, the flat worst case, a run that starts with no
+// traffic and falls quiet again, and a cache warming up after a flush under a constant
+// load, where the database's wait and the share of hits drift slowly in the same direction
+// for a minute.
 func latencyCases() []struct {
 	name string
 	d    Design
 	cfg  Config
 } {
+	var flushDesign Design
+	var flush Config
+	mustJSON(`{"components":[{"id":"app","type":"app_service","params":{"replicas":8}},{"id":"cache","type":"cache"},{"id":"db","type":"database","params":{"instance_type":"db.large"}}],"edges":[{"from":"app","to":"cache"},{"from":"app","to":"db"}]}`, &flushDesign)
+	mustJSON(`{"tick_ms":250,"duration_sec":150,"traffic":{"kind":"constant","rps":2000},"mix":{"static":0,"read":0.9,"write":0.1,"async_write":0},"client":{"timeout_ms":1000,"max_retries":2},"chaos":[{"id":"flush","kind":"cache_flush","at_sec":60,"target":"cache","params":{}}],"catalog":{"app.small":{"kind":"app_service","price_per_hour":0.0547945205479452,"speed":1,"load_error_factor":0.001,"default":true},"cache.small":{"kind":"cache","price_per_hour":0.0410958904109589,"speed":1,"capacity_rps":20000,"buffer_per_unit":5000,"memory_gb":1,"default":true},"db.large":{"kind":"database","price_per_hour":0.3287671232876712,"speed":2,"load_error_factor":0.001},"db.standard":{"kind":"database","price_per_hour":0.1643835616438356,"speed":1,"load_error_factor":0.001,"default":true}}}`, &flush)
 	quiet := benchConfig(600)
 	quiet.Traffic = Traffic{Kind: "step", RPS: 0, Steps: []TrafficStep{{AtSec: 10, RPS: 1500}, {AtSec: 30, RPS: 0}, {AtSec: 40, RPS: 2500}}}
 	withChaos := benchConfig(6000)
@@ -25,6 +31,7 @@ func latencyCases() []struct {
 		{"service", serviceDesign(20), withChaos},
 		{"flat", benchDesign(20), benchConfig(6000)},
 		{"starts quiet", serviceDesign(20), quiet},
+		{"warming after a flush", flushDesign, flush},
 	}
 }
 
@@ -42,7 +49,7 @@ func compileCase(t *testing.T, d Design, cfg Config) (*model, *validated) {
 }
 
 // A component's mean latency is exact every tick, and its p99, recomputed only when its
-// inputs move, stays within 2% of the exact value computed afresh from the tick's pools.
+// inputs move, stays within 1.5% of the exact value computed afresh from the tick's pools.
 func TestComponentLatencyTracksExact(t *testing.T) {
 	for _, tc := range latencyCases() {
 		m, v := compileCase(t, tc.d, tc.cfg)
@@ -79,8 +86,8 @@ func TestComponentLatencyTracksExact(t *testing.T) {
 				worstP99 = max(worstP99, math.Abs(ct.P99Ms/(q[0]*1000)-1))
 			}
 		}
-		if worstP99 > 0.02 {
-			t.Errorf("%s: worst component p99 off by %.2f%% of the exact value, want at most 2%%", tc.name, 100*worstP99)
+		if worstP99 > 0.015 {
+			t.Errorf("%s: worst component p99 off by %.2f%% of the exact value, want at most 1.5%%", tc.name, 100*worstP99)
 		}
 		t.Logf("%s: worst component p99 error: %.3f%%", tc.name, 100*worstP99)
 	}
@@ -88,10 +95,10 @@ func TestComponentLatencyTracksExact(t *testing.T) {
 
 // The tick's p50, p95 and p99, recomputed only when an input moves (latcache.go), stay close
 // to the exact quantiles of the tick's mix computed afresh: through a wave, a spike and a
-// chaos event of every kind, and in a run whose first ticks answer nothing at all. Close
-// means within 2% in value or, where the distribution has a plateau around the quantile (a
-// slow mode holding about 1% of requests: the exact p99 then leaps between the modes as
-// that share crosses 1%), within 2% in rank.
+// chaos event of every kind, and in the other latencyCases. Close means within 1% in value
+// or, where the distribution has a plateau around the quantile (a slow mode holding about
+// 1% of requests: the exact p99 then leaps between the modes as that share crosses 1%),
+// within 2% in rank.
 func TestSystemLatencyTracksExact(t *testing.T) {
 	for _, tc := range latencyCases() {
 		m, v := compileCase(t, tc.d, tc.cfg)
@@ -119,7 +126,7 @@ func TestSystemLatencyTracksExact(t *testing.T) {
 				above := 1 - tickQuantiles[k]
 				rank := math.Abs(fresh.mix.Tail(got/1000)-above) / above
 				worstValue[k], worstRank[k] = max(worstValue[k], value), max(worstRank[k], min(value, rank))
-				if value > 0.02 && rank > 0.02 {
+				if value > 0.01 && rank > 0.02 {
 					t.Errorf("%s tick %d: p%v = %v ms, exact %v ms; %.4f%% of requests are slower, want %v%%",
 						tc.name, tk, 100*tickQuantiles[k], got, fresh.lat.quantiles[k]*1000, 100*fresh.mix.Tail(got/1000), 100*above)
 				}
