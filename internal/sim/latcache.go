@@ -176,10 +176,17 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		settled = settled && x == lc.prevExtra[e]
 		lc.prevExtra[e] = x
 	}
+	// A path's share of the answers w = t/A against w0 = t0/A0 at the last computation:
+	// |w − w0| > tol·max(w, w0, 0.001), multiplied through by A·A0.
+	a0, shareMoved := lc.answeredAt, false
+	floor := latencyTolerance * 0.001 * answered * a0
 	for i := range m.nodes {
 		t := m.answers(i)
 		settled = settled && t == lc.prevTerm[i]
 		lc.prevTerm[i] = t
+		x, y := t*a0, lc.termAt[i]*answered
+		d := math.Abs(x - y)
+		shareMoved = shareMoved || (d > latencyTolerance*max(x, y) && d > floor)
 	}
 	if !lc.valid || (answered > 0) != (lc.answeredAt > 0) {
 		return true // nothing on record, or answers start or stop: no share can be compared
@@ -213,16 +220,7 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		}
 		return false
 	}
-	// A path's share of the answers w = t/A against w0 = t0/A0 at the last computation:
-	// |w − w0| > tol·max(w, w0, 0.001), multiplied through by A·A0.
-	a0 := lc.answeredAt
-	for i, t := range lc.prevTerm {
-		x, y := t*a0, lc.termAt[i]*answered
-		if math.Abs(x-y) > tol*max(x, y, 0.001*answered*a0) {
-			return true
-		}
-	}
-	return false
+	return shareMoved
 }
 
 // answers is how many of the tick's client requests node i answered (0 for background work).
