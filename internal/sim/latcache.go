@@ -123,8 +123,9 @@ func equalStages(a, b []Stage) bool {
 
 // stageMoved reports whether hop b differs from a, the hop at the last computation, by
 // more than scale in any of what it adds to latency: its fixed part, its mean service time
-// or its mean wait. (A change in a wait probability of one in a million moves nothing a
-// player could see.) The comparisons are cross-multiplied so that the check, which runs
+// or its mean wait, or in what its wait probability or wait rate alone would do to that
+// mean. (A change in a wait probability of one in a million moves nothing a player could
+// see.) The comparisons are cross-multiplied so that the check, which runs
 // for every pool every tick, divides nothing. scale 0 means any change at all.
 func stageMoved(a, b Stage, scale float64) bool {
 	if scale == 0 {
