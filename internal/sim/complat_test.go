@@ -7,9 +7,9 @@ import (
 
 // latencyCases are runs whose latencies the cached quantiles must follow: a wave with a
 // spike and a chaos event of every kind, the flat worst case, a run that starts with no
-// traffic and falls quiet again, and a cache warming up after a flush under a constant
-// load, where the database's wait and the share of hits drift slowly in the same direction
-// for a minute.
+// traffic and falls quiet again, a cache warming up after a flush under a constant load
+// (the database's wait and the share of hits drift slowly in the same direction for a
+// minute), and ramps, one of them into a saturated database.
 func latencyCases() []struct {
 	name string
 	d    Design
@@ -19,6 +19,10 @@ func latencyCases() []struct {
 	var flush Config
 	mustJSON(`{"components":[{"id":"app","type":"app_service","params":{"replicas":8}},{"id":"cache","type":"cache"},{"id":"db","type":"database","params":{"instance_type":"db.large"}}],"edges":[{"from":"app","to":"cache"},{"from":"app","to":"db"}]}`, &flushDesign)
 	mustJSON(`{"tick_ms":250,"duration_sec":150,"traffic":{"kind":"constant","rps":2000},"mix":{"static":0,"read":0.9,"write":0.1,"async_write":0},"client":{"timeout_ms":1000,"max_retries":2},"chaos":[{"id":"flush","kind":"cache_flush","at_sec":60,"target":"cache","params":{}}],"catalog":{"app.small":{"kind":"app_service","price_per_hour":0.0547945205479452,"speed":1,"load_error_factor":0.001,"default":true},"cache.small":{"kind":"cache","price_per_hour":0.0410958904109589,"speed":1,"capacity_rps":20000,"buffer_per_unit":5000,"memory_gb":1,"default":true},"db.large":{"kind":"database","price_per_hour":0.3287671232876712,"speed":2,"load_error_factor":0.001},"db.standard":{"kind":"database","price_per_hour":0.1643835616438356,"speed":1,"load_error_factor":0.001,"default":true}}}`, &flush)
+	ramp := benchConfig(3000)
+	ramp.Traffic = Traffic{Kind: "ramp", RPS: 100, ToRPS: 900, StartSec: 0, EndSec: 300}
+	flatRamp := benchConfig(6000)
+	flatRamp.Traffic = Traffic{Kind: "ramp", RPS: 500, ToRPS: 6000, StartSec: 0, EndSec: 600}
 	quiet := benchConfig(600)
 	quiet.Traffic = Traffic{Kind: "step", RPS: 0, Steps: []TrafficStep{{AtSec: 10, RPS: 1500}, {AtSec: 30, RPS: 0}, {AtSec: 40, RPS: 2500}}}
 	withChaos := benchConfig(6000)
@@ -32,6 +36,8 @@ func latencyCases() []struct {
 		{"flat", benchDesign(20), benchConfig(6000)},
 		{"starts quiet", serviceDesign(20), quiet},
 		{"warming after a flush", flushDesign, flush},
+		{"ramp into saturation", bottleneckDesign(4), ramp},
+		{"flat ramp", benchDesign(20), flatRamp},
 	}
 }
 
