@@ -110,17 +110,9 @@ func benchConfig(ticks int) Config {
 func BenchmarkRun(b *testing.B) {
 	for _, size := range []struct{ components, ticks int }{{20, 6000}, {64, 6000}, {20, 36000}, {64, 36000}} {
 		b.Run(fmt.Sprintf("components=%d/ticks=%d", size.components, size.ticks), func(b *testing.B) {
-			d, cfg := serviceDesign(size.components), benchConfig(size.ticks)
+			cfg := benchConfig(size.ticks)
 			cfg.Chaos = benchChaos()
-			if err := Validate(d, cfg); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := Run(context.Background(), d, cfg); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchmarkRuns(b, serviceDesign(size.components), cfg)
 		})
 	}
 }
@@ -129,16 +121,19 @@ func BenchmarkRun(b *testing.B) {
 func BenchmarkRunFlat(b *testing.B) {
 	for _, size := range []struct{ components, ticks int }{{20, 6000}, {64, 6000}} {
 		b.Run(fmt.Sprintf("components=%d/ticks=%d", size.components, size.ticks), func(b *testing.B) {
-			d, cfg := benchDesign(size.components), benchConfig(size.ticks)
-			if err := Validate(d, cfg); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := Run(context.Background(), d, cfg); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchmarkRuns(b, benchDesign(size.components), benchConfig(size.ticks))
 		})
+	}
+}
+
+func benchmarkRuns(b *testing.B, d Design, cfg Config) {
+	if err := Validate(d, cfg); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(context.Background(), d, cfg); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -457,6 +457,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 // splitShares sets each child's share weight and returns their sum.
 func (m *model) splitShares(n int, st *runState) float64 {
 	nd := &m.nodes[n]
+	health := m.comps[nd.comp].healthChecks // balancers only
 	total := 0.0
 	for k, ch := range nd.children {
 		c := &m.nodes[ch]
@@ -473,7 +474,7 @@ func (m *model) splitShares(n int, st *runState) float64 {
 				w = max(0, pl.capRate-pl.wIn/m.dt)
 			}
 		}
-		if nd.health && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
+		if health && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
 			w = 0
 		}
 		c.share = w

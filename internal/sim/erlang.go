@@ -23,9 +23,9 @@ const negligibleB = 0x1p-60
 //
 // A blocking probability below negligibleB is returned as 0: it would turn into
 // fewer than one request in 10^18 refused, and into a wait probability that the
-// latency model drops (minWaitProb). Stopping there saves a third of the
-// recursion for the large, lightly loaded pools (serverless concurrency, web
-// tiers), where the remaining steps only make B smaller.
+// latency model drops (minWaitProb). For a large, lightly loaded pool
+// (serverless concurrency, a web tier at night) the steps after that point
+// could only make B smaller, and stopping there skips them.
 func erlangB(c int, a float64) float64 {
 	if c <= 0 {
 		return 1

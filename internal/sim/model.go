@@ -42,7 +42,6 @@ type node struct {
 	write      bool // a write at a database node (replicas replay it)
 	replay     bool // a replica's replication stream (background root)
 	consumer   bool // a queue's consumers (background root)
-	health     bool // a balancer with health checks: sends nothing to failed or cut-off children
 	source     int  // replay: the primary pool whose writes it replays
 	children   []int
 	weights    []float64 // static split weights (consistent hash), else nil
@@ -117,7 +116,7 @@ type component struct {
 	queueWorkers float64 // queues: consumer workers, priced per hour
 	memoryGB     float64 // serverless: memory per execution, priced per GB-second
 
-	healthChecks bool // balancers
+	healthChecks bool // balancers: send nothing to failed or cut-off backends
 	failed       bool // any of its pools stopped by chaos this tick
 
 	gate   *gateState   // api gateways

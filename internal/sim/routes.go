@@ -37,11 +37,15 @@ func (m *model) sink() int {
 	return m.sinkNode
 }
 
-// balancerSplit is how each balancing algorithm shares requests among its backends.
-var balancerSplit = map[string]splitRule{
-	"round_robin":       splitEven,
-	"least_connections": splitCapacity,
-	"consistent_hash":   splitRing,
+// balancerSplit is how a balancing algorithm shares requests among its backends.
+func balancerSplit(algorithm string) splitRule {
+	switch algorithm {
+	case "least_connections":
+		return splitCapacity
+	case "consistent_hash":
+		return splitRing
+	}
+	return splitEven // round_robin
 }
 
 func isCompute(k Kind) bool {
@@ -130,8 +134,7 @@ func (m *model) route(class Class, comp, parent, edge int, onPath []bool, bg boo
 	case c.kind == KindLoadBalancer || c.kind == KindAPIGateway:
 		nd.role = roleForward
 		if c.kind == KindLoadBalancer {
-			nd.split = balancerSplit[c.p.s("algorithm")]
-			nd.health = c.healthChecks
+			nd.split = balancerSplit(c.p.s("algorithm"))
 		}
 		n := m.newNode(nd)
 		forwardTo(n, callees(isForwarder))
