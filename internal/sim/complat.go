@@ -56,16 +56,30 @@ func (m *model) componentLatency(i int, st *runState) (mean, p99 float64) {
 				st.compMix.AddStage(pl.stage)
 			}
 		}
+		// Over the requests answered within the client timeout, like the system's.
+		p := p99Only[0]
+		if to := m.timeoutSec; to > 0 {
+			p *= 1 - st.compMix.Tail(to)
+		}
 		var q [1]float64
-		st.compMix.Quantiles(p99Only, q[:])
+		ps := [1]float64{p}
+		st.compMix.Quantiles(ps[:], q[:])
 		cl.p99At[i], cl.meanAt[i], cl.computed[i] = q[0], mean, true
-		return mean, q[0]
+		return mean, m.belowTimeout(q[0])
 	}
 	p99 = cl.p99At[i]
 	if cl.meanAt[i] > 0 {
 		p99 *= mean / cl.meanAt[i]
 	}
-	return mean, p99
+	return mean, m.belowTimeout(p99)
+}
+
+// belowTimeout caps a successful latency at the client timeout: nothing slower is a success.
+func (m *model) belowTimeout(sec float64) float64 {
+	if m.timeoutSec > 0 {
+		return min(sec, m.timeoutSec)
+	}
+	return sec
 }
 
 // servingInput is what a pool takes in, counted for its component's latency: nothing while

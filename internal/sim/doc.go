@@ -17,15 +17,29 @@
 //     steeply. Its loss is that of M/M/c/K with K = workers + waiting places, which is
 //     Erlang B (M/M/c/c) for a pool with no waiting room: 6 workers at 15 ms offered 125%
 //     lose about a third of their requests, not the fluid fifth.
-//   - At and above saturation, or while a backlog remains, a fluid backlog takes over (seed
+//   - At and above saturation, or while a queue remains, a fluid queue takes over (seed
 //     architecture-simulator): it grows by (arrivals − capacity) × tick, drains with spare
-//     capacity, each request waits backlog ÷ capacity on top of the stochastic wait (frozen
-//     at its value at 98% utilisation), and past the pool's buffer the excess is rejected
-//     (503). A pool at 200% with a full buffer rejects half of what reaches it.
+//     capacity, first in first out, and past the pool's buffer the excess is rejected (503).
+//     A pool at 200% with a full buffer rejects half of what reaches it. The queue is kept
+//     by age: one cohort per tick of arrival (backlog.go), so the engine knows how long
+//     every waiting request has waited, and the wait of what a pool serves is measured on
+//     the cohorts it serves.
+//   - One wait, not two. A pool with a queue waits the larger of its queue's wait w and its
+//     stochastic wait S (which stops growing at its 98% value, also below saturation):
+//     max(w, S), which for an exponential S is w plus, with probability C·e^(−θw), the same
+//     exponential. The whole wait is at most what the waiting room holds ÷ capacity. Below
+//     98% with no queue the wait is the exact M/M/c one; the wait grows continuously and
+//     monotonically through saturation. (Before, a saturated pool added an Erlang-C wait
+//     frozen at 98% to the queue's wait, and runs timed out before anyone could have waited
+//     the timeout.)
 //   - Synchronous calls hold the caller's worker: an app worker is busy for its own service
 //     time plus the mean response time of its synchronous calls (Little's law). A slow
 //     database therefore fills the app tier above it. A hand-off to a queue does not hold.
-//     Within a tick this coupling is iterated to a fixed point (at most 5 damped passes).
+//     Within a tick this coupling is solved exactly: the response r(h) of a pool's calls
+//     falls as its hold h grows, so r(h) = h has one solution, which each tick brackets and
+//     closes in on (holdtime.go, at most 24 passes). A damped iteration of 5 passes left the
+//     solution unreached near a callee's saturation, and the numbers of a tier under
+//     constant load swung between two or three values from tick to tick; now they settle.
 //   - The components are resolved in topological order of the request routes; an edge that
 //     closes a cycle is deferred: what crosses it arrives one tick later.
 //
@@ -49,15 +63,31 @@
 // are exact every tick; quantiles are recomputed whenever an input moves by 1% of the
 // latency it affects and follow the exact mean in between (latcache.go, complat.go).
 //
+// The reported p50, p95 and p99 (per tick, per run, of the system and of each component) are
+// over the attempts answered within the client's timeout: the mixture's quantiles at
+// p × (share within the timeout). A timed-out attempt is an error, not a latency, so no
+// successful-latency quantile exceeds the timeout; a tick in which nobody was answered in
+// time reports the timeout itself (everyone waited that long for nothing). The mean is over
+// all answers. The SLA rules read these numbers unchanged.
+//
 // Errors compose along a path: each pool fails its share base + utilisation³ × factor of
 // what it processes (seed simulation-design), failed nodes fail everything that reaches
-// them, rejects fail at once. The client fails requests slower than its timeout, reading the
-// share from the path's latency tail, so timeouts rise smoothly. Failed attempts are retried
-// up to the client's limit, in the next tick or after an exponential backoff, optionally
-// capped by a retry budget; retries are load, so a slow tier can become a retry storm.
+// them, rejects fail at once. Client deadlines: an attempt still waiting in a queue when its
+// client's timeout passes (its age, the time since the client sent it, read from its cohort)
+// times out in that tick, and its retry is sent from that tick plus the backoff. The server
+// does not know: the work stays queued as a ghost, is served in its turn and makes its calls
+// below, using capacity for nobody (late completions: LateRPS per component, Late per
+// component over the run, LateCompletions in the summary). An attempt answered but slower
+// than the timeout (the stochastic tail of its path, read from the path's distribution) times
+// out when it is answered, so timeouts rise smoothly. Failed attempts are retried up to the
+// client's limit, in the next tick or after an exponential backoff, optionally capped by a
+// retry budget; retries are load, so a slow tier can become a retry storm, and since a
+// queue's cohorts time out together, a storm comes in bursts of more than 1 + max_retries
+// attempts per fresh request.
 //
 // Conservation holds per tick and over the run: attempts offered = served + rejected +
-// failed + timed out + change in requests queued (backlogs and deferred edges).
+// failed + timed out + change in attempts queued (live work in queues and on deferred
+// edges; ghost work has already timed out).
 //
 // Elastic and protective components (seed simulation-design):
 //

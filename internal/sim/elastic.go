@@ -214,7 +214,7 @@ func (m *model) gateOutcome(n int, st *runState) (failed, finished float64) {
 	for i := n + 1; i < m.nodes[n].subtreeEnd; i++ {
 		nd := &m.nodes[i]
 		late := nd.terminal * st.lat.late[i]
-		f := nd.rejected + nd.pushback + nd.errors + nd.lost + late
+		f := nd.rejected + nd.pushback + nd.errors + nd.lost + late + nd.expired
 		failed += f
 		finished += f + nd.terminal - late
 	}

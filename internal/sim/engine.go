@@ -103,6 +103,7 @@ func (m *model) retryDelayTicks(g int) int {
 func (m *model) step(t int, tick *Tick, st *runState) {
 	dt := m.dt
 	t0 := float64(t) * dt
+	m.tick = t
 	tick.T = t0 + dt
 	st.events.apply(m, st, t0, t0+dt)
 	m.preTick(t0, st)
@@ -130,6 +131,7 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		}
 	}
 
+	m.resetHoldBrackets()
 	for it := 0; it < maxIterations; it++ {
 		m.resetFlows()
 		for _, p := range m.order {
@@ -139,17 +141,20 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 			break
 		}
 	}
+	// Queues move on; attempts whose deadline passed while they waited time out now.
+	expired := m.settle()
 
 	m.detectSplitBrain(t, st)
 
 	// Outcomes of the client's attempts, and the latency of those answered.
-	var served, timedOut, rejected, failed, queued, answered float64
+	var served, timedOut, rejected, failed, queued, answered, lateDone float64
 	for i := range m.nodes {
 		nd := &m.nodes[i]
+		lateDone += nd.lateDone
 		if nd.background {
 			continue
 		}
-		queued += nd.backlogNext + nd.pendingNext
+		queued += nd.liveQueued + nd.pendingNext
 		rejected += nd.rejected + nd.pushback
 		failed += nd.errors + nd.lost
 		answered += nd.terminal
@@ -171,6 +176,9 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		served += nd.terminal - late
 		meanSec += nd.terminal * nd.pathMean
 	}
+	// Answered after the client gave up: at its deadline while waiting, or late on the way.
+	st.acc.lateCompletions += lateDone + timedOut
+	timedOut += expired
 
 	// Failed attempts come back as retries, each generation up to the client's limit.
 	lost := rejected + failed + timedOut
@@ -190,19 +198,27 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	if done := served + lost; done > 0 {
 		tick.ErrorRate = lost / done
 	}
-	if served+timedOut > 0 {
+	if answered > 0 {
 		mean := meanSec / answered
-		q := st.lat.scaled(mean)
 		tick.MeanMs = mean * 1000
-		tick.P50Ms, tick.P95Ms, tick.P99Ms = q[0]*1000, q[1]*1000, q[2]*1000
-		st.hist.add(served+timedOut, q)
+		if served > 0 {
+			q := st.lat.scaled(mean, m.timeoutSec)
+			tick.P50Ms, tick.P95Ms, tick.P99Ms = q[0]*1000, q[1]*1000, q[2]*1000
+			st.hist.add(served, q, m.timeoutSec)
+		}
+	}
+	if served <= 0 && timedOut > 0 {
+		// Nobody got an answer in time: they all waited the whole timeout for nothing.
+		to := m.timeoutSec * 1000
+		tick.P50Ms, tick.P95Ms, tick.P99Ms = to, to, to
 	}
 	tick.Events = st.events.activeIDs()
 	m.recordComponents(t, tick, st)
 	st.acc.addTick(m, t, tick, attempts, fresh, retried, served, rejected, failed, timedOut, queued)
 }
 
-const maxIterations = 5
+// maxIterations bounds the passes that solve a tick's hold times (holdtime.go).
+const maxIterations = 24
 
 // holdTolerance is when the hold times have converged: a change below 0.1% of a worker's
 // busy time per request moves no reported figure by more than that.
@@ -224,6 +240,8 @@ func (m *model) resetFlows() {
 			nd.in = nd.pendingIn
 		}
 		nd.rejected, nd.processed, nd.errors, nd.ok, nd.terminal, nd.lost, nd.pushback = 0, 0, 0, 0, 0, 0, 0
+		nd.gin, nd.gProcessed, nd.gok, nd.lateDone, nd.inAge, nd.outAge = 0, 0, 0, 0, 0, 0
+		nd.admLive, nd.admGhost, nd.keep = 0, 0, 0
 	}
 }
 
@@ -243,13 +261,13 @@ func (m *model) resolvePool(p int, st *runState) {
 				nd.held, nd.in = nd.in, 0
 			}
 		}
-		pl.in += nd.in
+		pl.in += nd.in + nd.gin
 		pl.backlog0 += nd.backlog
 		if nd.write || nd.replay {
-			pl.wIn += nd.in
+			pl.wIn += nd.in + nd.gin
 		}
 	}
-	pl.wProc = 0
+	pl.wProc, pl.ghostProcessed = 0, 0
 	gated := 0.0 // refused at the door: rate limit (429) or open breaker (503)
 	if g := m.comps[pl.comp].gate; g != nil && !pl.failed {
 		admitted := g.admit(pl.in, dt)
@@ -262,67 +280,93 @@ func (m *model) resolvePool(p int, st *runState) {
 		if pl.durable {
 			pl.backlog1 = pl.backlog0
 		}
-		pl.stage, pl.meanSec = Stage{}, 0
+		pl.stage, pl.meanSec, pl.wait = Stage{}, 0, 0
 		pl.nodeRejected, pl.nodeFailed = 0, 0
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
+			// Live work fails; ghost work vanishes unseen: its client has already given up.
 			nd.errors = nd.in
-			nd.backlogNext = 0
-			if pl.durable {
-				nd.backlogNext = nd.backlog
-			} else {
-				nd.errors += nd.backlog
+			if !pl.durable {
+				nd.errors += nd.liveQueued
 			}
 			pl.nodeFailed += nd.errors
 		}
 		return
 	}
 	m.queueing(pl, lambda)
+	m.fifo(pl, pl.in-pl.rejected)
+	m.queueWait(pl)
 	if f := m.comps[pl.comp].fn; f != nil {
 		f.shape(pl, dt)
 	}
 	pl.meanSec = stageMean(pl.stage)
 
-	admittedAll := pl.in - pl.rejected + pl.backlog0
 	total := pl.in + gated
 	pl.nodeRejected, pl.nodeFailed = 0, 0
 	pl.in, pl.rejected = total, pl.rejected+gated
-	// Each node's part of the pool's refusals and of its finished work, as a share.
-	rejShare, procShare := 0.0, 0.0
+	// Each node's part of the pool's refusals, as a share; its part of the served work
+	// comes from its place in the queue (backlog.go).
+	rejShare := 0.0
 	if total > 0 {
 		rejShare = pl.rejected / total
 	}
-	if admittedAll > 0 && pl.processed > 0 {
-		procShare = pl.processed / admittedAll
-	}
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
-		if total > 0 {
-			nd.rejected = nd.in * rejShare
-		}
-		admitted := max(0, nd.in-nd.rejected)
-		// Clamped: with fluid amounts near zero, rounding must not create or destroy requests.
-		nd.processed = min(admitted+nd.backlog, (admitted+nd.backlog)*procShare)
-		nd.rejected = nd.in - admitted
-		nd.backlogNext = nd.backlog + admitted - nd.processed
-		if nd.backlogNext < 1e-9 {
-			nd.processed += nd.backlogNext // a rounding residue, not a waiting request
-			nd.backlogNext = 0
-		}
+		nd.admLive = max(0, nd.in-nd.in*rejShare)
+		nd.rejected = nd.in - nd.admLive
+		nd.admGhost = nd.gin * (1 - rejShare)
+		ghostRejected := nd.gin - nd.admGhost
 		if nd.replay && nd.rejected > 0 {
 			// A replica never refuses its replication stream; it falls behind instead.
-			nd.backlogNext += nd.rejected
-			nd.rejected = 0
+			nd.keep, nd.rejected = nd.rejected, 0
 		}
+		m.serveQueue(pl, nd)
 		nd.errors = nd.processed * pl.errRate
 		nd.ok = nd.processed - nd.errors
+		nd.gok = nd.gProcessed * (1 - pl.errRate)
+		pl.ghostProcessed += nd.gProcessed
 		if nd.write {
-			pl.wProc += nd.processed
+			pl.wProc += nd.processed + nd.gProcessed
 		}
 		m.finish(n, st)
-		pl.nodeRejected += nd.rejected + nd.pushback
+		if nd.gok > 0 {
+			m.finishGhost(n, st)
+		}
+		pl.nodeRejected += nd.rejected + nd.pushback + ghostRejected
 		pl.nodeFailed += nd.errors + nd.lost
 	}
+}
+
+// queueWait sets the pool's one wait. A pool with a queue waits what the work it served
+// waited in the queue (w, measured on the cohorts) or its stochastic wait S, whichever is
+// longer, not their sum: max(w, S). With S exponential with probability C, max(w, S) is
+// w plus, with probability C·e^(−θw), the same exponential (it is memoryless), so the one
+// wait is still a stage: exact M/M/c when there is no queue (below saturation), growing
+// continuously and monotonically with the queue. The whole wait is bounded by what the
+// waiting room holds ÷ capacity: a full waiting room waits that and no more.
+func (m *model) queueWait(pl *pool) {
+	s := &pl.stage
+	w := pl.wait
+	most := math.Inf(1)
+	if pl.capRate > 0 && pl.buffer > 0 && !math.IsInf(pl.buffer, 1) {
+		most = pl.buffer / pl.capRate
+		w = min(w, most)
+	}
+	if s.WaitProb > 0 && s.WaitRate > 0 {
+		p := s.WaitProb
+		if w > 0 {
+			p *= math.Exp(-s.WaitRate * w)
+		}
+		// The mean wait w + p/θ stays within the bound.
+		p = min(p, s.WaitRate*(most-w))
+		if p < minWaitProb {
+			s.WaitProb, s.WaitRate = 0, 0
+		} else {
+			s.WaitProb = p
+		}
+	}
+	pl.wait = w
+	s.Fixed += w
 }
 
 // queueing applies the pool model to one tick's arrivals: the exact M/M/c queue below
@@ -359,6 +403,13 @@ func (m *model) queueing(pl *pool, lambda float64) {
 			pl.rejected = pl.in * mmcKBlockingFromB(c, int(min(pl.buffer, maxBuffer)), a, b)
 		}
 		pl.processed = pl.in - pl.rejected
+		if aS := saturationCap * float64(c); a > aS {
+			// Between 98% and saturation the wait stays at its 98% value, which the
+			// saturated pool starts from: the wait never falls as load rises.
+			pl.stage.WaitProb = erlangC(c, aS)
+			pl.stage.WaitRate = pl.capRate - aS*mu
+			break
+		}
 		pl.stage.WaitProb = erlangCFromB(c, a, b)
 		pl.stage.WaitRate = pl.capRate - lambda
 	default:
@@ -370,7 +421,7 @@ func (m *model) queueing(pl *pool, lambda float64) {
 		aS := min(a, saturationCap*float64(c))
 		pl.stage.WaitProb = erlangC(c, aS)
 		pl.stage.WaitRate = pl.capRate - aS*mu
-		pl.stage.Fixed += (pl.backlog0 + pl.backlog1) / 2 / pl.capRate
+		// The queue's own wait is measured on the cohorts served (queueWait).
 	}
 	pl.util = 0
 	if pl.capRate > 0 {
@@ -435,6 +486,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		return
 	}
 	perShare := amount / total
+	age := nd.outAge + m.ownSec(nd)
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
 		part := max(0, c.share*perShare)
@@ -447,9 +499,78 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		case c.role == roleDispatch:
 			c.in = part
 			c.processed, c.ok = part, part
+			c.inAge, c.outAge = age, age
 			m.forward(ch, part, st)
 		default:
 			c.in = part
+			c.inAge = age
+			if c.edge >= 0 {
+				c.inAge += st.extraSec[c.edge]
+			}
+		}
+	}
+}
+
+// ownSec is the mean time a request spends in node n's pool besides waiting in its queue
+// (whose wait the cohorts' ages already hold): what it adds to the age of what it passes on.
+func (m *model) ownSec(nd *node) float64 {
+	if nd.pool < 0 {
+		return 0
+	}
+	pl := &m.pools[nd.pool]
+	return max(0, pl.meanSec-pl.wait)
+}
+
+// finishGhost passes on the ghost work node n finished: the server does not know its client
+// left, so it makes the same calls and answers nobody (a late completion).
+func (m *model) finishGhost(n int, st *runState) {
+	nd := &m.nodes[n]
+	g := nd.gok
+	switch nd.role {
+	case roleServe:
+		if len(nd.children) == 0 {
+			nd.lateDone = g
+			return
+		}
+		m.forwardGhost(n, g, st)
+	case roleCache:
+		nd.lateDone = g * m.comps[nd.comp].hitNow
+		m.forwardGhost(n, g-nd.lateDone, st)
+	case roleEnqueue:
+		// The write is stored all the same and becomes a job like any other.
+		q := &m.comps[nd.comp]
+		consumer := &m.nodes[m.pools[q.pools[1]].nodes[0]]
+		stored := min(g, max(0, q.queueBuffer-consumer.backlog-consumer.in))
+		nd.lateDone = stored
+		consumer.in += stored
+	case roleForward, roleDispatch:
+		m.forwardGhost(n, g, st)
+	}
+}
+
+// forwardGhost shares ghost work among node n's children by the node's split rule. What a
+// cut link, a dead end or a deferred edge would refuse vanishes: nobody waits for it.
+func (m *model) forwardGhost(n int, amount float64, st *runState) {
+	nd := &m.nodes[n]
+	if amount <= 0 || len(nd.children) == 0 {
+		return
+	}
+	total := m.splitShares(n, st)
+	nd.shareTotal = total
+	if total <= 0 {
+		return
+	}
+	perShare := amount / total
+	for _, ch := range nd.children {
+		c := &m.nodes[ch]
+		part := max(0, c.share*perShare)
+		switch {
+		case part == 0, c.deferred, c.edge >= 0 && st.partitioned[c.edge]:
+		case c.role == roleDispatch:
+			c.gin, c.gProcessed, c.gok = part, part, part
+			m.forwardGhost(ch, part, st)
+		default:
+			c.gin = part
 		}
 	}
 }
@@ -521,20 +642,16 @@ func (m *model) updateHoldTimes(st *runState) bool {
 		var w, sum float64
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
-			sum += nd.in * nd.downMean
-			w += nd.in
+			in := nd.in + nd.gin // ghost work holds workers as long as live work does
+			sum += in * nd.downMean
+			w += in
 		}
 		if w <= 0 {
 			continue // no traffic: keep the last estimate
 		}
-		hold := sum / w
-		if math.Abs(hold-pl.holdSec) > holdTolerance*(pl.serviceSec+pl.holdSec) {
+		if !pl.nextHold(sum / w) {
 			converged = false
-			// Slower callees hold workers longer, which lets fewer requests through to the
-			// callees, which makes them faster: the plain iteration overshoots, so it is damped.
-			hold = 0.5 * (hold + pl.holdSec)
 		}
-		pl.holdSec = hold
 	}
 	return converged
 }
@@ -622,23 +739,23 @@ func (m *model) stageOf(n int, st *runState) Stage {
 	return s
 }
 
-// commit makes this tick's backlogs the next tick's state.
+// commit makes what waits outside the pools' own flow part of the next tick's queues
+// (settle has moved the queues themselves on).
 func (m *model) commit() {
 	for i := range m.nodes {
 		nd := &m.nodes[i]
-		nd.backlog = nd.backlogNext + nd.held
+		m.push(nd, nd.held)
 		nd.pendingIn = nd.pendingNext
 		if nd.background && nd.write && nd.parent >= 0 {
 			// A job whose write failed goes back to its queue: delivery is at least once.
-			consumer := &m.nodes[nd.parent]
-			consumer.backlog += nd.rejected + nd.errors + nd.lost
+			m.push(&m.nodes[nd.parent], nd.rejected+nd.errors+nd.lost)
 		}
 	}
 	for i := range m.nodes {
 		nd := &m.nodes[i]
 		if nd.consumer {
 			// Consumer errors: the job stays queued too.
-			nd.backlog += nd.errors + nd.lost
+			m.push(nd, nd.errors+nd.lost)
 		}
 	}
 }

@@ -48,16 +48,21 @@ func (h *latencyHistogram) spread(lo, hi, mass float64) {
 	h.density[b+1] -= per
 }
 
-// add records weight requests whose tick had quantiles q = {p50, p95, p99} in seconds.
-func (h *latencyHistogram) add(weight float64, q [3]float64) {
+// add records weight requests whose tick had quantiles q = {p50, p95, p99} in seconds. They
+// were answered within the client timeout (0: none), so the tail ends there at the latest.
+func (h *latencyHistogram) add(weight float64, q [3]float64, timeout float64) {
 	if weight <= 0 || !(q[2] > 0) {
 		return
+	}
+	top := q[2] + 2*(q[2]-q[1])
+	if timeout > 0 {
+		top = max(q[2], min(top, timeout))
 	}
 	h.total += weight
 	h.spread(q[0]/4, q[0], 0.5*weight)
 	h.spread(q[0], q[1], 0.45*weight)
 	h.spread(q[1], q[2], 0.04*weight)
-	h.spread(q[2], q[2]+2*(q[2]-q[1]), 0.01*weight)
+	h.spread(q[2], top, 0.01*weight)
 }
 
 // quantiles fills out with the run's quantiles (seconds) for ps, ascending.

@@ -29,9 +29,10 @@ type latencyCache struct {
 
 	answeredAt, prevAnswered float64
 
-	late      []float64 // per node: share of its answers slower than the client timeout
-	quantiles [3]float64
-	meanAt    float64 // the mix's mean latency when the quantiles were computed
+	late      []float64  // per node: share of its answers slower than the client timeout
+	lateAll   float64    // share of all the tick's answers slower than the client timeout
+	quantiles [3]float64 // of the answers within the client timeout
+	meanAt    float64    // the mix's mean latency when the quantiles were computed
 	groups    pathGroups
 	comps     compLatency
 }
@@ -276,30 +277,46 @@ func (m *model) latencies(st *runState, answered float64) {
 			st.mix.AddStage(s)
 		}
 	}
+	var lateSum, weight float64
 	for g := range lc.groups.list {
 		grp := &lc.groups.list[g]
 		grp.late = 0
 		if timeout > 0 {
 			grp.late = st.mix.PathTail(g, timeout)
 		}
+		lateSum += grp.weight * grp.late
+		weight += grp.weight
+	}
+	lc.lateAll = 0
+	if weight > 0 {
+		lc.lateAll = min(1, lateSum/weight)
 	}
 	for i, g := range lc.groups.ofNode {
 		if g >= 0 {
 			lc.late[i] = lc.groups.list[g].late
 		}
 	}
-	st.mix.Quantiles(tickQuantiles, lc.quantiles[:])
+	// A timed-out attempt is an error, not a latency: the quantiles are those of the answers
+	// within the timeout, the mix's quantiles at p × (share within the timeout).
+	var ps [3]float64
+	for i, p := range tickQuantiles {
+		ps[i] = p * (1 - lc.lateAll)
+	}
+	st.mix.Quantiles(ps[:], lc.quantiles[:])
 	lc.meanAt = st.mix.Mean()
 }
 
 // scaled returns the quantiles carried to this tick's exact mean: between computations the
 // shape of the distribution is kept and its scale follows the mean, so a stale quantile is
-// off only by how much the shape changed.
-func (lc *latencyCache) scaled(mean float64) [3]float64 {
+// off only by how much the shape changed. None exceeds the client timeout (0: none).
+func (lc *latencyCache) scaled(mean, timeout float64) [3]float64 {
 	q := lc.quantiles
 	if lc.meanAt > 0 && mean > 0 {
 		k := mean / lc.meanAt
 		q[0], q[1], q[2] = q[0]*k, q[1]*k, q[2]*k
+	}
+	if timeout > 0 {
+		q[0], q[1], q[2] = min(q[0], timeout), min(q[1], timeout), min(q[2], timeout)
 	}
 	return q
 }

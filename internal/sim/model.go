@@ -50,14 +50,17 @@ type node struct {
 	subtreeEnd int // the nodes of its subtree are those from it up to this one, excluded
 
 	// State carried between ticks.
-	backlog   float64
-	pendingIn float64 // deferred input arriving next tick
+	backlog    float64  // all work waiting in its queue, live and ghost (backlog.go)
+	liveQueued float64  // the live part: attempts whose client still waits
+	q          []cohort // waiting work by tick of arrival, a ring (backlog.go)
+	old        cohort   // waiting work older than the ring
+	pendingIn  float64  // deferred input arriving next tick
 
 	// Scratch of the current tick.
 	in, rejected, processed, errors, ok, terminal, lost float64
 	pushback                                            float64 // refused by a full queue
 	held                                                float64 // replay held back by a cut link
-	backlogNext, pendingNext                            float64
+	pendingNext                                         float64
 	meanResp                                            float64 // mean seconds from arrival here to the answer, downstream included
 	downMean                                            float64 // mean seconds spent in calls below this node
 	pathMean                                            float64 // mean seconds from the ingress to this node's answer
@@ -65,6 +68,14 @@ type node struct {
 	shareTotal                                          float64 // sum of the children's shares
 	demand                                              float64 // requests that would arrive if nothing upstream refused or throttled
 	bareResp                                            float64 // mean seconds from arrival here to the answer if no pool queued
+
+	// Scratch of the current tick: ghost work (its client has given up) and ages.
+	gin, gProcessed, gok float64 // ghost arrivals, served, finished without error
+	lateDone             float64 // ghost work answered here: late completions
+	admLive, admGhost    float64 // the tick's arrivals admitted to the pool
+	keep                 float64 // replication a replica queues instead of refusing
+	inAge, outAge        float64 // mean age (s since the client sent it) of live work arriving, and served
+	expired              float64 // live work whose client timeout passed while it waited
 }
 
 // pool is a pool of workers: an M/M/c queue below saturation, a fluid backlog above it.
@@ -85,14 +96,20 @@ type pool struct {
 	// Scratch of the current tick.
 	failed                                  bool
 	holdSec                                 float64 // mean time a worker waits on downstream calls
+	holdLo, holdHi, gLo, gHi                float64 // this tick's bracket of the hold time (holdtime.go)
+	holdSide                                int
 	in, rejected, processed, backlog0       float64
 	backlog1, capRate, util, errRate, wProc float64
 	wIn                                     float64 // writes and replay arriving (not reads)
 	bareHold                                float64 // mean time its workers would wait on calls if no callee queued
 	demand                                  float64
 	stage                                   Stage
-	nodeRejected, nodeFailed                float64 // over its nodes: refused (rejects, a full queue's push-back), failed (errors, nowhere to go)
-	meanSec                                 float64 // stageMean(stage)
+	nodeRejected, nodeFailed                float64   // over its nodes: refused (rejects, a full queue's push-back), failed (errors, nowhere to go)
+	meanSec                                 float64   // stageMean(stage)
+	frac                                    []float64 // share of each queue position served this tick (backlog.go)
+	fracEnd                                 int       // last position with a share
+	wait                                    float64   // mean time the served work waited in the queue
+	ghostProcessed                          float64   // served work whose client had given up: wasted
 }
 
 // component holds what the engine knows of one design component besides its pools.
@@ -141,6 +158,10 @@ type model struct {
 
 	tooManyRoutes bool
 	sinkNode      int
+
+	slots      int     // cohorts in every node's ring (backlog.go)
+	timeoutSec float64 // the client's timeout; 0 = none
+	tick       int     // the tick being resolved
 }
 
 // fixed service times of the fixed-capacity kinds: small enough not to matter, large
@@ -157,7 +178,8 @@ const (
 )
 
 func compile(v *validated) (*model, error) {
-	m := &model{v: v, dt: v.dt, sinkNode: -1}
+	m := &model{v: v, dt: v.dt, sinkNode: -1, timeoutSec: v.cfg.Client.TimeoutMs / 1000}
+	m.slots = cohortSlots(m.timeoutSec, m.dt)
 	d := v.design
 	n := len(d.Components)
 	m.comps = make([]component, n)
@@ -185,6 +207,7 @@ func compile(v *validated) (*model, error) {
 			len(m.nodes), v.ticks, work, maxNodeTicks)}}
 	}
 	m.orderPools()
+	m.initQueues()
 	return m, nil
 }
 

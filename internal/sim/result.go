@@ -131,6 +131,10 @@ type ComponentTick struct {
 	Replicas    int     `json:"replicas,omitempty"`           // container pool: replicas serving
 	// ColdStartShare is the share of a function's invocations that started cold.
 	ColdStartShare float64 `json:"cold_start_share,omitempty"`
+
+	// Client deadlines (backlog.go).
+	// LateRPS is work it served whose client had already given up: wasted capacity.
+	LateRPS float64 `json:"late_rps,omitempty"`
 }
 
 // Summary condenses a run.
@@ -167,6 +171,12 @@ type Summary struct {
 	Failures   []string           `json:"failures"`
 	Components []ComponentSummary `json:"components"`
 	Events     []EventImpact      `json:"events"`
+
+	// Client deadlines (backlog.go).
+	// LateCompletions counts answers the system produced after the client had given up:
+	// work that waited past its deadline and was served all the same, and answers slower
+	// than the timeout. They are timed out for the client and wasted for the system.
+	LateCompletions float64 `json:"late_completions"`
 }
 
 // Bottleneck names the first tier to saturate and when. Utilization is the demand on it
@@ -189,6 +199,10 @@ type ComponentSummary struct {
 	PeakBacklog     float64 `json:"peak_backlog"`
 	MaxLagMs        float64 `json:"max_replication_lag_ms,omitempty"`
 	MeanCostPerHour float64 `json:"mean_cost_per_hour"`
+
+	// Client deadlines (backlog.go).
+	// Late counts the requests it served after their client had given up (wasted work).
+	Late float64 `json:"late"`
 }
 
 // EventImpact measures what one chaos event did (the resilience win condition reads it).

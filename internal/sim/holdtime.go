@@ -1,0 +1,58 @@
+package sim
+
+import "math"
+
+// Hold times. A worker that calls synchronously is held for the mean response time of its
+// calls, and that response time depends on how many calls the held workers let through: a
+// longer hold lets fewer through, which makes the callee faster. For one pool the response
+// r(h) its calls take when its workers are held h falls as h grows, so r(h) = h has exactly
+// one solution. Near a callee's saturation r is steep, and a damped plain iteration
+// overshoots from one side to the other, tick after tick: the numbers of a tier at constant
+// load oscillated. Each tick therefore brackets the solution per pool and closes in on it
+// by regula falsi (the Illinois variant, which keeps shrinking both ends), so a steady load
+// gives steady numbers.
+
+// resetHoldBrackets forgets the last tick's brackets: each tick solves from its own start.
+func (m *model) resetHoldBrackets() {
+	for p := range m.pools {
+		pl := &m.pools[p]
+		pl.holdLo, pl.holdHi = math.NaN(), math.NaN()
+		pl.holdSide = 0
+	}
+}
+
+// nextHold takes r, the response time the pool's calls had with its workers held holdSec,
+// and chooses the next hold. It reports whether holdSec was already the solution.
+func (pl *pool) nextHold(r float64) bool {
+	h := pl.holdSec
+	g := r - h
+	if math.Abs(g) <= holdTolerance*(pl.serviceSec+h) {
+		pl.holdSec = r
+		return true
+	}
+	side := 1
+	if g > 0 {
+		pl.holdLo, pl.gLo = h, g // the solution is longer than h
+		if pl.holdSide == 1 {
+			pl.gHi /= 2 // Illinois: the other end has not moved twice
+		}
+	} else {
+		side = -1
+		pl.holdHi, pl.gHi = h, g
+		if pl.holdSide == -1 {
+			pl.gLo /= 2
+		}
+	}
+	pl.holdSide = side
+	if math.IsNaN(pl.holdLo) || math.IsNaN(pl.holdHi) || pl.holdLo >= pl.holdHi {
+		// No bracket yet: a damped step, which overshoots soon enough to make one.
+		pl.holdSec = 0.5 * (h + r)
+		return false
+	}
+	next := pl.holdLo + pl.gLo*(pl.holdHi-pl.holdLo)/(pl.gLo-pl.gHi)
+	if !(next > pl.holdLo && next < pl.holdHi) {
+		next = 0.5 * (pl.holdLo + pl.holdHi)
+	}
+	pl.holdSec = next
+	return false
+}
