@@ -35,9 +35,12 @@
 //   - Synchronous calls hold the caller's worker: an app worker is busy for its own service
 //     time plus the mean response time of its synchronous calls (Little's law). A slow
 //     database therefore fills the app tier above it. A hand-off to a queue does not hold.
-//     Within a tick this coupling is solved exactly: the response r(h) of a pool's calls
+//     A held call waits what a call made now waits: the callee's queue as it is this tick
+//     (its content ÷ capacity, Little's law), not what the work it serves now waited when it
+//     joined ticks ago; that delay would feed back late and make the queue swing.
+//     Within a tick this coupling is solved: the response r(h) of a pool's calls
 //     falls as its hold h grows, so r(h) = h has one solution, which each tick brackets and
-//     closes in on (holdtime.go, at most 24 passes). A damped iteration of 5 passes left the
+//     closes in on to 0.1% (holdtime.go, at most 24 passes). A damped iteration of 5 passes left the
 //     solution unreached near a callee's saturation, and the numbers of a tier under
 //     constant load swung between two or three values from tick to tick; now they settle.
 //   - The components are resolved in topological order of the request routes; an edge that

@@ -280,7 +280,7 @@ func (m *model) resolvePool(p int, st *runState) {
 		if pl.durable {
 			pl.backlog1 = pl.backlog0
 		}
-		pl.stage, pl.meanSec, pl.wait = Stage{}, 0, 0
+		pl.stage, pl.meanSec, pl.holdMean, pl.wait = Stage{}, 0, 0, 0
 		pl.nodeRejected, pl.nodeFailed = 0, 0
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
@@ -300,6 +300,7 @@ func (m *model) resolvePool(p int, st *runState) {
 		f.shape(pl, dt)
 	}
 	pl.meanSec = stageMean(pl.stage)
+	pl.holdMean = pl.meanSec + pl.holdExtra
 
 	total := pl.in + gated
 	pl.nodeRejected, pl.nodeFailed = 0, 0
@@ -344,29 +345,51 @@ func (m *model) resolvePool(p int, st *runState) {
 // wait is still a stage: exact M/M/c when there is no queue (below saturation), growing
 // continuously and monotonically with the queue. The whole wait is bounded by what the
 // waiting room holds ÷ capacity: a full waiting room waits that and no more.
+//
+// A caller held on the pool waits what a call made now waits, so the hold reads the queue
+// as it is this tick (its mean content ÷ capacity, Little's law) rather than what the work
+// served now waited, which it joined ticks ago: pl.holdExtra is the difference.
 func (m *model) queueWait(pl *pool) {
 	s := &pl.stage
-	w := pl.wait
 	most := math.Inf(1)
 	if pl.capRate > 0 && pl.buffer > 0 && !math.IsInf(pl.buffer, 1) {
 		most = pl.buffer / pl.capRate
-		w = min(w, most)
 	}
-	if s.WaitProb > 0 && s.WaitRate > 0 {
-		p := s.WaitProb
-		if w > 0 {
-			p *= math.Exp(-s.WaitRate * w)
-		}
-		// The mean wait w + p/θ stays within the bound.
-		p = min(p, s.WaitRate*(most-w))
-		if p < minWaitProb {
-			s.WaitProb, s.WaitRate = 0, 0
-		} else {
-			s.WaitProb = p
-		}
+	now := 0.0
+	if pl.capRate > 0 {
+		now = (pl.backlog0 + pl.backlog1) / 2 / pl.capRate
 	}
-	pl.wait = w
-	s.Fixed += w
+	p, theta := s.WaitProb, s.WaitRate
+	served, pServed := oneWait(pl.wait, p, theta, most)
+	held, pHeld := oneWait(now, p, theta, most)
+	pl.holdExtra = 0
+	if theta > 0 {
+		pl.holdExtra = (held + pHeld/theta) - (served + pServed/theta)
+	} else {
+		pl.holdExtra = held - served
+	}
+	if pServed < minWaitProb {
+		s.WaitProb, s.WaitRate = 0, 0
+	} else {
+		s.WaitProb = pServed
+	}
+	pl.wait = served
+	s.Fixed += served
+}
+
+// oneWait combines a queue's wait w with a stochastic wait (probability p, rate θ) into
+// max(w, S), bounded by most: the queue's part and the remaining probability of waiting
+// the exponential on top.
+func oneWait(w, p, theta, most float64) (float64, float64) {
+	w = min(w, most)
+	if !(p > 0 && theta > 0) {
+		return w, 0
+	}
+	if w > 0 {
+		p *= math.Exp(-theta * w)
+	}
+	// The mean wait w + p/θ stays within the bound.
+	return w, max(0, min(p, theta*(most-w)))
 }
 
 // queueing applies the pool model to one tick's arrivals: the exact M/M/c queue below
@@ -631,7 +654,7 @@ func (m *model) updateHoldTimes(st *runState) bool {
 	for i := len(m.nodes) - 1; i >= 0; i-- { // children always follow their parent
 		nd := &m.nodes[i]
 		nd.downMean = m.downstreamMean(i, st)
-		nd.meanResp = m.hopMean(i, st) + nd.downMean
+		nd.meanResp = m.hopHoldMean(i, st) + nd.downMean
 	}
 	converged := true
 	for p := range m.pools {
@@ -719,6 +742,20 @@ func (m *model) hopMean(n int, st *runState) float64 {
 	mean := 0.0
 	if nd.pool >= 0 {
 		mean = m.pools[nd.pool].meanSec
+	}
+	if nd.edge >= 0 {
+		mean += st.extraSec[nd.edge]
+	}
+	return mean
+}
+
+// hopHoldMean is the mean time a call arriving at node n now spends there: what holds the
+// caller's worker.
+func (m *model) hopHoldMean(n int, st *runState) float64 {
+	nd := &m.nodes[n]
+	mean := 0.0
+	if nd.pool >= 0 {
+		mean = m.pools[nd.pool].holdMean
 	}
 	if nd.edge >= 0 {
 		mean += st.extraSec[nd.edge]

@@ -106,6 +106,7 @@ type pool struct {
 	stage                                   Stage
 	nodeRejected, nodeFailed                float64   // over its nodes: refused (rejects, a full queue's push-back), failed (errors, nowhere to go)
 	meanSec                                 float64   // stageMean(stage)
+	holdMean, holdExtra                     float64   // mean time of a call arriving now (queueWait), and its difference from meanSec
 	frac                                    []float64 // share of each queue position served this tick (backlog.go)
 	fracEnd                                 int       // last position with a share
 	wait                                    float64   // mean time the served work waited in the queue
