@@ -77,14 +77,18 @@ func (m *model) slotAt(nd *node, j int) *cohort { return &nd.q[(m.tick+j-1)%m.sl
 func (m *model) fifo(pl *pool, admittedNew float64) {
 	k := m.slots
 	fr := pl.frac
-	clear(fr)
+	if pl.fracEnd != k+1 {
+		clear(fr) // positions 0..k are only ever set with a queue
+	}
 	pl.wait, pl.fracEnd = 0, k+1
 	if pl.backlog0 <= 0 {
+		fr[k+1] = 0
 		if admittedNew > 0 {
 			fr[k+1] = fullShare(pl.processed / admittedNew)
 		}
 		return
 	}
+	clear(fr)
 	oldArrived := 0.0
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
@@ -175,9 +179,11 @@ func (m *model) settle() (expired float64) {
 	for p := range m.pools {
 		pl := &m.pools[p]
 		fr := pl.frac
+		if !pl.failed && pl.backlog0 <= 0 && pl.backlog1 <= 0 && !pl.keeps {
+			continue // nothing waited and nothing is left: every node's queue stays empty
+		}
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
-			nd.expired = 0
 			if pl.failed {
 				if !pl.durable && nd.backlog > 0 {
 					nd.clearQueue() // its live part failed as errors; ghosts vanish unseen

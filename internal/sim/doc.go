@@ -86,7 +86,9 @@
 // client's limit, in the next tick or after an exponential backoff, optionally capped by a
 // retry budget; retries are load, so a slow tier can become a retry storm, and since a
 // queue's cohorts time out together, a storm comes in bursts of more than 1 + max_retries
-// attempts per fresh request.
+// attempts per fresh request. (Which retry an expiring attempt was is read from the
+// generation mix of the tick it expires in, not tracked per cohort; a ring keeps at most
+// 256 ticks of cohorts, beyond which a longer timeout expires the older work all at once.)
 //
 // Conservation holds per tick and over the run: attempts offered = served + rejected +
 // failed + timed out + change in attempts queued (live work in queues and on deferred

@@ -241,7 +241,7 @@ func (m *model) resetFlows() {
 		}
 		nd.rejected, nd.processed, nd.errors, nd.ok, nd.terminal, nd.lost, nd.pushback = 0, 0, 0, 0, 0, 0, 0
 		nd.gin, nd.gProcessed, nd.gok, nd.lateDone, nd.inAge, nd.outAge = 0, 0, 0, 0, 0, 0
-		nd.admLive, nd.admGhost, nd.keep = 0, 0, 0
+		nd.admLive, nd.admGhost, nd.keep, nd.expired = 0, 0, 0, 0
 	}
 }
 
@@ -267,7 +267,7 @@ func (m *model) resolvePool(p int, st *runState) {
 			pl.wIn += nd.in + nd.gin
 		}
 	}
-	pl.wProc, pl.ghostProcessed = 0, 0
+	pl.wProc, pl.ghostProcessed, pl.keeps = 0, 0, false
 	gated := 0.0 // refused at the door: rate limit (429) or open breaker (503)
 	if g := m.comps[pl.comp].gate; g != nil && !pl.failed {
 		admitted := g.admit(pl.in, dt)
@@ -320,8 +320,15 @@ func (m *model) resolvePool(p int, st *runState) {
 		if nd.replay && nd.rejected > 0 {
 			// A replica never refuses its replication stream; it falls behind instead.
 			nd.keep, nd.rejected = nd.rejected, 0
+			pl.keeps = true
 		}
-		m.serveQueue(pl, nd)
+		if nd.backlog > 0 {
+			m.serveQueue(pl, nd)
+		} else {
+			// Nothing waits here: its part of the served work is of its own arrivals.
+			f := pl.frac[m.slots+1]
+			nd.processed, nd.gProcessed, nd.outAge = nd.admLive*f, nd.admGhost*f, nd.inAge
+		}
 		nd.errors = nd.processed * pl.errRate
 		nd.ok = nd.processed - nd.errors
 		nd.gok = nd.gProcessed * (1 - pl.errRate)
@@ -781,18 +788,22 @@ func (m *model) stageOf(n int, st *runState) Stage {
 func (m *model) commit() {
 	for i := range m.nodes {
 		nd := &m.nodes[i]
-		m.push(nd, nd.held)
+		if nd.held > 0 {
+			m.push(nd, nd.held)
+		}
 		nd.pendingIn = nd.pendingNext
 		if nd.background && nd.write && nd.parent >= 0 {
 			// A job whose write failed goes back to its queue: delivery is at least once.
-			m.push(&m.nodes[nd.parent], nd.rejected+nd.errors+nd.lost)
+			if back := nd.rejected + nd.errors + nd.lost; back > 0 {
+				m.push(&m.nodes[nd.parent], back)
+			}
 		}
 	}
 	for i := range m.nodes {
 		nd := &m.nodes[i]
-		if nd.consumer {
+		if back := nd.errors + nd.lost; nd.consumer && back > 0 {
 			// Consumer errors: the job stays queued too.
-			m.push(nd, nd.errors+nd.lost)
+			m.push(nd, back)
 		}
 	}
 }

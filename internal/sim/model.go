@@ -109,6 +109,7 @@ type pool struct {
 	holdMean, holdExtra                     float64   // mean time of a call arriving now (queueWait), and its difference from meanSec
 	frac                                    []float64 // share of each queue position served this tick (backlog.go)
 	fracEnd                                 int       // last position with a share
+	keeps                                   bool      // a replica queues refused replication this tick
 	wait                                    float64   // mean time the served work waited in the queue
 	ghostProcessed                          float64   // served work whose client had given up: wasted
 }
