@@ -12,9 +12,9 @@
 // queue a broker and a pool of consumers). Capacity is workers ÷ service time (seed
 // simple-model: an app server with 6 workers at 15 ms serves 400 req/s).
 //
-//   - Below saturation a pool is an M/M/c queue, computed exactly (Erlang C through the
-//     Erlang-B recursion), so latency stays flat to about 80% utilisation and then climbs
-//     steeply. Its loss is that of M/M/c/K with K = workers + waiting places, which is
+//   - Below saturation a pool is an M/M/c queue, computed exactly up to 98% utilisation
+//     (Erlang C through the Erlang-B recursion), so latency stays flat to about 80% and then
+//     climbs steeply. Its loss is that of M/M/c/K with K = workers + waiting places, which is
 //     Erlang B (M/M/c/c) for a pool with no waiting room: 6 workers at 15 ms offered 125%
 //     lose about a third of their requests, not the fluid fifth.
 //   - At and above saturation, or while a queue remains, a fluid queue takes over (seed
@@ -38,11 +38,15 @@
 //     A held call waits what a call made now waits: the callee's queue as it is this tick
 //     (its content ÷ capacity, Little's law), not what the work it serves now waited when it
 //     joined ticks ago; that delay would feed back late and make the queue swing.
-//     Within a tick this coupling is solved: the response r(h) of a pool's calls
-//     falls as its hold h grows, so r(h) = h has one solution, which each tick brackets and
-//     closes in on to 0.1% (holdtime.go, at most 24 passes). A damped iteration of 5 passes left the
-//     solution unreached near a callee's saturation, and the numbers of a tier under
+//     Within a tick this coupling is solved: the response r(h) of a pool's calls falls as
+//     its hold h grows, so r(h) = h has one solution, which each tick brackets and closes
+//     in on to 0.1% (holdtime.go, at most 24 passes). A damped iteration of 5 passes left
+//     the solution unreached near a callee's saturation, and the numbers of a tier under
 //     constant load swung between two or three values from tick to tick; now they settle.
+//     The callee still sees held calls as an open stream (M/M/c at their rate): the
+//     callers' workers bound what it receives only through the hold time, not as a closed
+//     population, so a callee fed by few held workers waits somewhat more, and passes
+//     somewhat less, than the closed loop would.
 //   - The components are resolved in topological order of the request routes; an edge that
 //     closes a cycle is deferred: what crosses it arrives one tick later.
 //
