@@ -280,7 +280,7 @@ func (m *model) resolvePool(p int, st *runState) {
 		if pl.durable {
 			pl.backlog1 = pl.backlog0
 		}
-		pl.stage, pl.meanSec, pl.holdMean, pl.wait = Stage{}, 0, 0, 0
+		pl.stage, pl.meanSec, pl.holdMean, pl.wait, pl.ownSec = Stage{}, 0, 0, 0, 0
 		pl.nodeRejected, pl.nodeFailed = 0, 0
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
@@ -301,6 +301,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	}
 	pl.meanSec = stageMean(pl.stage)
 	pl.holdMean = pl.meanSec + pl.holdExtra
+	pl.ownSec = max(0, pl.meanSec-pl.wait)
 
 	total := pl.in + gated
 	pl.nodeRejected, pl.nodeFailed = 0, 0
@@ -516,7 +517,10 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		return
 	}
 	perShare := amount / total
-	age := nd.outAge + m.ownSec(nd)
+	age := nd.outAge
+	if nd.pool >= 0 {
+		age += m.pools[nd.pool].ownSec
+	}
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
 		part := max(0, c.share*perShare)
@@ -539,16 +543,6 @@ func (m *model) forward(n int, amount float64, st *runState) {
 			}
 		}
 	}
-}
-
-// ownSec is the mean time a request spends in node n's pool besides waiting in its queue
-// (whose wait the cohorts' ages already hold): what it adds to the age of what it passes on.
-func (m *model) ownSec(nd *node) float64 {
-	if nd.pool < 0 {
-		return 0
-	}
-	pl := &m.pools[nd.pool]
-	return max(0, pl.meanSec-pl.wait)
 }
 
 // finishGhost passes on the ghost work node n finished: the server does not know its client

@@ -107,6 +107,7 @@ type pool struct {
 	nodeRejected, nodeFailed                float64   // over its nodes: refused (rejects, a full queue's push-back), failed (errors, nowhere to go)
 	meanSec                                 float64   // stageMean(stage)
 	holdMean, holdExtra                     float64   // mean time of a call arriving now (queueWait), and its difference from meanSec
+	ownSec                                  float64   // meanSec less the queue's wait: what a request's age gains here besides waiting
 	frac                                    []float64 // share of each queue position served this tick (backlog.go)
 	fracEnd                                 int       // last position with a share
 	keeps                                   bool      // a replica queues refused replication this tick
