@@ -1,0 +1,218 @@
+package sim
+
+// The reference simulator is trusted only where it reproduces exact queueing theory: the
+// M/M/c response-time distribution (mean, p95, p99) and Erlang-B / M/M/c/K loss, each within
+// the simulator's own 99% confidence interval from independent replications (seeds).
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// mmcResponseTail is P(T > t) for M/M/c: with probability C the request waits an
+// exponential time of rate cμ − λ, then it is served for an exponential time of rate μ.
+func mmcResponseTail(c int, lambda, mu, t float64) float64 {
+	a := lambda / mu
+	wait := directErlangC(c, a)
+	theta := float64(c)*mu - lambda
+	var both float64 // P(W + S > t) for W ~ Exp(θ), S ~ Exp(μ)
+	if math.Abs(theta-mu) < 1e-12*mu {
+		both = (1 + mu*t) * math.Exp(-mu*t)
+	} else {
+		both = (theta*math.Exp(-mu*t) - mu*math.Exp(-theta*t)) / (theta - mu)
+	}
+	return (1-wait)*math.Exp(-mu*t) + wait*both
+}
+
+func mmcResponseQuantile(c int, lambda, mu, q float64) float64 {
+	lo, hi := 0.0, 1.0
+	for mmcResponseTail(c, lambda, mu, hi) > 1-q {
+		hi *= 2
+	}
+	for i := 0; i < 200; i++ {
+		mid := (lo + hi) / 2
+		if mmcResponseTail(c, lambda, mu, mid) > 1-q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// studentT995 is the two-sided 99% quantile of Student's t for n−1 degrees of freedom.
+func studentT995(df int) float64 {
+	table := map[int]float64{4: 4.604, 9: 3.250, 14: 2.977, 19: 2.861, 24: 2.797, 29: 2.756}
+	if v, ok := table[df]; ok {
+		return v
+	}
+	return 2.576
+}
+
+// batchCI is the mean of xs and the half-width of its 99% confidence interval.
+func batchCI(xs []float64) (mean, half float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / float64(len(xs)-1))
+	return mean, studentT995(len(xs)-1) * sd / math.Sqrt(float64(len(xs)))
+}
+
+// onePool is a single app replica serving static requests: one M/M/c(/K) pool, nothing else.
+func onePool(workers int, serviceMs float64, queue int) Design {
+	var d Design
+	mustJSON(fmt.Sprintf(`{"components":[{"id":"app","type":"app_service","params":
+	 {"replicas":1,"concurrency":%d,"service_time_ms":%g,"queue_per_replica":%d}}],"edges":[]}`, workers, serviceMs, queue), &d)
+	return d
+}
+
+func poolRun(t *testing.T, d Design, rps, seconds float64, seed uint64) *refRecord {
+	t.Helper()
+	cfg := Config{TickMs: 100, DurationSec: seconds, Traffic: Traffic{Kind: "constant", RPS: rps}, Mix: Mix{Static: 1}}
+	rec, err := refRun(d, cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// replications is how many independent seeds each validation point runs; the first tenth
+// of every run is its warm-up. Replications, not batches of one run: near saturation the
+// waits are correlated over many seconds, which makes batch means overconfident.
+const replications = 10
+
+func TestReferenceMatchesExactMMc(t *testing.T) {
+	tests := []struct {
+		name      string
+		workers   int
+		serviceMs float64
+		util      float64
+		seconds   float64
+	}{
+		{"M/M/1 at 50%", 1, 10, 0.5, 600},
+		{"app server 6×15 ms at 80%", 6, 15, 0.8, 200},
+		{"database 10×8 ms at 90%", 10, 8, 0.9, 150},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu := 1000 / tt.serviceMs
+			lambda := tt.util * float64(tt.workers) * mu
+			var means, p95s, p99s []float64
+			for seed := uint64(1); seed <= replications; seed++ {
+				rec := poolRun(t, onePool(tt.workers, tt.serviceMs, 1_000_000), lambda, tt.seconds, seed)
+				var xs []float64
+				for k := len(rec.latency) / 10; k < len(rec.latency); k++ {
+					xs = append(xs, rec.latency[k]...)
+				}
+				sum := 0.0
+				for _, x := range xs {
+					sum += x
+				}
+				means = append(means, sum/float64(len(xs)))
+				p95s = append(p95s, quantile(xs, 0.95))
+				p99s = append(p99s, quantile(xs, 0.99))
+			}
+			exact := map[string]float64{
+				"mean": 1/mu + directErlangC(tt.workers, lambda/mu)/(float64(tt.workers)*mu-lambda),
+				"p95":  mmcResponseQuantile(tt.workers, lambda, mu, 0.95),
+				"p99":  mmcResponseQuantile(tt.workers, lambda, mu, 0.99),
+			}
+			for _, stat := range []struct {
+				name string
+				xs   []float64
+			}{{"mean", means}, {"p95", p95s}, {"p99", p99s}} {
+				got, half := batchCI(stat.xs)
+				want := exact[stat.name]
+				t.Logf("%s: reference %.3f ± %.3f ms, exact %.3f ms", stat.name, got*1000, half*1000, want*1000)
+				if math.Abs(got-want) > half {
+					t.Errorf("%s = %.3f ± %.3f ms, exact M/M/%d %.3f ms: outside the reference's own 99%% interval",
+						stat.name, got*1000, half*1000, tt.workers, want*1000)
+				}
+				if half > 0.06*want {
+					t.Errorf("%s: interval ±%.3f ms is wider than 6%% of %.3f ms: the check has no teeth", stat.name, half*1000, want*1000)
+				}
+			}
+		})
+	}
+}
+
+func TestReferenceLosesAsErlangBAndMMcK(t *testing.T) {
+	tests := []struct {
+		name      string
+		workers   int
+		serviceMs float64
+		queue     int
+		erlangs   float64
+		seconds   float64
+	}{
+		{"6 workers offered 125%, no waiting room", 6, 15, 0, 7.5, 30},
+		{"10 workers offered 80%, no waiting room", 10, 8, 0, 8, 20},
+		{"4 workers and 5 places offered 120%", 4, 20, 5, 4.8, 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rps := tt.erlangs * 1000 / tt.serviceMs
+			var losses []float64
+			for seed := uint64(1); seed <= replications; seed++ {
+				rec := poolRun(t, onePool(tt.workers, tt.serviceMs, tt.queue), rps, tt.seconds, seed)
+				var off, rej float64
+				for k := len(rec.offered) / 10; k < len(rec.offered); k++ {
+					off += rec.offered[k]
+					rej += rec.rejected[k]
+				}
+				losses = append(losses, rej/off)
+			}
+			got, half := batchCI(losses)
+			want := bruteMMCKBlocking(tt.workers, tt.queue, tt.erlangs)
+			if tt.queue == 0 {
+				want = directErlangB(tt.workers, tt.erlangs)
+			}
+			t.Logf("loss: reference %.4f ± %.4f, exact %.4f", got, half, want)
+			if math.Abs(got-want) > half {
+				t.Errorf("loss %.4f ± %.4f, exact %.4f: outside the reference's own 99%% interval", got, half, want)
+			}
+			if half > 0.1*want {
+				t.Errorf("interval ±%.4f is wider than 10%% of %.4f: the check has no teeth", half, want)
+			}
+		})
+	}
+}
+
+// The reference accounts for every attempt: answered, refused, failed, timed out or still
+// in flight at the end; and a late completion is an attempt that had already timed out.
+func TestReferenceConservesAttempts(t *testing.T) {
+	d, cfg := archSim("")
+	cfg.DurationSec = 20
+	rec, err := refRun(d, cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off, fresh, retries, done, timedOut, late, dropped float64
+	for k := range rec.offered {
+		off += rec.offered[k]
+		fresh += rec.fresh[k]
+		retries += rec.retries[k]
+		done += rec.served[k] + rec.rejected[k] + rec.errors[k] + rec.timedOut[k]
+		timedOut += rec.timedOut[k]
+		late += rec.late[k]
+		dropped += rec.dropped[k]
+	}
+	if off != fresh+retries {
+		t.Errorf("offered %v ≠ fresh %v + retries %v", off, fresh, retries)
+	}
+	if rec.inFlight < 0 || off != done+rec.inFlight {
+		t.Errorf("offered %v ≠ finished %v + in flight %v", off, done, rec.inFlight)
+	}
+	if late > timedOut || late == 0 {
+		t.Errorf("late completions %v, timed out %v: the saturated database must finish abandoned work late", late, timedOut)
+	}
+	if dropped > fresh {
+		t.Errorf("dropped %v > fresh %v", dropped, fresh)
+	}
+}
