@@ -89,7 +89,7 @@ func cacheFlush() (Design, Config) {
 }
 
 // threeBackends is a balancer with health checks over three app services of 800 rps each
-// (2 replicas × 6 workers ÷ 15 ms); backend a fails from 20 s to 40 s. At 50% load the two
+// (2 replicas × 6 workers ÷ 15 ms); backend a fails from 15 s to 30 s. At 50% load the two
 // left run at 75%; at 80% load they are 20% short.
 func threeBackends(load float64) func() (Design, Config) {
 	return func() (Design, Config) {
@@ -101,9 +101,9 @@ func threeBackends(load float64) func() (Design, Config) {
 		 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"},{"from":"lb","to":"c"}]}`
 		var des Design
 		mustJSON(d, &des)
-		cfg := Config{TickMs: 100, DurationSec: 60, Traffic: Traffic{Kind: "constant", RPS: load * 2400}, Mix: Mix{Static: 1},
+		cfg := Config{TickMs: 100, DurationSec: 45, Traffic: Traffic{Kind: "constant", RPS: load * 2400}, Mix: Mix{Static: 1},
 			Client: Client{TimeoutMs: 1000, MaxRetries: 1},
-			Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 20, DurationSec: 20, Target: "a"}}}
+			Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 15, DurationSec: 15, Target: "a"}}}
 		return des, cfg
 	}
 }
@@ -120,7 +120,7 @@ func slowCall(budget float64) func() (Design, Config) {
 		 "edges":[{"from":"lb","to":"app"},{"from":"app","to":"db"}]}`
 		var des Design
 		mustJSON(d, &des)
-		cfg := Config{TickMs: 100, DurationSec: 50, Traffic: Traffic{Kind: "constant", RPS: 800}, Mix: Mix{Read: 1},
+		cfg := Config{TickMs: 100, DurationSec: 35, Traffic: Traffic{Kind: "constant", RPS: 800}, Mix: Mix{Read: 1},
 			Client: Client{TimeoutMs: 1000, MaxRetries: 3, RetryBudget: budget},
 			Chaos: []ChaosEvent{{Kind: ChaosLatencyInjection, AtSec: 10, DurationSec: 10, From: "app", To: "db",
 				Params: ChaosParams{ExtraLatencyMs: 300}}}}
@@ -167,12 +167,12 @@ var overloadScenarios = []overloadScenario{
 		{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20), gap: gapDoubleWait},
 	}},
 	{name: "node failure at 50% load", build: threeBackends(0.5), metrics: []overloadMetric{
-		{name: "failed share during the failure", tol: tolRate, measure: failShare(20, 40), gap: gapInstantHealth},
-		{name: "recovery from the strike (s)", tol: tolRecovery, measure: recoverySec(20), gap: gapInstantHealth},
+		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30), gap: gapInstantHealth},
+		{name: "recovery from the strike (s)", tol: tolRecovery, measure: recoverySec(15), gap: gapInstantHealth},
 	}},
 	{name: "node failure at 80% load", build: threeBackends(0.8), metrics: []overloadMetric{
-		{name: "failed share during the failure", tol: tolRate, measure: failShare(20, 40), gap: gapInstantHealth},
-		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(40), gap: gapInstantHealth},
+		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30), gap: gapInstantHealth},
+		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30), gap: gapInstantHealth},
 	}},
 	{name: "slow held call, no retry budget", build: slowCall(0), metrics: []overloadMetric{
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification, gap: gapLateTimeouts},

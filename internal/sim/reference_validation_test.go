@@ -95,9 +95,9 @@ func TestReferenceMatchesExactMMc(t *testing.T) {
 		util      float64
 		seconds   float64
 	}{
-		{"M/M/1 at 50%", 1, 10, 0.5, 600},
-		{"app server 6×15 ms at 80%", 6, 15, 0.8, 200},
-		{"database 10×8 ms at 90%", 10, 8, 0.9, 150},
+		{"M/M/1 at 50%", 1, 10, 0.5, 400},
+		{"app server 6×15 ms at 80%", 6, 15, 0.8, 120},
+		{"database 10×8 ms at 85%", 10, 8, 0.85, 60},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
