@@ -149,7 +149,8 @@ func TestMoreCapacityNeverHurtsUnderOverload(t *testing.T) {
 			return archSim(`{"id":"cache","type":"cache","params":{"hit_ratio":0}},`)
 		}, "cache", "hit_ratio", []any{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8}, ""},
 		{"node failure at 80%: survivor replicas", threeBackends(0.8), "b", "replicas", []any{1, 2, 3, 4}, ""},
-		{"slow held call: app replicas", slowCall(0), "app", "replicas", []any{2, 4, 6, 8, 12}, ""},
+		{"node failure at 80%: survivor concurrency", threeBackends(0.8), "c", "concurrency", []any{4, 6, 8, 12}, ""},
+		{"slow held call: app replicas", slowCall(0), "app", "replicas", []any{1, 2, 4, 6, 8}, ""},
 		{"queue consumers: database connections", consumersOnASaturatedDatabase, "db", "connections", []any{1, 2, 4, 6, 8}, "db"},
 	}
 	for _, sw := range sweeps {
