@@ -138,7 +138,7 @@ func consumersOnASaturatedDatabase() (Design, Config) {
 	 "edges":[{"from":"app","to":"q"},{"from":"q","to":"db"}]}`
 	var des Design
 	mustJSON(d, &des)
-	cfg := Config{TickMs: 100, DurationSec: 30, Traffic: Traffic{Kind: "constant", RPS: 1000}, Mix: Mix{AsyncWrite: 1},
+	cfg := Config{TickMs: 100, DurationSec: 20, Traffic: Traffic{Kind: "constant", RPS: 1000}, Mix: Mix{AsyncWrite: 1},
 		Client: Client{TimeoutMs: 1000}}
 	return des, cfg
 }
@@ -268,24 +268,32 @@ func overloadTable(rows []overloadRow) string {
 }
 
 func TestOverloadScenarios(t *testing.T) {
-	var all []overloadRow
-	for _, sc := range overloadScenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			rows := measureScenario(t, sc)
-			all = append(all, rows...)
-			for _, r := range rows {
-				t.Logf("%s: engine %s, reference %s (%s), tolerance %s: %s", r.metric, fmtValue(r.eng, r.engOK),
-					fmtValue(r.ref, r.refOK), strings.Join(r.refSeeds, ", "), r.tol, r.verdict())
-				switch {
-				case r.gap == "" && !r.ok:
-					t.Errorf("%s: engine %s, reference %s: outside tolerance (%s)", r.metric,
-						fmtValue(r.eng, r.engOK), fmtValue(r.ref, r.refOK), r.tol)
-				case r.gap != "" && r.ok:
-					t.Errorf("%s: engine %s, reference %s: now within tolerance (%s); the known gap (%s) is gone: remove it from the table",
-						r.metric, fmtValue(r.eng, r.engOK), fmtValue(r.ref, r.refOK), r.tol, r.gap)
+	measured := make([][]overloadRow, len(overloadScenarios))
+	// The scenarios are independent runs; the group returns once all of them have.
+	t.Run("scenario", func(t *testing.T) {
+		for i, sc := range overloadScenarios {
+			t.Run(sc.name, func(t *testing.T) {
+				t.Parallel()
+				rows := measureScenario(t, sc)
+				measured[i] = rows
+				for _, r := range rows {
+					t.Logf("%s: engine %s, reference %s (%s), tolerance %s: %s", r.metric, fmtValue(r.eng, r.engOK),
+						fmtValue(r.ref, r.refOK), strings.Join(r.refSeeds, ", "), r.tol, r.verdict())
+					switch {
+					case r.gap == "" && !r.ok:
+						t.Errorf("%s: engine %s, reference %s: outside tolerance (%s)", r.metric,
+							fmtValue(r.eng, r.engOK), fmtValue(r.ref, r.refOK), r.tol)
+					case r.gap != "" && r.ok:
+						t.Errorf("%s: engine %s, reference %s: now within tolerance (%s); the known gap (%s) is gone: remove it from the table",
+							r.metric, fmtValue(r.eng, r.engOK), fmtValue(r.ref, r.refOK), r.tol, r.gap)
+					}
 				}
-			}
-		})
+			})
+		}
+	})
+	var all []overloadRow
+	for _, rows := range measured {
+		all = append(all, rows...)
 	}
 	t.Logf("engine against the per-request reference (mean of %d seeds):\n%s", len(referenceSeeds), overloadTable(all))
 }

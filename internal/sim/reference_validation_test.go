@@ -101,6 +101,7 @@ func TestReferenceMatchesExactMMc(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			mu := 1000 / tt.serviceMs
 			lambda := tt.util * float64(tt.workers) * mu
 			var means, p95s, p99s []float64
@@ -157,6 +158,7 @@ func TestReferenceLosesAsErlangBAndMMcK(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			rps := tt.erlangs * 1000 / tt.serviceMs
 			var losses []float64
 			for seed := uint64(1); seed <= replications; seed++ {
