@@ -217,4 +217,101 @@ func TestReferenceConservesAttempts(t *testing.T) {
 	if dropped > fresh {
 		t.Errorf("dropped %v > fresh %v", dropped, fresh)
 	}
+	// A client gives up at its deadline: no answer it accepted took longer.
+	for k, xs := range rec.latency {
+		for _, x := range xs {
+			if x > cfg.Client.TimeoutMs/1000+1e-9 {
+				t.Fatalf("tick %d: an answer after %.3f s was accepted with a %.0f ms timeout", k, x, cfg.Client.TimeoutMs)
+			}
+		}
+	}
+}
+
+// splitDesign is a balancer over two single-replica app servers of c workers each.
+func splitDesign(algorithm string, health bool, workers int, serviceMs float64) Design {
+	var d Design
+	app := fmt.Sprintf(`"type":"app_service","params":{"replicas":1,"concurrency":%d,"service_time_ms":%g,"queue_per_replica":100000}`, workers, serviceMs)
+	mustJSON(fmt.Sprintf(`{"components":[
+	 {"id":"lb","type":"load_balancer","params":{"algorithm":%q,"health_checks":%t}},
+	 {"id":"a",%s},{"id":"b",%s}],
+	 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"}]}`, algorithm, health, app, app), &d)
+	return d
+}
+
+// A random split of a Poisson stream is Poisson, so behind a balancer (itself an M/M/1
+// whose output is Poisson) each backend is exactly M/M/c at half the rate. Round-robin
+// sends each backend every other request, a more regular stream, so it waits less;
+// least-connections, which sees the queues, waits no more than round-robin.
+func TestReferenceBalancerSplits(t *testing.T) {
+	const workers, serviceMs, util, seconds = 1, 10.0, 0.7, 150
+	mu := 1000 / serviceMs
+	lambda := 2 * util * workers * mu // both backends together
+	balancerMu := 2000.0              // one worker at 0.5 ms
+	mean := func(algorithm string) (float64, float64) {
+		var means []float64
+		for seed := uint64(1); seed <= replications; seed++ {
+			cfg := Config{TickMs: 100, DurationSec: seconds, Traffic: Traffic{Kind: "constant", RPS: lambda}, Mix: Mix{Static: 1}}
+			rec, err := refRun(splitDesign(algorithm, false, workers, serviceMs), cfg, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum, n float64
+			for k := len(rec.latency) / 10; k < len(rec.latency); k++ {
+				for _, x := range rec.latency[k] {
+					sum, n = sum+x, n+1
+				}
+			}
+			means = append(means, sum/n)
+		}
+		return batchCI(means)
+	}
+	random, randomHalf := mean("random")
+	exact := 1/(balancerMu-lambda) + 1/mu + directErlangC(workers, lambda/2/mu)/(float64(workers)*mu-lambda/2)
+	t.Logf("random: %.3f ± %.3f ms, exact %.3f ms", random*1000, randomHalf*1000, exact*1000)
+	if math.Abs(random-exact) > randomHalf {
+		t.Errorf("random split: mean %.3f ± %.3f ms, exact M/M/1 + M/M/%d at half the rate %.3f ms", random*1000, randomHalf*1000, workers, exact*1000)
+	}
+	rr, rrHalf := mean("round_robin")
+	lc, lcHalf := mean("least_connections")
+	t.Logf("round robin: %.3f ± %.3f ms, least connections: %.3f ± %.3f ms", rr*1000, rrHalf*1000, lc*1000, lcHalf*1000)
+	if !(rr+rrHalf < random-randomHalf) {
+		t.Errorf("round robin %.3f ms does not wait clearly less than random %.3f ms", rr*1000, random*1000)
+	}
+	if lc > rr+rrHalf+lcHalf {
+		t.Errorf("least connections %.3f ms waits more than round robin %.3f ms", lc*1000, rr*1000)
+	}
+}
+
+// A balancer with health checks stops sending to a dead backend after two failed probes
+// 5 s apart, so its share fails for between 5 and 10 s after the strike (the probes' phase
+// is random); without health checks it fails until the backend is back.
+func TestReferenceHealthChecksDetectAfterTwoProbes(t *testing.T) {
+	lastError := func(health bool, seed uint64) float64 {
+		cfg := Config{TickMs: 100, DurationSec: 40, Traffic: Traffic{Kind: "constant", RPS: 100}, Mix: Mix{Static: 1},
+			Client: Client{TimeoutMs: 1000},
+			Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}}}
+		rec, err := refRun(splitDesign("round_robin", health, 6, 15), cfg, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := 0.0
+		for k, e := range rec.errors {
+			if e > 0 {
+				last = float64(k+1) * rec.dt
+			}
+		}
+		return last
+	}
+	var sum float64
+	for seed := uint64(1); seed <= 8; seed++ {
+		got := lastError(true, seed) - 10
+		sum += got
+		if got < refHealthIntervalSec || got > 2*refHealthIntervalSec+0.1 {
+			t.Errorf("seed %d: the dead backend's share failed for %.1f s, want between 5 and 10 s", seed, got)
+		}
+		if without := lastError(false, seed); without != 30 {
+			t.Errorf("seed %d without health checks: last error at %.1f s, want errors until the repair at 30 s", seed, without)
+		}
+	}
+	t.Logf("mean time to detection %.2f s (7.5 s expected)", sum/8)
 }
