@@ -7,6 +7,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -314,4 +315,22 @@ func TestReferenceHealthChecksDetectAfterTwoProbes(t *testing.T) {
 		}
 	}
 	t.Logf("mean time to detection %.2f s (7.5 s expected)", sum/8)
+}
+
+// The reference is reproducible: one seed, one record, to the last request; another seed,
+// another record.
+func TestReferenceIsDeterministic(t *testing.T) {
+	d, cfg := threeBackends(0.8)()
+	a, err := refRun(d, cfg, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := refRun(d, cfg, 7)
+	c, _ := refRun(d, cfg, 8)
+	if !reflect.DeepEqual(a, b) {
+		t.Error("two runs with seed 7 differ")
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Error("seeds 7 and 8 give the same run: the seed is not used")
+	}
 }
