@@ -61,8 +61,10 @@ type refModel struct {
 	retryStarted []float64
 }
 
-// once makes a reply safe to call more than once: only the first call counts (a node that
-// failed has already answered for the request it was holding).
+// once makes a reply safe to call more than once: only the first call counts. A pool that
+// holds its worker through a call needs it: when its node fails it answers for the request
+// at once, and the callee's answer, when it comes, must be ignored. Pools that hold nothing
+// answer exactly once (a failure drops their scheduled completion).
 func once(f func(refOutcome)) func(refOutcome) {
 	done := false
 	return func(o refOutcome) {
@@ -389,7 +391,6 @@ type refBalancer struct {
 }
 
 func (b *refBalancer) call(r *refReq, reply func(refOutcome)) {
-	reply = once(reply)
 	b.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
 		release()
 		be := b.pick()
@@ -518,7 +519,6 @@ func (c *refCache) hitRatio(now float64) float64 {
 }
 
 func (c *refCache) call(r *refReq, reply func(refOutcome)) {
-	reply = once(reply)
 	c.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
 		release()
 		if c.m.s.rng.Float64() < c.hitRatio(c.m.s.now) {
@@ -537,7 +537,6 @@ func (c *refCache) call(r *refReq, reply func(refOutcome)) {
 type refDatabase struct{ comp *refComp }
 
 func (d *refDatabase) call(r *refReq, reply func(refOutcome)) {
-	reply = once(reply)
 	d.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
 		release()
 		reply(refOK)
@@ -554,7 +553,6 @@ type refQueue struct {
 }
 
 func (q *refQueue) call(r *refReq, reply func(refOutcome)) {
-	reply = once(reply)
 	broker, consumers := q.comp.pools[0], q.comp.pools[1]
 	broker.arrive(&refJob{fail: reply, start: func(release func()) {
 		release()

@@ -244,7 +244,7 @@ func splitDesign(algorithm string, health bool, workers int, serviceMs float64) 
 // sends each backend every other request, a more regular stream, so it waits less;
 // least-connections, which sees the queues, waits no more than round-robin.
 func TestReferenceBalancerSplits(t *testing.T) {
-	const workers, serviceMs, util, seconds = 1, 10.0, 0.7, 150
+	const workers, serviceMs, util, seconds = 1, 10.0, 0.7, 100
 	mu := 1000 / serviceMs
 	lambda := 2 * util * workers * mu // both backends together
 	balancerMu := 2000.0              // one worker at 0.5 ms
