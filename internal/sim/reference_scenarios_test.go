@@ -128,6 +128,15 @@ func slowCall(budget float64) func() (Design, Config) {
 	}
 }
 
+// slowCallWithBackoff is slowCall without a budget, its clients backing off exponentially.
+func slowCallWithBackoff(backoffMs, multiplier float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d, cfg := slowCall(0)()
+		cfg.Client.BackoffMs, cfg.Client.BackoffMultiplier = backoffMs, multiplier
+		return d, cfg
+	}
+}
+
 // consumersOnASaturatedDatabase: 1,000 asynchronous writes/s through a queue whose 10
 // consumers (5 ms a job) each hold their worker through a write to a database of 800 q/s.
 func consumersOnASaturatedDatabase() (Design, Config) {
@@ -176,6 +185,10 @@ var overloadScenarios = []overloadScenario{
 		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30), gap: gapInstantHealth},
 	}},
 	{name: "slow held call, no retry budget", build: slowCall(0), metrics: []overloadMetric{
+		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification, gap: gapLateTimeouts},
+		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},
+	}},
+	{name: "slow held call, backoff 100 ms ×2", build: slowCallWithBackoff(100, 2), metrics: []overloadMetric{
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification, gap: gapLateTimeouts},
 		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},
 	}},
