@@ -5,7 +5,9 @@ package sim
 // engine. It is written for clarity, not speed: one event per thing that happens to one
 // request, a heap of closures, a seeded math/rand/v2 generator.
 //
-// What it models (and how a Design maps onto it; see reference_design_test.go):
+// What it models (and how a Design maps onto it; see reference_design_test.go). Parameters
+// are read from the design with the defaults of Params(kind); capacities and waiting rooms
+// come from the catalog, and an instance type's speed divides its service times.
 //
 //   - Arrivals: a Poisson stream whose rate is the traffic curve at the middle of each
 //     tick (the engine's sampling), times any active traffic spike; each arrival draws its
@@ -28,12 +30,14 @@ package sim
 //     completion, counted). A failed attempt (timed out, rejected, errored) is retried up to
 //     max_retries times after backoff_ms × backoff_multiplier^(retry−1) (one tick when that
 //     is 0, as the configuration documents), and a retry budget caps the retries started
-//     because of failures in one tick at that share of the tick's fresh requests.
-//   - Balancers: round-robin (a cyclic pointer), random (uniform) and least-connections
-//     (fewest outstanding requests sent by this balancer; ties to the lowest index). With
-//     health checks the balancer probes every backend every 5 s (a random phase per
-//     backend, from the seed) and stops sending to it after 2 failed probes in a row; until
-//     then its share fails. Without health checks a dead backend keeps its share.
+//     because of failures in one tick at that share of the tick's expected fresh requests
+//     (its rate × tick).
+//   - Balancers: round-robin (a cyclic pointer), least-connections (fewest outstanding
+//     requests sent by this balancer; ties to the lowest index) and, for validation only,
+//     random (uniform). With health checks the balancer probes every backend every 5 s (a
+//     random phase per backend, from the seed), stops sending to it after 2 failed probes in
+//     a row (until then its share fails) and sends to it again after one passing probe.
+//     Without health checks a dead backend keeps its share.
 //   - Chaos: node failure (the component's pools fail everything queued and in service and
 //     everything that arrives until the end; a queue keeps its messages), latency injection
 //     (a fixed delay on one edge, inside the caller's held time), network partition (the
@@ -41,9 +45,11 @@ package sim
 //     as in the engine) and traffic spike (the multiplier on the arrival rate).
 //
 // What it does not model: API gateways, container pools, serverless functions, CDNs, read
-// replicas and replication, consistent hashing, the catalog's load-dependent error rate
-// (at most 0.1% at full utilisation in the default catalog), cost. A design that needs
-// any of these is refused by the mapping rather than simulated wrongly.
+// replicas and replication, consistent hashing, more than one ingress, balancers in front
+// of anything but app services, apps calling other apps, the catalog's load-dependent
+// error rate (at most 0.1% at full utilisation in the default catalog), cost. A design that
+// needs a component or split it lacks is refused by the mapping rather than simulated
+// wrongly; an app uses its first cache, database and queue.
 
 import (
 	"cmp"

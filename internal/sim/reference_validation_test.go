@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -332,5 +333,24 @@ func TestReferenceIsDeterministic(t *testing.T) {
 	}
 	if reflect.DeepEqual(a, c) {
 		t.Error("seeds 7 and 8 give the same run: the seed is not used")
+	}
+}
+
+// The mapping refuses what the reference does not model instead of simulating it wrongly.
+func TestReferenceRefusesWhatItDoesNotModel(t *testing.T) {
+	tests := []struct{ name, design, want string }{
+		{"a gateway", `{"components":[{"id":"gw","type":"api_gateway"},{"id":"app","type":"app_service"}],
+		 "edges":[{"from":"gw","to":"app"}]}`, "gw"},
+		{"read replicas", `{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database","params":{"read_replicas":1}}],
+		 "edges":[{"from":"app","to":"db"}]}`, "db"},
+		{"consistent hashing", `{"components":[{"id":"lb","type":"load_balancer","params":{"algorithm":"consistent_hash"}},
+		 {"id":"app","type":"app_service"}],"edges":[{"from":"lb","to":"app"}]}`, "lb"},
+		{"two ingresses", `{"components":[{"id":"a","type":"app_service"},{"id":"b","type":"app_service"}],"edges":[]}`, "b"},
+	}
+	for _, tt := range tests {
+		_, err := newRefModel(mustDesign(t, tt.design), constant(100, 1), 1)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one naming %s", tt.name, err, tt.want)
+		}
 	}
 }
