@@ -126,8 +126,16 @@ export const CONDITION_LABELS = {
   latency: 'p99 latency',
   errors: 'Error rate',
   cost: 'Cost',
-  resilience: 'Resilience',
+  resilience: 'Resilience during chaos',
 };
+
+// HEALTHY_UTILIZATION is the one healthy limit the server judges by
+// (challenges.HealthyUtilization; web_test.go keeps the two equal): a component is healthy
+// while its utilisation stays below it.
+export const HEALTHY_UTILIZATION = 0.9;
+// BUSY_UTILIZATION is where the engine calls a component busy (internal/sim, StatusBusy):
+// the knee of the latency curve, a warning rather than a verdict.
+export const BUSY_UTILIZATION = 0.8;
 
 // toast shows a short status message.
 export function toast(message) {
