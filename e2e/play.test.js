@@ -176,6 +176,20 @@ async function openLevel(p, slug) {
 
 // --- The tests ------------------------------------------------------------------------------
 
+test('the screen check catches small text and elements wider than the viewport', async () => {
+  await page.goto(`${BASE}/`);
+  await page.locator('table.levels tbody tr').first().waitFor();
+  assert.deepEqual(await screenProblems(page), []);
+  await page.evaluate(() => {
+    document.querySelector('main').append(Object.assign(document.createElement('p'), { id: 'tiny', textContent: 'tiny', style: 'font-size: 10px' }));
+    document.querySelector('main').append(Object.assign(document.createElement('div'), { id: 'wide', textContent: 'wide', style: 'width: 2000px' }));
+  });
+  const found = (await screenProblems(page)).join('\n');
+  assert.match(found, /p#tiny "tiny" is 10px/);
+  assert.match(found, /div#wide spans/);
+  await page.evaluate(() => document.querySelectorAll('#tiny, #wide').forEach((e) => e.remove()));
+});
+
 test('levels are listed with their targets', async () => {
   await page.goto(`${BASE}/`);
   const rows = page.locator('table.levels tbody tr');
@@ -319,6 +333,39 @@ test('a new player submits and sees their rank on the leaderboard', async () => 
   assert.match(await mine.innerText(), new RegExp(`${name}`));
   assert.match(await mine.locator('td').first().innerText(), /^\d+$/);
   await snap('leaderboard');
+});
+
+test('everything the canvas does can be done from the keyboard', async () => {
+  await openLevel(page, 'cache-me-if-you-can');
+  // Remove every component with its focusable delete button.
+  for (const id of await canvasBoxes(page)) {
+    await page.locator(`.comp-chips [data-select="${id}"]`).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#delete-comp').focus();
+    await page.keyboard.press('Enter');
+  }
+  assert.deepEqual(await canvasBoxes(page), []);
+  // Add from the palette with Enter, connect with the side panel's "calls" choice.
+  for (const kind of ['app_service', 'cache', 'database']) {
+    await page.locator(`.pal-item[data-kind="${kind}"]`).focus();
+    await page.keyboard.press('Enter');
+  }
+  assert.deepEqual(await canvasBoxes(page), ['app', 'cache', 'db']);
+  await page.locator('.comp-chips [data-select="app"]').focus();
+  await page.keyboard.press('Enter');
+  const calls = page.getByLabel('Connect app to');
+  await calls.selectOption('cache');
+  await page.locator('#connect-btn').focus();
+  await page.keyboard.press('Enter');
+  await page.getByLabel('Connect app to').selectOption('db');
+  await page.locator('#connect-btn').focus();
+  await page.keyboard.press('Enter');
+  assert.deepEqual(await canvasEdges(page), ['app>cache', 'app>db']);
+  // A cache calls nothing: the panel says so instead of offering a choice.
+  await page.locator('.comp-chips [data-select="cache"]').focus();
+  await page.keyboard.press('Enter');
+  assert.match(await page.locator('fieldset.comp[data-id="cache"] .connections').innerText(), /makes none/);
+  await snap('keyboard-built');
 });
 
 test('a level with chaos: instance types priced, each event against its allowance, and why', async () => {

@@ -8,6 +8,9 @@ import { h, clear, kindLabel, uid, fmt } from './util.js';
 import { valueOf, humanize, connectProblem, rangeProblem } from './catalog.js';
 import { buys, priceWords, componentCost, perHour, typeOf } from './cost.js';
 
+// CALLEES_NONE: kinds that answer calls and make none.
+const CALLEES_NONE = new Set(['cache']);
+
 export class Editor {
   // opts: catalog; rps (the level's mean load, for per-request prices); callbacks
   // onChange(design, {structural}), onSelect(id|null), onConnect(from, to), onDelete(id),
@@ -127,27 +130,26 @@ export class Editor {
       : h('p', { class: 'muted' }, `${c.id} is not connected yet${d.edges.some((e) => e.to === c.id) ? '' : ': nobody calls it, so users send it their requests'}.`);
     const others = d.components.filter((o) => o.id !== c.id);
     const label = (k) => kindLabel(k);
-    const options = others.map((o) => {
-      const problem = connectProblem(d, c.id, o.id, label);
-      return h('option', { value: o.id, disabled: Boolean(problem), title: problem || '' }, `${o.id} (${kindLabel(o.type)})${problem ? ' — not allowed' : ''}`);
-    });
-    const sel = h('select', { id: uid('connect'), 'aria-label': `Connect ${c.id} to`, dataset: { connectFrom: c.id } }, options);
-    const first = [...sel.options].find((o) => !o.disabled);
-    if (first) first.selected = true;
+    const allowed = others.filter((o) => !connectProblem(d, c.id, o.id, label));
+    const sel = h('select', { id: uid('connect'), 'aria-label': `Connect ${c.id} to`, dataset: { connectFrom: c.id } },
+      allowed.map((o) => h('option', { value: o.id }, `${o.id} (${kindLabel(o.type)})`)));
     const msg = h('p', { class: 'field-error', hidden: true, role: 'alert' });
-    const btn = h('button', { type: 'button', class: 'secondary', id: 'connect-btn', disabled: !first }, 'Connect');
+    const btn = h('button', { type: 'button', class: 'secondary', id: 'connect-btn' }, 'Connect');
     btn.addEventListener('click', () => {
       const problem = connectProblem(d, c.id, sel.value, label);
       msg.hidden = !problem;
       msg.textContent = problem;
       if (!problem) this.opts.onConnect?.(c.id, sel.value);
     });
+    let connectRow = null;
+    if (allowed.length) connectRow = h('div', { class: 'add-row' }, h('label', { for: sel.id }, `${c.id} calls`), sel, btn);
+    else if (others.length) {
+      connectRow = h('p', { class: 'help' }, `${c.id} ${d.edges.some((e) => e.from === c.id) ? 'already calls everything it may call here' : 'may call none of the other components'}${CALLEES_NONE.has(c.type) ? ' (it answers calls but makes none)' : ''}.`);
+    }
     return h('div', { class: 'connections' },
       h('h4', {}, 'Connections'),
       list,
-      others.length
-        ? h('div', { class: 'add-row' }, h('label', { for: sel.id }, `${c.id} calls`), sel, btn)
-        : null,
+      connectRow,
       msg);
   }
 

@@ -28,7 +28,7 @@ export async function levelView(main, slug) {
   const chaos = def.run.chaos || [];
   const state = {
     design: validStored(loadDesign(slug)) || clone(def.starting_design),
-    positions: loadLayout(slug),
+    positions: {},
     run: null, // the last run: {design, response}
     stale: false,
     playback: null,
@@ -154,14 +154,17 @@ export async function levelView(main, slug) {
     onDelete: ({ node, edge }) => (node ? removeComponent(node) : disconnect(edge.from, edge.to)),
     onMove: (id, p) => {
       state.positions[id] = p;
-      saveLayout(slug, state.positions);
+      saveLayout(layoutKey(), state.positions);
     },
     onLayout: (pos) => {
       state.positions = pos;
-      saveLayout(slug, pos);
+      saveLayout(layoutKey(), pos);
     },
   });
   cleanups.push(() => diagram.destroy());
+  // A phone's canvas runs top to bottom and a wide one left to right: each keeps its own layout.
+  const layoutKey = () => (diagram.direction() === 'TB' ? `${slug}.narrow` : slug);
+  state.positions = loadLayout(layoutKey());
   const palette = new Palette(paletteBox, {
     catalog,
     onAdd: (kind, point) => addComponent(kind, point),
@@ -185,7 +188,7 @@ export async function levelView(main, slug) {
 
   function commit() {
     saveDesign(slug, state.design);
-    saveLayout(slug, state.positions);
+    saveLayout(layoutKey(), state.positions);
     markStale();
     redrawDiagram();
     editor.setDesign(state.design);
@@ -330,7 +333,7 @@ export async function levelView(main, slug) {
   editor.setDesign(state.design);
   palette.render(state.design);
   redrawDiagram();
-  saveLayout(slug, state.positions);
+  saveLayout(layoutKey(), state.positions);
   showCost();
 
   // --- Run ------------------------------------------------------------------------------

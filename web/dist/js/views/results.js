@@ -145,11 +145,11 @@ function renderWhy(ev, result, onComponent) {
         w.component ? h('button', { type: 'button', class: 'link', onclick: () => onComponent?.(w.component), title: 'Select it on the canvas' }, w.component) : '',
         comp ? h('span', { class: 'muted' }, ` (${kindLabel(comp.type)})`) : '',
         ' — ', h('strong', {}, CAUSE_WORDS[w.cause] || String(w.cause).replace(/_/g, ' '))),
-      w.detail ? h('p', {}, capital(w.detail), /[.!?]$/.test(w.detail) ? '' : '.') : null,
+      w.detail ? h('p', {}, w.detail, /[.!?]$/.test(w.detail) ? '' : '.') : null,
       w.retry_amplification > 1.05
         ? h('p', { class: 'why-retries' }, `Retries multiplied the load by ${fmt(w.retry_amplification)}: for every fresh request, ${fmt(w.retry_amplification)} attempts arrived.`)
         : null,
-      w.advice ? h('p', { class: 'why-advice' }, h('strong', {}, 'What to change: '), capital(w.advice), /[.!?]$/.test(w.advice) ? '' : '.') : null);
+      w.advice ? h('p', { class: 'why-advice' }, h('strong', {}, 'What to change: '), w.advice, /[.!?]$/.test(w.advice) ? '' : '.') : null);
   }));
   box.append(ol);
   if (why.some((w) => w.fallback)) box.append(h('p', { class: 'help' }, 'Use the fix hint for the smallest change that passes.'));
@@ -187,8 +187,6 @@ function renderResilience(ev, def) {
     })))));
   return box;
 }
-
-const capital = (s) => (s ? s.charAt(0).toUpperCase() + s.slice(1) : s);
 
 // renderCharts draws the run's charts into box and returns them (for playback).
 export function renderCharts(box, result, def, ev) {
