@@ -72,7 +72,7 @@ func TestEvaluateJSONShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"level", "version", "passed", "score", "conditions", "failures", "events",
-		"bottleneck", "busiest", "healthy", "components", "window"} {
+		"why", "busiest", "healthy", "components", "window"} {
 		if _, ok := m[key]; !ok {
 			t.Errorf("evaluation JSON lacks %q", key)
 		}

@@ -224,6 +224,7 @@ func (m *model) resetFlows() {
 			nd.in = nd.pendingIn
 		}
 		nd.rejected, nd.processed, nd.errors, nd.ok, nd.terminal, nd.lost, nd.pushback = 0, 0, 0, 0, 0, 0, 0
+		nd.cut = 0
 	}
 }
 
@@ -255,6 +256,7 @@ func (m *model) resolvePool(p int, st *runState) {
 		admitted := g.admit(pl.in, dt)
 		gated, pl.in = max(0, pl.in-admitted), admitted
 	}
+	pl.gated = gated
 	lambda := pl.in / dt
 	if pl.failed {
 		pl.util, pl.processed, pl.rejected, pl.errRate = 0, 0, 0, 1
@@ -442,6 +444,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		case part == 0:
 		case c.edge >= 0 && st.partitioned[c.edge]:
 			nd.lost += part
+			c.cut = part
 		case c.deferred:
 			c.pendingNext += part
 		case c.role == roleDispatch:

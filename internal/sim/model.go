@@ -57,6 +57,7 @@ type node struct {
 	in, rejected, processed, errors, ok, terminal, lost float64
 	pushback                                            float64 // refused by a full queue
 	held                                                float64 // replay held back by a cut link
+	cut                                                 float64 // sent to this node across a cut link, lost at the parent
 	backlogNext, pendingNext                            float64
 	meanResp                                            float64 // mean seconds from arrival here to the answer, downstream included
 	downMean                                            float64 // mean seconds spent in calls below this node
@@ -90,6 +91,7 @@ type pool struct {
 	wIn                                     float64 // writes and replay arriving (not reads)
 	bareHold                                float64 // mean time its workers would wait on calls if no callee queued
 	demand                                  float64
+	gated                                   float64 // refused at a gateway's door: rate limit or open breaker
 	stage                                   Stage
 	nodeRejected, nodeFailed                float64 // over its nodes: refused (rejects, a full queue's push-back), failed (errors, nowhere to go)
 	meanSec                                 float64 // stageMean(stage)
