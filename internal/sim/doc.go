@@ -35,8 +35,18 @@
 // asynchronous writes (queue, whose workers write to the database later; without a queue
 // the app writes synchronously). Balancers split by their algorithm: round-robin evenly,
 // least-connections in proportion to capacity, consistent hashing by each backend's share of
-// a hash ring with 64 virtual nodes per backend (a documented skew). With health checks a
-// balancer routes around failed or unreachable backends. A database spreads reads over its
+// a hash ring with 64 virtual nodes per backend (a documented skew). Round-robin deals every
+// n-th request to each of n backends, so each backend's stream is more regular than a random
+// split's: Erlang-n interarrivals, ca² = 1/n for a Poisson stream. A pool fed that way waits
+// (ca² + 1)/2 times its Erlang-C wait (Allen–Cunneen; with several feeds, ca² is their mean
+// weighted by rate), so two backends wait three quarters of what a random split would; one
+// backend, least-connections and consistent hashing stay exact M/M/c (ca² = 1). With health
+// checks a balancer routes around failed or unreachable backends once it has noticed:
+// unhealthy_threshold failed checks in a row, health_check_interval_sec apart, that is
+// interval × threshold after the backend went down (the worst case, 10 s by default); until
+// then its share is still sent to it and fails (within the tick in which the checks notice,
+// in proportion to the part of the tick before). A backend that comes back gets its share
+// at once. Without health checks a failed backend keeps its share for good. A database spreads reads over its
 // primary and replicas in proportion to their spare capacity; every replica replays every
 // write at 40% of its cost and lags when it cannot keep up. Only requests whose path crosses
 // a failing component fail.

@@ -43,6 +43,7 @@ type node struct {
 	replay     bool // a replica's replication stream (background root)
 	consumer   bool // a queue's consumers (background root)
 	source     int  // replay: the primary pool whose writes it replays
+	rrWays     int  // fed by a round-robin balancer splitting over this many backends; 0 if not
 	children   []int
 	weights    []float64 // static split weights (consistent hash), else nil
 	pathStart  int       // this node's path, root first, in model.paths
@@ -118,8 +119,15 @@ type component struct {
 	queueWorkers float64 // queues: consumer workers, priced per hour
 	memoryGB     float64 // serverless: memory per execution, priced per GB-second
 
-	healthChecks bool // balancers: send nothing to failed or cut-off backends
-	failed       bool // any of its pools stopped by chaos this tick
+	healthChecks bool // balancers: send nothing to failed or cut-off backends once detected
+	// Balancers: a failed or cut-off backend is detected detectSec (checks every
+	// checkIntervalSec, unhealthyThreshold failures in a row) after it went down.
+	checkIntervalSec   float64
+	unhealthyThreshold int
+	detectSec          float64
+	failedSince        float64 // when the current failure began; +Inf while up
+	failStart          float64 // scratch: the earliest start among the active failures
+	failed             bool    // any of its pools stopped by chaos this tick
 
 	gate   *gateState   // api gateways
 	scaler *scalerState // container pools
@@ -166,7 +174,7 @@ func compile(v *validated) (*model, error) {
 	m.primary = make([]int, n)
 	for i, c := range d.Components {
 		m.primary[i] = -1
-		m.comps[i] = component{id: c.ID, kind: c.Type, p: v.params[i], it: v.types[i], flushedAt: math.Inf(-1)}
+		m.comps[i] = component{id: c.ID, kind: c.Type, p: v.params[i], it: v.types[i], flushedAt: math.Inf(-1), failedSince: math.Inf(1)}
 		m.addPools(i)
 	}
 	m.edgeTo = make([]int, len(d.Edges))
@@ -224,6 +232,8 @@ func (m *model) addPools(i int) {
 	case KindLoadBalancer:
 		c.units = p.f("instances")
 		c.healthChecks = p.b("health_checks")
+		c.checkIntervalSec, c.unhealthyThreshold = p.f("health_check_interval_sec"), p.i("unhealthy_threshold")
+		c.detectSec = c.checkIntervalSec * float64(c.unhealthyThreshold)
 		m.newPool(i, fixedPool(c.units, it, balancerServiceSec))
 	case KindAPIGateway:
 		c.units = p.f("instances")

@@ -428,8 +428,9 @@ func (m *model) describe(causes []tickCause, from, to int) Why {
 			w.Advice = fmt.Sprintf("turn on health_checks at %s, and give the other backends room to carry %s's share", m.comps[c.lb].id, id)
 		default:
 			lb := &m.comps[c.lb]
-			w.Detail = fmt.Sprintf("%s has failed and %s's health checks have not noticed yet: %s of attempts failed there", id, lb.id, share(a))
-			w.Advice = fmt.Sprintf("keep spare capacity behind %s to carry %s's share", lb.id, id)
+			w.Detail = fmt.Sprintf("%s has failed; %s's health checks notice it only after %s s (%d failed checks %s s apart), until then its share fails: %s of attempts",
+				id, lb.id, decimal(lb.detectSec), lb.unhealthyThreshold, decimal(lb.checkIntervalSec), share(a))
+			w.Advice = fmt.Sprintf("check more often (health_check_interval_sec) or after fewer failures (unhealthy_threshold) at %s, and keep spare capacity behind it", lb.id)
 		}
 	case CausePartition:
 		from := m.comps[m.edgeFrm[c.edge]].id
