@@ -56,7 +56,7 @@ const usage = `usage: backpressure COMMAND [flags]
 
 commands:
   validate LEVEL_FILE...                     check level files; every problem with its JSON path
-  run  --level SLUG|FILE --design FILE|-     run a design: conditions, score, bottleneck, chart
+  run  --level SLUG|FILE --design FILE|-     run a design: conditions, score, why it happened, chart
   hint --level SLUG|FILE --design FILE|-     the smallest single change that makes it pass
   levels                                     list the built-in campaign
   level SLUG|FILE                            print a level (use its starting_design to begin)

@@ -46,10 +46,13 @@ type Evaluation struct {
 	Failures []string `json:"failures"`
 	// Events is the resilience check of each chaos event, in schedule order.
 	Events []EventCheck `json:"events"`
-	// Bottleneck is the first tier to saturate (nil if none did); Busiest the component
-	// with the highest peak utilisation in the window.
-	Bottleneck *sim.Bottleneck `json:"bottleneck"`
-	Busiest    string          `json:"busiest"`
+	// Why is the "why it happened" timeline of a failing run: the engine's stretches of
+	// failing ticks (each naming the limiting component, the cause and the retry
+	// amplification on top of it) and structural failures, those that reach into the
+	// evaluation window. A passing run has none.
+	Why []sim.Why `json:"why"`
+	// Busiest is the component with the highest peak utilisation in the window.
+	Busiest string `json:"busiest"`
 	// Healthy: every component's peak utilisation outside chaos is below 90% (seed
 	// simple-model's headroom rule).
 	Healthy    bool            `json:"healthy"`
@@ -298,15 +301,17 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 		}
 		ev.Components[i] = cp
 	}
-	if b := res.Summary.Bottleneck; b != nil {
-		bb := *b
-		bb.Utilization = math.Min(clean(bb.Utilization), maxReportedUtilization)
-		ev.Bottleneck = &bb
-	}
-
 	ev.Passed = len(ev.Failures) == 0
 	for _, c := range ev.Conditions {
 		ev.Passed = ev.Passed && c.Passed
+	}
+	ev.Why = []sim.Why{}
+	if !ev.Passed {
+		for _, w := range res.Summary.Why {
+			if w.EndSec > ev.Window.StartSec {
+				ev.Why = append(ev.Why, w)
+			}
+		}
 	}
 	if ev.Passed {
 		s := Score(ev)

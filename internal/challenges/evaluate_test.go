@@ -72,7 +72,7 @@ func TestEvaluateJSONShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"level", "version", "passed", "score", "conditions", "failures", "events",
-		"bottleneck", "busiest", "healthy", "components", "window"} {
+		"why", "busiest", "healthy", "components", "window"} {
 		if _, ok := m[key]; !ok {
 			t.Errorf("evaluation JSON lacks %q", key)
 		}
@@ -214,6 +214,35 @@ func TestPercentile(t *testing.T) {
 	for _, tt := range tests {
 		if got := percentile(tt.xs, tt.p); got != tt.want {
 			t.Errorf("percentile(%d values, %g) = %g, want %g", len(tt.xs), tt.p, got, tt.want)
+		}
+	}
+}
+
+// Why it happened names what made the run fail, and nothing for a run that passed.
+func TestEvaluateWhy(t *testing.T) {
+	l := mustLevel(t, "lose-a-node")
+	ev, err := l.Evaluate(t.Context(), l.StartingDesign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The dead app server behind a balancer without health checks, not the database.
+	if len(ev.Why) == 0 || ev.Why[0].Component != "app-b" || ev.Why[0].Cause != sim.CauseNodeFailed {
+		t.Fatalf("why = %+v, want app-b node_failed first", ev.Why)
+	}
+	for _, w := range ev.Why {
+		if w.Component == "db" {
+			t.Errorf("why names the database: %+v", w)
+		}
+	}
+	for _, slug := range []string{"lose-a-node", "thundering-herd"} {
+		l := mustLevel(t, slug)
+		ev, err := l.Evaluate(t.Context(), solution(t, slug))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ev.Passed || ev.Why == nil || len(ev.Why) != 0 || ev.Busiest == "" {
+			t.Errorf("%s: passed %v, why %#v, busiest %q: want a passing run with an empty timeline and the busiest named",
+				slug, ev.Passed, ev.Why, ev.Busiest)
 		}
 	}
 }

@@ -327,3 +327,29 @@ func (m *model) sourcePool(n int) int {
 	}
 	return -1
 }
+
+// roundRobinWays is over how many backends a round-robin balancer node deals its requests
+// this tick (those with a share, dead ones included when nothing checks health); 0 for any
+// other node.
+func (m *model) roundRobinWays(nd *node) int {
+	if nd.split != splitEven || m.comps[nd.comp].kind != KindLoadBalancer {
+		return 0
+	}
+	ways := 0
+	for _, ch := range nd.children {
+		if m.nodes[ch].share > 0 {
+			ways++
+		}
+	}
+	return ways
+}
+
+// arrivalCV2 is the squared coefficient of variation of the interarrival times of the
+// requests reaching node nd: a Poisson stream dealt round-robin over n backends gives each
+// every n-th arrival, an Erlang-n stream with ca² = 1/n; anything else is taken as Poisson.
+func (nd *node) arrivalCV2() float64 {
+	if nd.rrWays > 1 {
+		return 1 / float64(nd.rrWays)
+	}
+	return 1
+}

@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+)
+
+func gatewayApp(gw string) string {
+	return `{"components":[{"id":"gw","type":"api_gateway","params":` + gw + `},
+	 {"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],
+	 "edges":[{"from":"gw","to":"app"},{"from":"app","to":"db"}]}`
+}
+
+// Every cause of failure is named at the component that caused it, with what was measured.
+func TestWhyNamesTheCause(t *testing.T) {
+	reads := func(rps, sec float64, chaos ...ChaosEvent) Config {
+		cfg := constant(rps, sec)
+		cfg.Chaos = chaos
+		return cfg
+	}
+	archDesign, archCfg := archSim("")
+	tests := []struct {
+		name      string
+		design    string
+		cfg       Config
+		component string
+		cause     Cause
+		detail    string // a substring of the detail
+	}{
+		{"a database short of capacity", "", archCfg, "db", CauseSaturated, "against a capacity of 250 req/s"},
+		{"an app whose own work plus the bare time of its calls exceeds its workers",
+			`{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
+			constant(300, 20), "app", CauseSaturated, "app was offered 300 req/s against a capacity of 261 req/s (115%)"},
+		{"a dead backend behind a balancer without health checks",
+			`{"components":[{"id":"lb","type":"load_balancer","params":{"health_checks":false}},
+			 {"id":"a","type":"app_service","params":{"replicas":4}},{"id":"b","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],
+			 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"},{"from":"a","to":"db"},{"from":"b","to":"db"}]}`,
+			reads(400, 30, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "b"}),
+			"b", CauseNodeFailed, "lb, without health checks, still sends it its share: 50% of attempts"},
+		{"a dead database nothing routes around",
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
+			reads(300, 30, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "db"}),
+			"db", CauseNodeFailed, "nothing routes around it"},
+		{"a cut link to the database",
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
+			reads(300, 30, ChaosEvent{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 10, From: "app", To: "db"}),
+			"db", CausePartition, "the link app → db was cut: 100% of attempts"},
+		{"an open circuit breaker",
+			gatewayApp(`{"breaker_error_threshold":0.5,"breaker_window_sec":1,"breaker_open_sec":5}`),
+			reads(200, 40, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "db"}),
+			"gw", CauseBreakerOpen, "circuit breaker was open"},
+		{"a rate limit below the traffic",
+			gatewayApp(`{"rate_limit_rps":200}`), reads(300, 20),
+			"gw", CauseRateLimited, "its rate limit admits 200 req/s"},
+		{"a function out of concurrency",
+			`{"components":[{"id":"fn","type":"serverless","params":{"max_concurrency":10,"service_time_ms":100}}],"edges":[]}`,
+			func() Config { c := constant(200, 10); c.Mix = Mix{Static: 1}; return c }(),
+			"fn", CauseThrottled, "needed 20 executions at once and may run 10"},
+		{"injected latency beyond the client's deadline",
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":20,"concurrency":60}},{"id":"db","type":"database","params":{"connections":50}}],
+			 "edges":[{"from":"app","to":"db"}]}`,
+			func() Config {
+				c := reads(200, 40, ChaosEvent{Kind: ChaosLatencyInjection, AtSec: 10, DurationSec: 10, From: "app", To: "db",
+					Params: ChaosParams{ExtraLatencyMs: 3000}})
+				c.Client.TimeoutMs = 1000
+				return c
+			}(),
+			"db", CauseTimeouts, "the call app → db was 3,000 ms slower"},
+		{"a queue whose workers cannot keep up",
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":8}},
+			 {"id":"q","type":"queue","params":{"workers":2,"job_time_ms":20,"buffer":1000000}},{"id":"db","type":"database"}],
+			 "edges":[{"from":"app","to":"q"},{"from":"app","to":"db"},{"from":"q","to":"db"}]}`,
+			func() Config { c := constant(400, 30); c.Mix = Mix{Read: 0.5, AsyncWrite: 0.5}; return c }(),
+			"q", CauseLostWrites, "acknowledged writes were never stored"},
+		{"a replica that cannot keep up",
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":200}},{"id":"db","type":"database","params":{"read_replicas":1}}],
+			 "edges":[{"from":"app","to":"db"}]}`,
+			func() Config {
+				c := constant(3000, 30)
+				c.Mix = Mix{Read: 2.0 / 3, Write: 1.0 / 3}
+				c.Client.TimeoutMs = 0
+				return c
+			}(),
+			"db", CauseReplicationLag, "never caught up"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := archDesign
+			if tt.design != "" {
+				d = mustDesign(t, tt.design)
+			}
+			r := mustRun(t, d, tt.cfg)
+			var found *Why
+			for i, w := range r.Summary.Why {
+				if w.Component == tt.component && w.Cause == tt.cause {
+					found = &r.Summary.Why[i]
+					break
+				}
+			}
+			if found == nil {
+				t.Fatalf("why = %+v, want %s %s", r.Summary.Why, tt.component, tt.cause)
+			}
+			if !strings.Contains(found.Detail, tt.detail) {
+				t.Errorf("detail %q, want it to say %q", found.Detail, tt.detail)
+			}
+			if found.Advice == "" || found.RetryAmplification < 1 || found.EndSec <= found.StartSec {
+				t.Errorf("entry %+v: want advice, amplification ≥ 1 and a stretch of time", *found)
+			}
+		})
+	}
+}
+
+// A chaos event's stretch starts and ends with the failure it causes.
+func TestWhyStretchFollowsTheFailure(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`)
+	cfg := constant(300, 30)
+	cfg.Chaos = []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "db"}}
+	r := mustRun(t, d, cfg)
+	if len(r.Summary.Why) != 1 {
+		t.Fatalf("why = %+v, want one stretch", r.Summary.Why)
+	}
+	w := r.Summary.Why[0]
+	if w.StartSec != 10 || w.EndSec < 20 || w.EndSec > 21 {
+		t.Errorf("stretch %g–%g s, want from 10 s to the recovery at about 20 s", w.StartSec, w.EndSec)
+	}
+}
+
+// Retries multiply the load on top of the cause, and the entry says by how much.
+func TestWhyReportsRetryAmplification(t *testing.T) {
+	d, cfg := archSim("")
+	none := cfg
+	none.Client.MaxRetries = 0
+	without := mustRun(t, d, none).Summary.Why
+	with := mustRun(t, d, cfg).Summary.Why
+	if len(without) == 0 || len(with) == 0 {
+		t.Fatalf("why without retries %+v, with %+v: want both failing", without, with)
+	}
+	if without[0].RetryAmplification != 1 {
+		t.Errorf("amplification without retries %v, want 1", without[0].RetryAmplification)
+	}
+	if a := with[0].RetryAmplification; a < 1.5 || a > 2 {
+		t.Errorf("amplification with one retry %v, want between 1.5 and 2", a)
+	}
+	if !strings.Contains(with[0].Detail, "retries multiplied the load ×") {
+		t.Errorf("detail %q does not mention the retries", with[0].Detail)
+	}
+}
+
+// A run with no failing tick names no cause, only the busiest component.
+func TestWhyIsEmptyOnAPassingRun(t *testing.T) {
+	d, cfg := archSim(`{"id":"cache","type":"cache","params":{"hit_ratio":0.6}},`)
+	s := mustRun(t, d, cfg).Summary
+	if s.Why == nil || len(s.Why) != 0 {
+		t.Errorf("why = %#v, want an empty list", s.Why)
+	}
+	if s.Busiest != "app" {
+		t.Errorf("busiest %q, want app", s.Busiest)
+	}
+}
+
+func TestCountFormatsForPlayers(t *testing.T) {
+	for _, tt := range []struct {
+		x    float64
+		want string
+	}{{0, "0"}, {2.46, "2.5"}, {999.6, "1,000"}, {1240, "1,240"}, {1234567, "1,234,567"}, {-4200, "-4,200"}} {
+		if got := count(tt.x); got != tt.want {
+			t.Errorf("count(%v) = %q, want %q", tt.x, got, tt.want)
+		}
+	}
+}
