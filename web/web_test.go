@@ -4,8 +4,11 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"backpressure/internal/challenges"
 )
 
 // TestFS checks that the embedded client is complete: every local file that index.html,
@@ -42,5 +45,25 @@ func TestFS(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHealthyThreshold keeps the client's one healthy limit equal to the one the server
+// judges by, so that the legend, the charts and the tables say what the verdict means.
+func TestHealthyThreshold(t *testing.T) {
+	data, err := fs.ReadFile(FS(), "js/util.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`export const HEALTHY_UTILIZATION = ([0-9.]+);`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("js/util.js does not define HEALTHY_UTILIZATION")
+	}
+	got, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != challenges.HealthyUtilization {
+		t.Errorf("the client's healthy limit is %g, the server's %g", got, challenges.HealthyUtilization)
 	}
 }

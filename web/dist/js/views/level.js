@@ -690,6 +690,9 @@ export function failingWords(ev) {
 function compareTable(before, after) {
   const row = (b) => {
     const a = after.conditions.find((c) => c.name === b.name);
+    if (b.name === 'resilience' && !before.events?.length) {
+      return h('tr', {}, h('th', { scope: 'row' }, COND_WORDS[b.name]), h('td', { colspan: 3 }, 'no chaos in this level'));
+    }
     return h('tr', {},
       h('th', { scope: 'row' }, COND_WORDS[b.name] || b.name),
       h('td', { class: 'num' }, unitFmt(b), ' ', b.passed ? '✓' : '✗'),
@@ -704,6 +707,7 @@ function compareTable(before, after) {
 
 function unitFmt(c) {
   switch (c.unit) {
+    case 'usage': return `${fmtPct(c.measured)} of the allowance`;
     case 'ms': return fmtMs(c.measured);
     case 'ratio': return fmtPct(c.measured);
     case '$/h': return fmtCost(c.measured);

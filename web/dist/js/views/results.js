@@ -146,7 +146,7 @@ function renderWhy(ev, result, onComponent) {
         comp ? h('span', { class: 'muted' }, ` (${kindLabel(comp.type)})`) : '',
         ' — ', h('strong', {}, CAUSE_WORDS[w.cause] || String(w.cause).replace(/_/g, ' '))),
       w.detail ? h('p', {}, w.detail, /[.!?]$/.test(w.detail) ? '' : '.') : null,
-      w.retry_amplification > 1.05
+      w.retry_amplification > 1.05 && !/retr/i.test(w.detail || '')
         ? h('p', { class: 'why-retries' }, `Retries multiplied the load by ${fmt(w.retry_amplification)}: for every fresh request, ${fmt(w.retry_amplification)} attempts arrived.`)
         : null,
       w.advice ? h('p', { class: 'why-advice' }, h('strong', {}, 'What to change: '), w.advice, /[.!?]$/.test(w.advice) ? '' : '.') : null);
