@@ -248,7 +248,10 @@ test('a design built on the canvas shows its prices and cost before it runs, the
   assert.match(await page.locator('#conditions tr[data-condition="resilience"]').innerText(), /no chaos in this level/);
   assert.match(await page.locator('#resilience').innerText(), /No chaos in this level\./);
   const why = page.locator('#why .why-item').first();
-  assert.match(await why.innerText(), /\bapp\b.*saturated/s);
+  const whyText = await why.innerText();
+  assert.match(whyText, /^\d+(\.\d+)?–\d+(\.\d+)? s app \(App service\) — saturated/);
+  assert.match(whyText, /app was offered [\d,]+ req\/s against a capacity of [\d,]+ req\/s/);
+  assert.match(whyText, /What to change: add replicas to app/);
 
   // Retries are drawn: the load chart stacks fresh requests and retries.
   assert.match(await page.locator('section.results figure.chart figcaption').first().innerText(), /fresh requests and retries stacked/);
@@ -390,7 +393,10 @@ test('a level with chaos: instance types priced, each event against its allowanc
   assert.match(text, /of requests failed \(ceiling 5\.0%\)/);
   assert.match(text, /allowed 20 s/);
   assert.match(await page.locator('#conditions tr[data-condition="resilience"]').innerText(), /event/);
-  assert.ok((await page.locator('#why .why-item').count()) >= 1, 'no why timeline on a failing run');
+  const why = await page.locator('#why .why-item').first().innerText();
+  assert.match(why, /db \(Database\) — saturated/);
+  assert.match(why, /retries multiplied the load/);
+  assert.match(why, /What to change: add capacity to db/);
   await snap('chaos-run');
 });
 

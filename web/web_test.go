@@ -48,22 +48,29 @@ func TestFS(t *testing.T) {
 	}
 }
 
-// TestHealthyThreshold keeps the client's one healthy limit equal to the one the server
-// judges by, so that the legend, the charts and the tables say what the verdict means.
-func TestHealthyThreshold(t *testing.T) {
+// TestThresholds keeps the client's healthy limit and the hint's headroom equal to the ones
+// the server judges by, so that the legend, the charts and the tables say what the verdict
+// means.
+func TestThresholds(t *testing.T) {
 	data, err := fs.ReadFile(FS(), "js/util.js")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`export const HEALTHY_UTILIZATION = ([0-9.]+);`).FindSubmatch(data)
-	if m == nil {
-		t.Fatal("js/util.js does not define HEALTHY_UTILIZATION")
-	}
-	got, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != challenges.HealthyUtilization {
-		t.Errorf("the client's healthy limit is %g, the server's %g", got, challenges.HealthyUtilization)
+	for name, want := range map[string]float64{
+		"HEALTHY_UTILIZATION": challenges.HealthyUtilization,
+		"HINT_HEADROOM":       challenges.HeadroomUtilization,
+	} {
+		m := regexp.MustCompile(`export const ` + name + ` = ([0-9.]+);`).FindSubmatch(data)
+		if m == nil {
+			t.Errorf("js/util.js does not define %s", name)
+			continue
+		}
+		got, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("the client's %s is %g, the server's %g", name, got, want)
+		}
 	}
 }

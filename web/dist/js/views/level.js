@@ -1,7 +1,7 @@
 // One level: briefing, targets, the clients' retries, traffic and chaos; the design (a
 // palette, the canvas and the side panel, with a live cost estimate); runs with playback,
 // charts, the verdict and why it happened; the fix hint; submitting a score.
-import { h, clear, uid, fmt, fmtMs, fmtPct, fmtCost, fmtSec, kindLabel, toast, download, clone, HEALTHY_UTILIZATION, BUSY_UTILIZATION } from '../util.js';
+import { h, clear, uid, fmt, fmtMs, fmtPct, fmtCost, fmtSec, kindLabel, toast, download, clone, HEALTHY_UTILIZATION, BUSY_UTILIZATION, HINT_HEADROOM } from '../util.js';
 import * as api from '../api.js';
 import { loadDesign, saveDesign, forgetDesign, loadPlayer, loadProgress, saveProgress, loadLayout, saveLayout, passedCount } from '../store.js';
 import { markdown } from '../md.js';
@@ -460,7 +460,8 @@ export async function levelView(main, slug) {
   }
 
   function showHint(hint, design) {
-    const parts = [h('h2', { id: 'hint-h', tabindex: -1 }, 'Fix hint'), h('p', { class: 'hint-msg' }, hint.message)];
+    const parts = [h('h2', { id: 'hint-h', tabindex: -1 }, 'Fix hint'), h('p', { class: 'hint-msg' }, hint.message),
+      h('p', { class: 'help' }, `The hint looks for a change that passes with room to spare: every component at or below ${fmtPct(HINT_HEADROOM, 0)} outside chaos, a margin under the ${fmtPct(HEALTHY_UTILIZATION, 0)} healthy limit.`)];
     if (hint.found && hint.change) {
       const ch = hint.change;
       parts.push(
@@ -711,7 +712,6 @@ function unitFmt(c) {
     case 'ms': return fmtMs(c.measured);
     case 'ratio': return fmtPct(c.measured);
     case '$/h': return fmtCost(c.measured);
-    case 'usage': return fmtPct(c.measured);
     default: return fmt(c.measured);
   }
 }
