@@ -123,7 +123,7 @@ export class TimeChart {
       scales: {
         x: { time: false },
         y: {
-          range: (u, min, max) => [opts.yMin ?? Math.min(0, min), yMax != null ? Math.max(yMax, max) : max > 0 ? max * 1.08 : 1],
+          range: (u, min, max) => [opts.yMin ?? Math.min(0, min), yMax != null ? Math.max(yMax, max * 1.06) : max > 0 ? max * 1.08 : 1],
         },
       },
       axes: [

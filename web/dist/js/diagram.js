@@ -249,6 +249,8 @@ export class Diagram {
     if (!this.viewSet && comps.length) {
       this.fit();
       this.viewSet = true;
+    } else {
+      this.keepInView();
     }
     this.hint.textContent = !comps.length
       ? 'The canvas is empty: drag a component from the palette, or press its button.'
@@ -360,6 +362,21 @@ export class Diagram {
     else if (bb.x2 > w - 8) dx = w - 8 - bb.x2;
     if (bb.y1 < 8) dy = 8 - bb.y1;
     else if (bb.y2 > hh - 8) dy = hh - 8 - bb.y2;
+    if (dx || dy) this.cy.panBy({ x: dx, y: dy });
+  }
+
+  // keepInView pans (never zooms) so that the whole design shows when it fits at this zoom.
+  keepInView() {
+    const els = this.cy.nodes().not(`#${HANDLE}`);
+    if (!els.nonempty()) return;
+    const bb = els.renderedBoundingBox();
+    const w = this.host.clientWidth;
+    const hh = this.host.clientHeight;
+    const m = 12;
+    let dx = 0;
+    let dy = 0;
+    if (bb.w + 2 * m <= w) dx = bb.x1 < m ? m - bb.x1 : bb.x2 > w - m ? w - m - bb.x2 : 0;
+    if (bb.h + 2 * m <= hh) dy = bb.y1 < m ? m - bb.y1 : bb.y2 > hh - m ? hh - m - bb.y2 : 0;
     if (dx || dy) this.cy.panBy({ x: dx, y: dy });
   }
 
