@@ -226,6 +226,17 @@ export class Editor {
     return out;
   }
 
+  // showLocal selects the component of the first of clientProblems' findings; its fields
+  // show their own messages.
+  showLocal(problems) {
+    this.serverErrors = [];
+    const m = /^components\[(\d+)\]/.exec(problems[0]?.field || '');
+    const first = m ? this.design.components[Number(m[1])] : null;
+    if (first && first.id !== this.selected) this.opts.onSelect?.(first.id);
+    else this.render();
+    queueMicrotask(() => this.el.querySelector('[aria-invalid="true"]')?.focus());
+  }
+
   forgetBlank(prefix) {
     for (const p of [...this.blank]) if (!prefix || p.startsWith(prefix)) this.blank.delete(p);
   }
@@ -242,16 +253,6 @@ export class Editor {
       return;
     }
     this.opts.onRename?.(c.id, next);
-  }
-
-  focusComponent(id) {
-    this.opts.onSelect?.(id);
-    const fs = this.el.querySelector(`fieldset[data-id="${CSS.escape(id)}"]`);
-    if (!fs) return;
-    fs.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
-    fs.querySelector('input, select')?.focus({ preventScroll: true });
-    fs.classList.add('flash');
-    setTimeout(() => fs.classList.remove('flash'), 1200);
   }
 
   // showErrors keeps {field, reason} (paths relative to the design), selects the component

@@ -348,7 +348,7 @@ export async function levelView(main, slug) {
     const local = editor.clientProblems();
     if (local.length) {
       clearRun();
-      editor.showErrors(local);
+      editor.showLocal(local);
       runStatus.textContent = `Not run: ${local.length} value${local.length === 1 ? ' is' : 's are'} outside what this level allows — ${local.map((f) => f.reason).join('; ')}.`;
       runStatus.classList.add('bad');
       busy(runBtn, false, 'Run');
