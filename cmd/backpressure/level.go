@@ -140,7 +140,7 @@ func printLevel(w io.Writer, l *challenges.Level) {
 func clientText(c sim.Client) string {
 	var b strings.Builder
 	if c.TimeoutMs > 0 {
-		fmt.Fprintf(&b, "give up after %s ms", num(c.TimeoutMs))
+		fmt.Fprintf(&b, "give up after %s ms", grouped(c.TimeoutMs))
 	} else {
 		b.WriteString("wait as long as it takes")
 	}
@@ -170,20 +170,20 @@ func trafficText(t sim.Traffic) string {
 	var s string
 	switch t.Kind {
 	case "ramp":
-		s = fmt.Sprintf("%s rps, ramping to %s rps from %g s to %g s", num(t.RPS), num(t.ToRPS), t.StartSec, t.EndSec)
+		s = fmt.Sprintf("%s rps, ramping to %s rps from %g s to %g s", grouped(t.RPS), grouped(t.ToRPS), t.StartSec, t.EndSec)
 	case "step":
-		parts := []string{num(t.RPS) + " rps"}
+		parts := []string{grouped(t.RPS) + " rps"}
 		for _, st := range t.Steps {
-			parts = append(parts, fmt.Sprintf("%s rps at %g s", num(st.RPS), st.AtSec))
+			parts = append(parts, fmt.Sprintf("%s rps at %g s", grouped(st.RPS), st.AtSec))
 		}
 		s = "steps: " + strings.Join(parts, ", ")
 	case "wave":
-		s = fmt.Sprintf("%s ± %s rps, a wave every %g s", num(t.RPS), num(t.AmplitudeRPS), t.PeriodSec)
+		s = fmt.Sprintf("%s ± %s rps, a wave every %g s", grouped(t.RPS), grouped(t.AmplitudeRPS), t.PeriodSec)
 	default:
-		s = fmt.Sprintf("a steady %s rps", num(t.RPS))
+		s = fmt.Sprintf("a steady %s rps", grouped(t.RPS))
 	}
 	for _, sp := range t.Spikes {
-		s += fmt.Sprintf("; +%s rps for %g s at %g s", num(sp.RPS), sp.DurationSec, sp.AtSec)
+		s += fmt.Sprintf("; +%s rps for %g s at %g s", grouped(sp.RPS), sp.DurationSec, sp.AtSec)
 	}
 	return s
 }
@@ -257,7 +257,7 @@ func priceText(k sim.Kind, it sim.InstanceType) string {
 		buys = append(buys, fmt.Sprintf("%g GB", it.MemoryGB))
 	}
 	if it.CapacityRPS > 0 {
-		buys = append(buys, fmt.Sprintf("%s rps per unit", num(it.CapacityRPS)))
+		buys = append(buys, fmt.Sprintf("%s rps per unit", grouped(it.CapacityRPS)))
 	}
 	if len(buys) > 0 {
 		s += " · " + strings.Join(buys, ", ")
@@ -314,6 +314,15 @@ func plainMarkdown(md string) string {
 		out = append(out, line)
 	}
 	return strings.Join(out, "\n")
+}
+
+// grouped writes a whole number with thousands separators: 1,000,000.
+func grouped(x float64) string {
+	s := fmt.Sprintf("%.0f", x)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func plural(n int) string {

@@ -309,7 +309,7 @@ func TestLevelBriefing(t *testing.T) {
 		t.Errorf("level --json = %+v (%v)\n%s", l, err, r.stdout)
 	}
 	r = runCLI(t, "", "level", "first-request")
-	for _, want := range []string{"no chaos in this level", "give up after 1000 ms, retry up to 1 time at once (no backoff)", "app.small          $0.055/h per replica", "limit replicas: at most 6"} {
+	for _, want := range []string{"no chaos in this level", "give up after 1,000 ms, retry up to 1 time at once (no backoff)", "app.small          $0.055/h per replica", "limit replicas: at most 6"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("level first-request lacks %q:\n%s", want, r.stdout)
 		}
