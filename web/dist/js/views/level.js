@@ -5,10 +5,12 @@ import { h, clear, uid, fmt, fmtMs, fmtPct, fmtCost, fmtSec, kindLabel, toast, d
 import * as api from '../api.js';
 import { loadDesign, saveDesign, forgetDesign, loadPlayer, loadProgress, saveProgress, loadLayout, saveLayout, passedCount } from '../store.js';
 import { markdown } from '../md.js';
-import { catalogOf, connectProblem, valueOf } from '../catalog.js';
+import { catalogOf, connectProblem } from '../catalog.js';
 import { Editor } from '../editor.js';
 import { Palette } from '../palette.js';
-import { designCost, meanRate, typeOf } from '../cost.js';
+import { meanRate } from '../cost.js';
+import { renderEstimate } from '../estimate.js';
+import { clientWords, idleSummary, plainReason } from '../words.js';
 import { Diagram, chaosId, describeChaos } from '../diagram.js';
 import { TimeChart, PALETTE } from '../charts.js';
 import { curve, eventBands } from '../traffic.js';
@@ -271,25 +273,7 @@ export async function levelView(main, slug) {
   }
 
   function showCost() {
-    const est = designCost(catalog, state.design, meanRps);
-    const budget = def.budget_per_hour;
-    const over = est.low > budget;
-    const maybe = !over && est.high > budget;
-    const share = Math.min(1.5, est.high / budget);
-    clear(costBox,
-      h('p', { class: ['cost-line', over ? 'bad' : maybe ? 'warn' : 'ok'] },
-        h('strong', {}, 'Estimated cost: '),
-        est.high - est.low > 0.0005 ? `${fmtCost(est.low)} – ${fmtCost(est.high)}` : fmtCost(est.low),
-        ` of a ${fmtCost(budget)} budget`,
-        over ? ' — over budget before any traffic' : maybe ? ' — may go over budget' : ' — within budget'),
-      h('div', { class: 'cost-bar', role: 'img', 'aria-label': `${Math.round(est.high / budget * 100)}% of the budget` },
-        h('span', { class: 'fill', style: { width: `${Math.min(100, share / 1.5 * 100)}%` } }),
-        h('span', { class: 'budget-mark', style: { left: `${100 / 1.5}%` } })),
-      h('p', { class: 'help' },
-        est.parts.map((p, i) => [i ? ' · ' : '', `${p.id} ${p.fixedMax > p.fixed ? `${fmtCost(p.fixed)}–${fmtCost(p.fixedMax)}` : fmtCost(p.fixed)}${p.perUse > 0.0005 ? ` + ≈ ${fmtCost(p.perUse)} per request` : ''}`]),
-        est.perUse > 0.0005 || est.fixedMax > est.fixed
-          ? ` (per-request charges at the level's mean ${fmt(meanRps)} rps as if every request passed through; autoscaled pools from their minimum to their maximum)`
-          : ''));
+    renderEstimate(costBox, catalog, state.design, def.budget_per_hour, meanRps);
   }
 
   let redrawTimer = null;
@@ -617,47 +601,6 @@ export async function levelView(main, slug) {
     for (const f of cleanups) f();
     document.title = 'Backpressure';
   };
-}
-
-// clientWords says how the level's clients behave: timeout, retries, backoff, budget.
-export function clientWords(cl) {
-  const timeout = cl.timeout_ms ? `give up on a request after ${fmtMs(cl.timeout_ms)}` : 'wait for as long as it takes';
-  const n = cl.max_retries || 0;
-  let retries = n ? `retry a failed or timed-out request up to ${n} time${n === 1 ? '' : 's'}` : 'never retry';
-  if (n) {
-    retries += cl.backoff_ms
-      ? `, first after ${fmtMs(cl.backoff_ms)}${cl.backoff_multiplier && cl.backoff_multiplier !== 1 ? `, each later retry ${fmt(cl.backoff_multiplier)}× longer` : ''}`
-      : ', immediately (no backoff)';
-    retries += cl.retry_budget ? `, with retries capped at ${fmtPct(cl.retry_budget)} of fresh requests (retry budget)` : ', with no retry budget';
-  }
-  return `Clients ${timeout} and ${retries}.`;
-}
-
-// idleSummary is what a box says before any run: its size and price.
-function idleSummary(c, catalog) {
-  const info = catalog.find((k) => k.kind === c.type);
-  const v = (name, dflt) => {
-    const p = info?.params.find((q) => q.name === name);
-    return p ? valueOf(c, p) : dflt;
-  };
-  const plural = (n, w) => `${fmt(n)} ${w}${n === 1 ? '' : 's'}`;
-  const { name } = typeOf(info, c);
-  switch (c.type) {
-    case 'app_service': return `${plural(v('replicas', 1), 'replica')} · ${name}`;
-    case 'container_pool': return `${v('min_replicas', 2)}–${v('max_replicas', 10)} replicas · ${name}`;
-    case 'database': return `${plural(v('read_replicas', 0), 'read replica')} · ${name}`;
-    case 'queue': return `${plural(v('workers', 4), 'worker')}`;
-    case 'load_balancer':
-    case 'api_gateway': return `${plural(v('instances', 1), 'instance')} · ${name}`;
-    case 'serverless': return `≤ ${fmt(v('max_concurrency', 1000))} concurrent`;
-    default: return name || kindLabel(c.type);
-  }
-}
-
-// plainReason rewrites the engine's type names in a problem into words.
-function plainReason(r) {
-  return String(r).replace(/\ba (load_balancer|api_gateway|app_service|container_pool|serverless|cache|cdn|database|queue)\b/g,
-    (m, k) => { const w = kindLabel(k).toLowerCase(); return /^[aeiou]/.test(w) ? `an ${w}` : `a ${w}`; });
 }
 
 function capitalize(s) {
