@@ -111,6 +111,14 @@ func TestEvaluateRules(t *testing.T) {
 			"edges":[{"from":"lb","to":"a1"},{"from":"lb","to":"a2"},{"from":"lb","to":"a3"},{"from":"lb","to":"a4"},
 			{"from":"a1","to":"db"},{"from":"a2","to":"db"},{"from":"a3","to":"db"},{"from":"a4","to":"db"}]}`,
 			[]string{"components", "components"}}, // four app services (at most three); no app-b for the chaos
+		{"lose-a-node", `{"components":[{"id":"lb","type":"load_balancer"},{"id":"app-a","type":"app_service"},{"id":"app-b","type":"app_service"},
+			{"id":"db","type":"database","params":{"read_replicas":1,"read_from":"replicas","replica_instance_type":"db.large"}}],
+			"edges":[{"from":"lb","to":"app-a"},{"from":"lb","to":"app-b"},{"from":"app-a","to":"db"},{"from":"app-b","to":"db"}]}`,
+			[]string{"components[3].params.replica_instance_type"}}, // a replica type the level does not offer
+		{"lose-a-node", `{"components":[{"id":"lb","type":"load_balancer"},{"id":"app-a","type":"app_service"},{"id":"app-b","type":"app_service"},
+			{"id":"db","type":"database","params":{"read_from":"replicas"}}],
+			"edges":[{"from":"lb","to":"app-a"},{"from":"lb","to":"app-b"},{"from":"app-a","to":"db"},{"from":"app-b","to":"db"}]}`,
+			[]string{"components[3].params.read_from"}}, // reads to replicas the database does not have
 		{"the-queue-remembers", `{"components":[{"id":"app","type":"app_service"},{"id":"jobs","type":"queue"},{"id":"db","type":"database"}],
 			"edges":[{"from":"app","to":"jobs"},{"from":"app","to":"db"}]}`, []string{"edges"}},
 		{"cache-me-if-you-can", `{"components":[{"id":"app","type":"app_service","params":{"replicas":8}},{"id":"c","type":"cache","params":{"memory_gb":64}},{"id":"db","type":"database"}],

@@ -146,6 +146,8 @@ func (m *model) costPerHour(c *component, handledRPS, inRPS float64) float64 {
 	it := c.it
 	cost := c.units*it.PricePerHour + handledRPS*3600/1e6*it.PricePerMillion
 	switch c.kind {
+	case KindDatabase:
+		cost += (c.units - 1) * (c.rit.PricePerHour - it.PricePerHour) // replicas at their own type's price
 	case KindQueue:
 		cost += c.queueWorkers * it.PricePerWorkerHour
 	case KindServerless:
