@@ -141,7 +141,10 @@
 //     pool that refused most, and timeouts with no saturated tier are "timeouts" at the
 //     slowest hop (an injected latency first, else the pool with the longest mean time).
 //
-// The group with the most lost attempts is the tick's cause. Ticks with the same cause at
+// The group with the most lost attempts is the tick's cause, if it lost at least 1% of the
+// tick's attempts: requests of a class the design has no route for at all, and losses that
+// are all load-dependent error rates, are no cause of this list, and such a tick is left
+// out rather than put down to a tier that is not to blame. Ticks with the same cause at
 // the same component, less than a second apart, form one stretch; a stretch shorter than a
 // second that touches another is folded into it (into the one before, else the one after),
 // and the stretch takes the cause of most of its ticks, so a flickering cause does not

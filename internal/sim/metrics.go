@@ -134,7 +134,9 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	}
 	attempts, lost := tick.OfferedRPS*dt, (tick.RejectedRPS+tick.ErrorRPS+tick.TimedOutRPS)*dt
 	if failingTick(attempts, lost) {
-		st.acc.causes = append(st.acc.causes, m.diagnose(t, st, attempts, tick.FreshRPS*dt, tick.TimedOutRPS*dt))
+		if d, ok := m.diagnose(t, st, attempts, tick.FreshRPS*dt, tick.TimedOutRPS*dt); ok {
+			st.acc.causes = append(st.acc.causes, d)
+		}
 	}
 }
 

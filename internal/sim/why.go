@@ -66,6 +66,11 @@ const failingShare = 0.05
 
 func failingTick(attempts, lost float64) bool { return attempts > 0 && lost > failingShare*attempts }
 
+// minCauseShare: a failing tick is put down to a cause only if that cause lost at least this
+// share of the tick's attempts. A tick that fails for want of any route (a class the design
+// cannot serve) is not, nor is one whose losses are all load-dependent error rates.
+const minCauseShare = 0.01
+
 // tickCause is the diagnosis of one failing tick.
 type tickCause struct {
 	tick  int
@@ -92,7 +97,7 @@ type diagScratch struct {
 
 // diagnose names the cause of a failing tick. It runs after the tick is resolved, while the
 // nodes still hold the tick's flows.
-func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64) tickCause {
+func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64) (tickCause, bool) {
 	d := tickCause{tick: t, comp: -1, pool: -1, edge: -1, lb: -1, attempts: attempts, fresh: fresh}
 	s := &st.acc.diag
 	if s.failed == nil {
@@ -112,13 +117,11 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 		if nd.edge >= 0 && nd.cut > 0 {
 			s.cut[nd.edge] += nd.cut
 		}
-		lost := nd.lost - m.cutBelow(i)
-		if lost > 1e-12 {
-			// Forwarded nowhere: every backend failed or cut off, or no route at all.
+		if lost := nd.lost - m.cutBelow(i); lost > 1e-12 {
+			// Forwarded nowhere: every backend failed or cut off. A request class the design
+			// has no route for at all is no cause of this list: its loss is left out.
 			if f := m.failedChild(i); f >= 0 {
 				s.failed[f] += lost
-			} else {
-				s.overload[nd.comp] += lost
 			}
 		}
 		if nd.pool < 0 {
@@ -169,6 +172,9 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 			best, bestCause, bestComp, bestEdge = x, CausePartition, m.edgeTo[e], e
 		}
 	}
+	if best < minCauseShare*attempts {
+		return d, false // nothing that is a cause here lost enough to explain the failure
+	}
 	d.cause, d.comp = bestCause, bestComp
 	switch bestCause {
 	case CauseNodeFailed:
@@ -187,7 +193,7 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 	default:
 		m.limitingTier(&d, st, timedOut)
 	}
-	return d
+	return d, true
 }
 
 // cutBelow is what node n lost on cut links to its children this tick.
