@@ -371,16 +371,25 @@ func (m *model) buildWhy(causes []tickCause) []Why {
 // dominant is the cause named for causes[from..to]: the one of most of its ticks (the
 // earliest on a tie).
 func (m *model) dominant(causes []tickCause, s struct{ from, to int }) int {
-	best, bestN := s.from, 0
+	type key struct {
+		cause      Cause
+		comp, edge int
+	}
+	type tally struct{ first, n int }
+	counts := map[key]tally{}
 	for i := s.from; i <= s.to; i++ {
-		n := 0
-		for j := s.from; j <= s.to; j++ {
-			if causes[j].cause == causes[i].cause && causes[j].comp == causes[i].comp && causes[j].edge == causes[i].edge {
-				n++
-			}
+		k := key{causes[i].cause, causes[i].comp, causes[i].edge}
+		c, seen := counts[k]
+		if !seen {
+			c.first = i
 		}
-		if n > bestN {
-			best, bestN = i, n
+		c.n++
+		counts[k] = c
+	}
+	best, bestN := s.from, 0
+	for _, c := range counts {
+		if c.n > bestN || c.n == bestN && c.first < best {
+			best, bestN = c.first, c.n
 		}
 	}
 	return best
