@@ -122,6 +122,8 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 			// has no route for at all is no cause of this list: its loss is left out.
 			if f := m.failedChild(i); f >= 0 {
 				s.failed[f] += lost
+			} else if e := m.cutChild(i, st); e >= 0 {
+				s.cut[e] += lost
 			}
 		}
 		if nd.pool < 0 {
@@ -210,6 +212,16 @@ func (m *model) failedChild(n int) int {
 	for _, ch := range m.nodes[n].children {
 		if c := m.nodes[ch].comp; m.comps[c].failed {
 			return c
+		}
+	}
+	return -1
+}
+
+// cutChild is the edge to the first of node n's children cut off by a partition, or -1.
+func (m *model) cutChild(n int, st *runState) int {
+	for _, ch := range m.nodes[n].children {
+		if e := m.nodes[ch].edge; e >= 0 && st.partitioned[e] {
+			return e
 		}
 	}
 	return -1

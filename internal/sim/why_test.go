@@ -51,6 +51,15 @@ func TestWhyNamesTheCause(t *testing.T) {
 			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
 			reads(300, 30, ChaosEvent{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 10, From: "app", To: "db"}),
 			"db", CausePartition, "the link app → db was cut: 100% of attempts"},
+		{"every backend cut off from a balancer that routes around cut links",
+			`{"components":[{"id":"lb","type":"load_balancer","params":{"health_check_interval_sec":1}},{"id":"a","type":"app_service","params":{"replicas":4}}],
+			 "edges":[{"from":"lb","to":"a"}]}`,
+			func() Config {
+				c := reads(300, 30, ChaosEvent{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 10, From: "lb", To: "a"})
+				c.Mix = Mix{Static: 1}
+				return c
+			}(),
+			"a", CausePartition, "the link lb → a was cut"},
 		{"an open circuit breaker",
 			gatewayApp(`{"breaker_error_threshold":0.5,"breaker_window_sec":1,"breaker_open_sec":5}`),
 			reads(200, 40, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "db"}),
@@ -148,6 +157,20 @@ func TestWhyStretchFollowsTheFailure(t *testing.T) {
 				t.Errorf("stretch %s %s %g–%g s, want db node_failed from %g s to %g s", w.Component, w.Cause, w.StartSec, w.EndSec, tt.from, tt.to)
 			}
 		})
+	}
+}
+
+// A balancer that has taken every cut-off backend out has nowhere to send requests: the
+// partition stays the cause for as long as it lasts, not only until the checks notice.
+func TestWhyPartitionOutlastsDetection(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"lb","type":"load_balancer","params":{"health_check_interval_sec":1}},
+	 {"id":"a","type":"app_service","params":{"replicas":4}}],"edges":[{"from":"lb","to":"a"}]}`)
+	cfg := constant(300, 30)
+	cfg.Mix = Mix{Static: 1}
+	cfg.Chaos = []ChaosEvent{{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 10, From: "lb", To: "a"}}
+	why := mustRun(t, d, cfg).Summary.Why
+	if len(why) != 1 || why[0].Cause != CausePartition || why[0].StartSec != 10 || why[0].EndSec != 20 {
+		t.Errorf("why = %+v, want one partition from 10 s to 20 s", why)
 	}
 }
 
