@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -252,5 +253,28 @@ func TestEvaluateWhy(t *testing.T) {
 			t.Errorf("%s: passed %v, why %#v, busiest %q: want a passing run with an empty timeline and the busiest named",
 				slug, ev.Passed, ev.Why, ev.Busiest)
 		}
+	}
+}
+
+// A queue still holding acknowledged writes at the end is the level's own structural
+// failure; the timeline names it as lost writes from when the queue last stood empty.
+func TestEvaluateWhyUndrainedQueue(t *testing.T) {
+	l := mustLevel(t, "the-queue-remembers")
+	ev, err := l.Evaluate(t.Context(), design(t, `{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},
+	 {"id":"jobs","type":"queue","params":{"workers":8,"buffer":20000}},{"id":"db","type":"database"}],
+	 "edges":[{"from":"app","to":"jobs"},{"from":"jobs","to":"db"},{"from":"app","to":"db"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"undrained:jobs"}, ev.Failing()); diff != "" {
+		t.Fatalf("failing (-want +got):\n%s", diff)
+	}
+	if len(ev.Why) != 1 {
+		t.Fatalf("why = %+v, want the undrained queue", ev.Why)
+	}
+	w := ev.Why[0]
+	if w.Component != "jobs" || w.Cause != sim.CauseLostWrites || w.StartSec < 60 || w.StartSec > 61 || w.EndSec != 240 ||
+		!strings.Contains(w.Detail, "acknowledged writes") {
+		t.Errorf("why %+v, want jobs lost_writes from the partition at 60 s to the end", w)
 	}
 }
