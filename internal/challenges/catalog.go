@@ -29,8 +29,9 @@ var knobs = map[sim.Kind][]string{
 	sim.KindServerless: {"max_concurrency", "max_execution_ms", "memory_mb", "instance_type"},
 	sim.KindCache:      {"instance_type"},
 	sim.KindCDN:        {"instance_type"},
-	sim.KindDatabase:   {"read_replicas", "queue_per_connection", "instance_type"},
-	sim.KindQueue:      {"workers", "buffer", "instance_type"},
+	sim.KindDatabase: {"read_replicas", "queue_per_connection", "read_from", "instance_type",
+		"replica_instance_type"},
+	sim.KindQueue: {"workers", "buffer", "instance_type"},
 }
 
 // Knobs returns the parameters of a kind a player may set, in the engine's table order.

@@ -363,6 +363,8 @@ func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
 						add(candidate{class: 0, magnitude: 1, change: setParam(i, comp, spec.Name, curType, t)})
 					}
 				}
+			case spec.Name == "read_from" && currentValue(comp, ki.specs["read_replicas"]) == 0.0:
+				// Reads cannot go to replicas the database does not have.
 			case spec.Type == "boolean":
 				set(!cur.(bool), 1)
 			case spec.Type == "enum":

@@ -35,21 +35,34 @@
 // asynchronous writes (queue, whose workers write to the database later; without a queue
 // the app writes synchronously). Balancers split by their algorithm: round-robin evenly,
 // least-connections in proportion to capacity, consistent hashing by each backend's share of
-// a hash ring with 64 virtual nodes per backend (a documented skew). Round-robin deals every
-// n-th request to each of n backends, so each backend's stream is more regular than a random
-// split's: Erlang-n interarrivals, ca² = 1/n for a Poisson stream. A pool fed that way waits
-// (ca² + 1)/2 times its Erlang-C wait (Allen–Cunneen; with several feeds, ca² is their mean
-// weighted by rate), so two backends wait three quarters of what a random split would; one
-// backend, least-connections and consistent hashing stay exact M/M/c (ca² = 1). With health
-// checks a balancer routes around failed or unreachable backends once it has noticed:
-// unhealthy_threshold failed checks in a row, health_check_interval_sec apart, that is
-// interval × threshold after the backend went down (the worst case, 10 s by default); until
-// then its share is still sent to it and fails (within the tick in which the checks notice,
-// in proportion to the part of the tick before). A backend that comes back gets its share
-// at once. Without health checks a failed backend keeps its share for good. A database spreads reads over its
-// primary and replicas in proportion to their spare capacity; every replica replays every
+// a hash ring with 64 virtual nodes per backend (a documented skew). With health checks a
+// balancer routes around failed or unreachable backends once it notices (below). A database
+// spreads reads over its primary and replicas in proportion to their spare capacity (or over
+// its replicas only, below); every replica replays every
 // write at 40% of its cost and lags when it cannot keep up. Only requests whose path crosses
 // a failing component fail.
+//
+// Balancers, in more detail:
+//
+//   - Round-robin deals every n-th request to each of n backends, so each backend's stream
+//     is more regular than a random split's: Erlang-n interarrivals, ca² = 1/n for a Poisson
+//     stream. A pool fed that way waits (ca² + 1)/2 times its Erlang-C wait (Allen–Cunneen;
+//     with several feeds, ca² is their mean weighted by rate), so each of two backends waits
+//     three quarters of what a random split would give it. One backend, least-connections and
+//     consistent hashing stay exact M/M/c (ca² = 1). The dealing counts the backends with a
+//     share, a dead one included while it still gets requests.
+//   - Health checks notice a dead or cut-off backend after unhealthy_threshold failed checks
+//     in a row, health_check_interval_sec apart: interval × threshold after it went down (the
+//     worst case of where the first check falls; 10 s by default). Until then its share is
+//     still sent to it and fails; in the tick in which the checks notice, in proportion to
+//     the part of the tick before. A backend that comes back gets its share at once. Without
+//     health checks a failed backend keeps its share for good.
+//
+// Read replicas: with read_from "replicas" a database sends its reads to the replicas alone,
+// leaving the primary to the writes (as an application that reads from a reader endpoint);
+// by default ("spread") the primary takes its share of reads too. A replica may have its own
+// instance type (replica_instance_type): its speed sets the replicas' query time and its
+// price theirs, so a read-heavy database can have a small primary and large replicas.
 //
 // Latency is a distribution: each hop contributes a fixed part (network, authentication,
 // injected latency, backlog wait), its exponential service time and, with the Erlang-C
@@ -128,7 +141,10 @@
 //     pool that refused most, and timeouts with no saturated tier are "timeouts" at the
 //     slowest hop (an injected latency first, else the pool with the longest mean time).
 //
-// The group with the most lost attempts is the tick's cause. Ticks with the same cause at
+// The group with the most lost attempts is the tick's cause, if it lost at least 1% of the
+// tick's attempts: requests of a class the design has no route for at all, and losses that
+// are all load-dependent error rates, are no cause of this list, and such a tick is left
+// out rather than put down to a tier that is not to blame. Ticks with the same cause at
 // the same component, less than a second apart, form one stretch; a stretch shorter than a
 // second that touches another is folded into it (into the one before, else the one after),
 // and the stretch takes the cause of most of its ticks, so a flickering cause does not

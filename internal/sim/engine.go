@@ -241,7 +241,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	pl := &m.pools[p]
 	dt := m.dt
 	pl.in, pl.backlog0, pl.wIn = 0, 0, 0
-	cv2 := 0.0 // squared coefficient of variation of the arrivals' interarrival times
+	cv2In := 0.0 // arrivals weighted by the squared coefficient of variation of their interarrival times
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
 		if nd.replay {
@@ -253,14 +253,15 @@ func (m *model) resolvePool(p int, st *runState) {
 			}
 		}
 		pl.in += nd.in
-		cv2 += nd.in * nd.arrivalCV2()
+		cv2In += nd.in * nd.arrivalCV2()
 		pl.backlog0 += nd.backlog
 		if nd.write || nd.replay {
 			pl.wIn += nd.in
 		}
 	}
+	cv2 := 1.0 // of the arrivals' interarrival times, squared (1: Poisson)
 	if pl.in > 0 {
-		cv2 /= pl.in
+		cv2 = cv2In / pl.in
 	}
 	pl.wProc = 0
 	gated := 0.0 // refused at the door: rate limit (429) or open breaker (503)

@@ -134,7 +134,9 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	}
 	attempts, lost := tick.OfferedRPS*dt, (tick.RejectedRPS+tick.ErrorRPS+tick.TimedOutRPS)*dt
 	if failingTick(attempts, lost) {
-		st.acc.causes = append(st.acc.causes, m.diagnose(t, st, attempts, tick.FreshRPS*dt, tick.TimedOutRPS*dt))
+		if d, ok := m.diagnose(t, st, attempts, tick.FreshRPS*dt, tick.TimedOutRPS*dt); ok {
+			st.acc.causes = append(st.acc.causes, d)
+		}
 	}
 }
 
@@ -146,6 +148,8 @@ func (m *model) costPerHour(c *component, handledRPS, inRPS float64) float64 {
 	it := c.it
 	cost := c.units*it.PricePerHour + handledRPS*3600/1e6*it.PricePerMillion
 	switch c.kind {
+	case KindDatabase:
+		cost += (c.units - 1) * (c.rit.PricePerHour - it.PricePerHour) // replicas at their own type's price
 	case KindQueue:
 		cost += c.queueWorkers * it.PricePerWorkerHour
 	case KindServerless:

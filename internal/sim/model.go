@@ -104,6 +104,7 @@ type component struct {
 	kind  Kind
 	p     paramValues
 	it    InstanceType
+	rit   InstanceType // a database's replicas' instance type
 	pools []int
 	edges []int // outgoing design edges
 
@@ -174,7 +175,8 @@ func compile(v *validated) (*model, error) {
 	m.primary = make([]int, n)
 	for i, c := range d.Components {
 		m.primary[i] = -1
-		m.comps[i] = component{id: c.ID, kind: c.Type, p: v.params[i], it: v.types[i], flushedAt: math.Inf(-1), failedSince: math.Inf(1)}
+		m.comps[i] = component{id: c.ID, kind: c.Type, p: v.params[i], it: v.types[i], rit: v.replicaTypes[i],
+			flushedAt: math.Inf(-1), failedSince: math.Inf(1)}
 		m.addPools(i)
 	}
 	m.edgeTo = make([]int, len(d.Edges))
@@ -288,8 +290,12 @@ func (m *model) addPools(i int) {
 		nodes := 1 + p.i("read_replicas")
 		c.units = float64(nodes)
 		for k := 0; k < nodes; k++ {
-			idx := m.newPool(i, pool{workers: p.i("connections"), serviceSec: p.f("query_time_ms") / 1000 / speed,
-				buffer: p.f("queue_per_connection") * p.f("connections"), baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
+			nt := it
+			if k > 0 {
+				nt = c.rit // a replica may have its own instance type
+			}
+			idx := m.newPool(i, pool{workers: p.i("connections"), serviceSec: p.f("query_time_ms") / 1000 / speedOf(nt),
+				buffer: p.f("queue_per_connection") * p.f("connections"), baseErr: nt.BaseErrorRate, loadErr: nt.LoadErrorFactor})
 			if k == 0 {
 				m.primary[i] = idx
 			}

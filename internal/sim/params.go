@@ -122,6 +122,9 @@ var paramTable = map[Kind][]ParamSpec{
 		num("query_time_ms", 0.01, 600_000, 8, "time one query holds a connection"),
 		integer("queue_per_connection", 0, 1_000_000, 200, "waiting queries per connection before rejects"),
 		integer("read_replicas", 0, 64, 0, "read replicas; each serves reads and replays every write at 40% of its cost"),
+		enum("read_from", "spread", []string{"spread", "replicas"},
+			"where reads go: spread over the primary and the replicas in proportion to their spare capacity, or to the replicas only, leaving the primary to the writes"),
+		str("replica_instance_type", "", "catalog database type of the read replicas; empty means the primary's"),
 	},
 	KindQueue: {
 		integer("workers", 0, 100_000, 4, "consumers; each processes one job at a time"),

@@ -216,7 +216,11 @@ func (m *model) readFrom(n int, class Class, dbs, services []int, onPath []bool,
 	for _, e := range dbs {
 		to := m.edgeTo[e]
 		d := m.newNode(node{pool: -1, comp: to, parent: n, edge: e, class: class, role: roleDispatch, split: splitSpare, background: bg})
-		for _, pl := range m.comps[to].pools {
+		db := &m.comps[to]
+		for k, pl := range db.pools {
+			if k == 0 && len(db.pools) > 1 && db.p.s("read_from") == "replicas" {
+				continue // the primary takes writes only
+			}
 			m.newNode(node{pool: pl, comp: to, parent: d, edge: -1, class: class, role: roleServe, background: bg})
 		}
 	}

@@ -66,6 +66,11 @@ const failingShare = 0.05
 
 func failingTick(attempts, lost float64) bool { return attempts > 0 && lost > failingShare*attempts }
 
+// minCauseShare: a failing tick is put down to a cause only if that cause lost at least this
+// share of the tick's attempts. A tick that fails for want of any route (a class the design
+// cannot serve) is not, nor is one whose losses are all load-dependent error rates.
+const minCauseShare = 0.01
+
 // tickCause is the diagnosis of one failing tick.
 type tickCause struct {
 	tick  int
@@ -92,7 +97,7 @@ type diagScratch struct {
 
 // diagnose names the cause of a failing tick. It runs after the tick is resolved, while the
 // nodes still hold the tick's flows.
-func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64) tickCause {
+func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64) (tickCause, bool) {
 	d := tickCause{tick: t, comp: -1, pool: -1, edge: -1, lb: -1, attempts: attempts, fresh: fresh}
 	s := &st.acc.diag
 	if s.failed == nil {
@@ -112,13 +117,13 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 		if nd.edge >= 0 && nd.cut > 0 {
 			s.cut[nd.edge] += nd.cut
 		}
-		lost := nd.lost - m.cutBelow(i)
-		if lost > 1e-12 {
-			// Forwarded nowhere: every backend failed or cut off, or no route at all.
+		if lost := nd.lost - m.cutBelow(i); lost > 1e-12 {
+			// Forwarded nowhere: every backend failed or cut off. A request class the design
+			// has no route for at all is no cause of this list: its loss is left out.
 			if f := m.failedChild(i); f >= 0 {
 				s.failed[f] += lost
-			} else {
-				s.overload[nd.comp] += lost
+			} else if e := m.cutChild(i, st); e >= 0 {
+				s.cut[e] += lost
 			}
 		}
 		if nd.pool < 0 {
@@ -169,6 +174,9 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 			best, bestCause, bestComp, bestEdge = x, CausePartition, m.edgeTo[e], e
 		}
 	}
+	if best < minCauseShare*attempts {
+		return d, false // nothing that is a cause here lost enough to explain the failure
+	}
 	d.cause, d.comp = bestCause, bestComp
 	switch bestCause {
 	case CauseNodeFailed:
@@ -187,7 +195,7 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 	default:
 		m.limitingTier(&d, st, timedOut)
 	}
-	return d
+	return d, true
 }
 
 // cutBelow is what node n lost on cut links to its children this tick.
@@ -204,6 +212,16 @@ func (m *model) failedChild(n int) int {
 	for _, ch := range m.nodes[n].children {
 		if c := m.nodes[ch].comp; m.comps[c].failed {
 			return c
+		}
+	}
+	return -1
+}
+
+// cutChild is the edge to the first of node n's children cut off by a partition, or -1.
+func (m *model) cutChild(n int, st *runState) int {
+	for _, ch := range m.nodes[n].children {
+		if e := m.nodes[ch].edge; e >= 0 && st.partitioned[e] {
+			return e
 		}
 	}
 	return -1
@@ -365,16 +383,25 @@ func (m *model) buildWhy(causes []tickCause) []Why {
 // dominant is the cause named for causes[from..to]: the one of most of its ticks (the
 // earliest on a tie).
 func (m *model) dominant(causes []tickCause, s struct{ from, to int }) int {
-	best, bestN := s.from, 0
+	type key struct {
+		cause      Cause
+		comp, edge int
+	}
+	type tally struct{ first, n int }
+	counts := map[key]tally{}
 	for i := s.from; i <= s.to; i++ {
-		n := 0
-		for j := s.from; j <= s.to; j++ {
-			if causes[j].cause == causes[i].cause && causes[j].comp == causes[i].comp && causes[j].edge == causes[i].edge {
-				n++
-			}
+		k := key{causes[i].cause, causes[i].comp, causes[i].edge}
+		c, seen := counts[k]
+		if !seen {
+			c.first = i
 		}
-		if n > bestN {
-			best, bestN = i, n
+		c.n++
+		counts[k] = c
+	}
+	best, bestN := s.from, 0
+	for _, c := range counts {
+		if c.n > bestN || c.n == bestN && c.first < best {
+			best, bestN = c.first, c.n
 		}
 	}
 	return best

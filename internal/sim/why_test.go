@@ -37,6 +37,12 @@ func TestWhyNamesTheCause(t *testing.T) {
 			 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"},{"from":"a","to":"db"},{"from":"b","to":"db"}]}`,
 			reads(400, 30, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "b"}),
 			"b", CauseNodeFailed, "lb, without health checks, still sends it its share: 50% of attempts"},
+		{"a dead backend before the balancer's health checks notice",
+			`{"components":[{"id":"lb","type":"load_balancer"},
+			 {"id":"a","type":"app_service","params":{"replicas":4}},{"id":"b","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],
+			 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"},{"from":"a","to":"db"},{"from":"b","to":"db"}]}`,
+			reads(400, 30, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "b"}),
+			"b", CauseNodeFailed, "lb's health checks notice it only after 10 s (2 failed checks 5 s apart)"},
 		{"a dead database nothing routes around",
 			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
 			reads(300, 30, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "db"}),
@@ -45,6 +51,15 @@ func TestWhyNamesTheCause(t *testing.T) {
 			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
 			reads(300, 30, ChaosEvent{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 10, From: "app", To: "db"}),
 			"db", CausePartition, "the link app → db was cut: 100% of attempts"},
+		{"every backend cut off from a balancer that routes around cut links",
+			`{"components":[{"id":"lb","type":"load_balancer","params":{"health_check_interval_sec":1}},{"id":"a","type":"app_service","params":{"replicas":4}}],
+			 "edges":[{"from":"lb","to":"a"}]}`,
+			func() Config {
+				c := reads(300, 30, ChaosEvent{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 10, From: "lb", To: "a"})
+				c.Mix = Mix{Static: 1}
+				return c
+			}(),
+			"a", CausePartition, "the link lb → a was cut"},
 		{"an open circuit breaker",
 			gatewayApp(`{"breaker_error_threshold":0.5,"breaker_window_sec":1,"breaker_open_sec":5}`),
 			reads(200, 40, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "db"}),
@@ -112,16 +127,65 @@ func TestWhyNamesTheCause(t *testing.T) {
 
 // A chaos event's stretch starts and ends with the failure it causes.
 func TestWhyStretchFollowsTheFailure(t *testing.T) {
-	d := mustDesign(t, `{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`)
-	cfg := constant(300, 30)
-	cfg.Chaos = []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "db"}}
-	r := mustRun(t, d, cfg)
-	if len(r.Summary.Why) != 1 {
-		t.Fatalf("why = %+v, want one stretch", r.Summary.Why)
+	tests := []struct {
+		name, design       string
+		mix                Mix
+		from, to, toWithin float64
+	}{
+		{"a database down for 10 s",
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
+			Mix{Read: 0.5, Static: 0.5}, 10, 20, 1},
+		{"a backend down for 15 s, noticed after 10 s",
+			`{"components":[{"id":"lb","type":"load_balancer"},{"id":"a","type":"app_service","params":{"replicas":4}},
+			 {"id":"db","type":"app_service","params":{"replicas":4}}],"edges":[{"from":"lb","to":"a"},{"from":"lb","to":"db"}]}`,
+			Mix{Static: 1}, 10, 20, 0.2},
 	}
-	w := r.Summary.Why[0]
-	if w.StartSec != 10 || w.EndSec < 20 || w.EndSec > 21 {
-		t.Errorf("stretch %g–%g s, want from 10 s to the recovery at about 20 s", w.StartSec, w.EndSec)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := constant(300, 30)
+			cfg.Mix = tt.mix
+			cfg.Chaos = []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "db"}}
+			if strings.Contains(tt.name, "15 s") {
+				cfg.Chaos[0].DurationSec = 15
+			}
+			r := mustRun(t, mustDesign(t, tt.design), cfg)
+			if len(r.Summary.Why) != 1 {
+				t.Fatalf("why = %+v, want one stretch", r.Summary.Why)
+			}
+			w := r.Summary.Why[0]
+			if w.Component != "db" || w.Cause != CauseNodeFailed || w.StartSec != tt.from || w.EndSec < tt.to || w.EndSec > tt.to+tt.toWithin {
+				t.Errorf("stretch %s %s %g–%g s, want db node_failed from %g s to %g s", w.Component, w.Cause, w.StartSec, w.EndSec, tt.from, tt.to)
+			}
+		})
+	}
+}
+
+// A balancer that has taken every cut-off backend out has nowhere to send requests: the
+// partition stays the cause for as long as it lasts, not only until the checks notice.
+func TestWhyPartitionOutlastsDetection(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"lb","type":"load_balancer","params":{"health_check_interval_sec":1}},
+	 {"id":"a","type":"app_service","params":{"replicas":4}}],"edges":[{"from":"lb","to":"a"}]}`)
+	cfg := constant(300, 30)
+	cfg.Mix = Mix{Static: 1}
+	cfg.Chaos = []ChaosEvent{{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 10, From: "lb", To: "a"}}
+	why := mustRun(t, d, cfg).Summary.Why
+	if len(why) != 1 || why[0].Cause != CausePartition || why[0].StartSec != 10 || why[0].EndSec != 20 {
+		t.Errorf("why = %+v, want one partition from 10 s to 20 s", why)
+	}
+}
+
+// Requests with no route at all (reads at an app with no store) are no cause of the list:
+// such a run names nothing rather than a tier that is not saturated.
+func TestWhyLeavesOutRequestsWithNoRoute(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"a","type":"app_service","params":{"replicas":4}}],"edges":[]}`)
+	cfg := constant(300, 10)
+	cfg.Mix = Mix{Read: 0.5, Static: 0.5}
+	r := mustRun(t, d, cfg)
+	if r.Summary.FirstFailingSec == nil {
+		t.Fatal("no failing tick: the reads have nowhere to go and must fail")
+	}
+	if len(r.Summary.Why) != 0 {
+		t.Errorf("why = %+v, want none", r.Summary.Why)
 	}
 }
 
