@@ -400,6 +400,20 @@ test('a level with chaos: instance types priced, each event against its allowanc
   await snap('chaos-run');
 });
 
+test('a structural failure is a condition of its own', async () => {
+  await openLevel(page, 'the-queue-remembers');
+  const q = await boxAt(page, 'jobs');
+  await page.mouse.click(q.x, q.y);
+  await page.locator('fieldset.comp[data-id="jobs"]').getByLabel('Workers').fill('1');
+  await page.locator('#run').click();
+  await page.locator('#verdict').waitFor();
+  const row = page.locator('#conditions tr[data-condition="lost_data"]');
+  assert.match(await row.innerText(), /Every acknowledged write is stored\s+jobs acknowledged writes it never stored.*✗ fail/s);
+  assert.match(await page.locator('#verdict').innerText(), /every acknowledged write is stored/);
+  assert.match(await page.locator('#why').innerText(), /jobs .*— writes lost/);
+  await snap('structural-failure');
+});
+
 test('the key screens on a phone: nothing cut off, the verdict in view after Run', async () => {
   const phone = await context.newPage();
   watch(phone);
