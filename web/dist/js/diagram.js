@@ -14,7 +14,7 @@ if (window.cytoscapeEdgehandles && !cytoscape.bpEdgehandles) {
   cytoscape.bpEdgehandles = true;
 }
 
-const NODE_W = 176;
+const NODE_W = 156;
 const NODE_H = 76;
 const FONT_PX = 12;
 // MIN_TEXT_PX: no label is ever drawn smaller than this, so the zoom has a floor.
@@ -203,6 +203,7 @@ export class Diagram {
     this.cy.destroy();
   }
 
+  // direction is the canvas's orientation: top to bottom on a narrow canvas (a phone).
   direction() {
     const w = this.host.clientWidth;
     return w > 0 && w < 560 ? 'TB' : 'LR';
@@ -261,11 +262,26 @@ export class Diagram {
     if (this.lastTick) this.showTick(this.lastTick, this.lastOrder);
   }
 
-  // layout is dagre's placement of every component: {id: {x, y}} (box centres).
-  layout(design, dir = this.direction()) {
+  // layout is dagre's placement of every component: {id: {x, y}} (box centres), left to
+  // right when that fits the canvas at the smallest zoom, else top to bottom.
+  layout(design) {
+    let dir = this.direction();
+    let out = this.layoutIn(design, dir);
+    if (dir === 'LR' && out.width * this.cy.minZoom() > this.host.clientWidth - 16) {
+      const tb = this.layoutIn(design, 'TB');
+      if (tb.width < out.width) {
+        out = tb;
+        dir = 'TB';
+      }
+    }
+    this.dir = dir;
+    return out.pos;
+  }
+
+  layoutIn(design, dir) {
     const comps = design.components || [];
     const g = new dagre.graphlib.Graph();
-    g.setGraph({ rankdir: dir, nodesep: 30, ranksep: dir === 'TB' ? 44 : 70, marginx: 20, marginy: 20 });
+    g.setGraph({ rankdir: dir, nodesep: 26, ranksep: dir === 'TB' ? 44 : 52, marginx: 16, marginy: 16 });
     g.setDefaultEdgeLabel(() => ({}));
     const ids = new Set(comps.map((c) => c.id));
     const edges = (design.edges || []).filter((e) => ids.has(e.from) && ids.has(e.to));
@@ -275,12 +291,12 @@ export class Diagram {
     for (const c of comps) if (!called.has(c.id)) g.setEdge(USERS, c.id);
     for (const e of edges) g.setEdge(e.from, e.to);
     dagre.layout(g);
-    const out = {};
+    const pos = {};
     for (const c of comps) {
       const n = g.node(c.id);
-      out[c.id] = { x: n.x, y: n.y };
+      pos[c.id] = { x: n.x, y: n.y };
     }
-    return out;
+    return { pos, width: g.graph().width || 0 };
   }
 
   // autoLayout places every box by dagre and reports the new positions.
@@ -304,6 +320,13 @@ export class Diagram {
     }
   }
 
+  // orientation is how the boxes run, read from where they stand (bb: their bounding box):
+  // a layout taller than wide runs top to bottom.
+  orientation(bb) {
+    if (this.cy.nodes('.comp').length < 2) return this.dir || this.direction();
+    return bb.h > bb.w * 1.1 ? 'TB' : 'LR';
+  }
+
   // placeUsers keeps the users box to the left of (or above) the components nobody calls.
   placeUsers() {
     const users = this.cy.getElementById(USERS);
@@ -315,7 +338,7 @@ export class Diagram {
     const src = entries.nonempty() ? entries : all;
     const ys = src.map((n) => n.position('y'));
     const xs = src.map((n) => n.position('x'));
-    if (this.direction() === 'TB') users.position({ x: xs.reduce((a, b) => a + b, 0) / xs.length, y: bb.y1 - 70 });
+    if (this.orientation(bb) === 'TB') users.position({ x: xs.reduce((a, b) => a + b, 0) / xs.length, y: bb.y1 - 70 });
     else users.position({ x: bb.x1 - 90, y: ys.reduce((a, b) => a + b, 0) / ys.length });
   }
 
@@ -412,7 +435,7 @@ export class Diagram {
       return { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
     }
     const bb = all.boundingBox();
-    return this.direction() === 'TB' ? { x: (bb.x1 + bb.x2) / 2, y: bb.y2 + NODE_H } : { x: bb.x2 + NODE_W / 2 + 50, y: bb.y1 + NODE_H / 2 };
+    return this.orientation(bb) === 'TB' ? { x: (bb.x1 + bb.x2) / 2, y: bb.y2 + NODE_H } : { x: bb.x2 + NODE_W / 2 + 50, y: bb.y1 + NODE_H / 2 };
   }
 
   idleLabel(c) {
