@@ -375,11 +375,21 @@ test('a level with chaos: instance types priced, each event against its allowanc
   await openLevel(page, 'thundering-herd');
   const d = await boxAt(page, 'db');
   await page.mouse.click(d.x, d.y);
-  const type = page.locator('fieldset.comp[data-id="db"]').getByLabel('Instance type');
+  const type = page.locator('fieldset.comp[data-id="db"]').getByLabel('Instance type', { exact: true });
   const options = await type.locator('option').allInnerTexts();
   assert.ok(options.some((o) => /db\.large — \$0\.329\/h per node/.test(o)), options.join(', '));
   assert.ok(options.some((o) => /db\.standard — \$0\.164\/h per node/.test(o)), options.join(', '));
   assert.match(await page.locator('fieldset.comp[data-id="db"]').innerText(), /Buys: 10 connections per node at 1× speed/);
+  assert.deepEqual(await page.locator('fieldset.comp[data-id="db"]').getByLabel('Replica instance type').locator('option').allInnerTexts(),
+    ['same as the primary', 'db.large — $0.329/h per node', 'db.standard — $0.164/h per node']);
+  // The estimate follows the choice: db.large costs $0.164/h more than db.standard.
+  const estimate = async () => Number(/Estimated cost: \$([\d.]+)\/h/.exec(await page.locator('#cost-estimate').innerText())[1]);
+  const before = await estimate();
+  await type.selectOption('db.large');
+  assert.equal((await estimate() - before).toFixed(3), '0.164');
+  assert.match(await page.locator('fieldset.comp[data-id="db"]').innerText(), /Buys: 10 connections per node at 2× speed/);
+  await type.selectOption('db.standard');
+  assert.equal(await estimate(), before);
   const c = await boxAt(page, 'cache');
   await page.mouse.click(c.x, c.y);
   assert.match(await page.locator('fieldset.comp[data-id="cache"]').innerText(), /Memory \(GB\)\s*1 GB \(cache\.small's memory\)/);

@@ -55,6 +55,13 @@ export function catalogOf(challenge) {
         p.default = defaultType;
         p.knob = types.length > 1 && p.knob;
       }
+      if (s.name === 'replica_instance_type') {
+        // Empty: the read replicas are of the primary's type.
+        p.type = 'enum';
+        p.enum = ['', ...types];
+        p.default = '';
+        p.knob = types.length > 1 && p.knob;
+      }
       return p;
     });
     return { kind, maxCount: rules.max_count ?? 1, instanceTypes: types, defaultType, params, prices };

@@ -114,6 +114,8 @@ export function componentCost(info, comp, rps) {
   }
   out.units = units;
   out.fixed = units * pph;
+  const rit = info.kind === 'database' && comp.params?.replica_instance_type ? info.prices?.[comp.params.replica_instance_type] : null;
+  if (rit) out.fixed += (units - 1) * ((rit.price_per_hour || 0) - pph); // replicas at their own type's price
   if (info.kind === 'queue') out.fixed += (param(info, comp, 'workers') ?? 4) * (it.price_per_worker_hour || 0);
   out.fixedMax = unitsMax != null ? Math.max(units, unitsMax) * pph : out.fixed;
   out.perUse = rps * 3600 / 1e6 * (it.price_per_million || 0);

@@ -90,7 +90,9 @@ export class Editor {
     idInput.addEventListener('change', () => this.rename(i, idInput));
     const fields = [field(idInput, 'Name', `${path}.id`)];
     const fixed = [];
-    for (const p of info?.params || []) {
+    // The instance type first: it decides the price and what the other numbers buy.
+    const params = [...(info?.params || [])].sort((a, b) => (b.name === 'instance_type') - (a.name === 'instance_type'));
+    for (const p of params) {
       if (p.knob) fields.push(this.paramField(c, i, p, info));
       else fixed.push(p);
     }
@@ -169,14 +171,14 @@ export class Editor {
     if (p.type === 'boolean') {
       input = h('input', { id, type: 'checkbox', checked: Boolean(v), dataset: { path } });
       input.addEventListener('change', () => set(input.checked));
-    } else if (p.name === 'instance_type') {
+    } else if (p.name === 'instance_type' || p.name === 'replica_instance_type') {
       input = h('select', { id, dataset: { path } }, (p.enum || []).map((o) => h('option', { value: o, selected: o === v },
-        `${o} — ${priceWords(c.type, info.prices[o])}`)));
+        o ? `${o} — ${priceWords(c.type, info.prices[o])}` : 'same as the primary')));
       input.addEventListener('change', () => {
-        set(input.value);
+        set(input.value || undefined);
         this.render();
       });
-      extra = buys(info, c, v);
+      extra = v ? buys(info, c, v) : '';
     } else if (p.type === 'enum') {
       input = h('select', { id, dataset: { path } }, (p.enum || []).map((o) => h('option', { value: o, selected: o === v }, o)));
       input.addEventListener('change', () => set(input.value));
@@ -204,8 +206,10 @@ export class Editor {
     }
     const range = p.type === 'integer' || p.type === 'number' ? `${p.min.toLocaleString('en')}–${p.max.toLocaleString('en')}` : '';
     const doc = sentence(p.doc).toLowerCase() === `${humanize(p.name).toLowerCase()}.` ? '' : sentence(p.doc);
-    const help = p.name === 'instance_type'
-      ? `Buys: ${extra}.`
+    const help = p.name === 'instance_type' || (p.name === 'replica_instance_type' && extra)
+      ? `Buys: ${extra}${p.name === 'replica_instance_type' ? ' for each read replica' : ''}.`
+      : p.name === 'replica_instance_type'
+        ? 'Read replicas of the primary\u2019s type (choose one only when the design has read replicas).'
       : [doc, range && `This level allows ${range}.`].filter(Boolean).join(' ');
     return field(input, humanize(p.name), path, help);
   }
@@ -221,6 +225,9 @@ export class Editor {
         const path = `components[${i}].params.${p.name}`;
         const reason = this.blank.has(path) ? rangeProblem(p, '') : rangeProblem(p, valueOf(c, p));
         if (reason) out.push({ field: path, reason: `${c.id}: ${humanize(p.name).toLowerCase()}: ${reason}` });
+      }
+      if (c.type === 'database' && c.params?.replica_instance_type && !(Number(c.params.read_replicas) > 0)) {
+        out.push({ field: `components[${i}].params.replica_instance_type`, reason: `${c.id}: a replica instance type needs read replicas: add some, or choose “same as the primary”` });
       }
     });
     return out;
@@ -309,6 +316,7 @@ function fixedValue(c, p, info) {
     const { name, it } = typeOf(info, c);
     return it?.memory_gb ? `${fmt(it.memory_gb)} GB (${name}'s memory)` : String(v);
   }
+  if (p.name === 'replica_instance_type' && !v) return 'same as the primary';
   if (p.name === 'instance_type') return `${v || info.defaultType} — ${priceWords(c.type, info.prices[v || info.defaultType])}`;
   if (typeof v === 'number') return `${fmt(v)}${unitOf(p.name)}`;
   return String(v);
