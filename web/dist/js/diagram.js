@@ -320,11 +320,16 @@ export class Diagram {
     }
   }
 
-  // orientation is how the boxes run, read from where they stand (bb: their bounding box):
-  // a layout taller than wide runs top to bottom.
-  orientation(bb) {
-    if (this.cy.nodes('.comp').length < 2) return this.dir || this.direction();
-    return bb.h > bb.w * 1.1 ? 'TB' : 'LR';
+  // orientation is how the boxes run, read from where they stand: top to bottom when the
+  // components users call sit above the rest rather than to their left.
+  orientation() {
+    const entries = this.cy.edges('.ingress').targets();
+    const rest = this.cy.nodes('.comp').difference(entries);
+    if (!entries.nonempty() || !rest.nonempty()) return this.dir || this.direction();
+    const mean = (els, axis) => els.reduce((sum, n) => sum + n.position(axis), 0) / els.length;
+    const down = mean(rest, 'y') - mean(entries, 'y');
+    const right = mean(rest, 'x') - mean(entries, 'x');
+    return down > right ? 'TB' : 'LR';
   }
 
   // placeUsers keeps the users box to the left of (or above) the components nobody calls.
@@ -338,7 +343,7 @@ export class Diagram {
     const src = entries.nonempty() ? entries : all;
     const ys = src.map((n) => n.position('y'));
     const xs = src.map((n) => n.position('x'));
-    if (this.orientation(bb) === 'TB') users.position({ x: xs.reduce((a, b) => a + b, 0) / xs.length, y: bb.y1 - 70 });
+    if (this.orientation() === 'TB') users.position({ x: xs.reduce((a, b) => a + b, 0) / xs.length, y: bb.y1 - 70 });
     else users.position({ x: bb.x1 - 90, y: ys.reduce((a, b) => a + b, 0) / ys.length });
   }
 
@@ -435,7 +440,7 @@ export class Diagram {
       return { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
     }
     const bb = all.boundingBox();
-    return this.orientation(bb) === 'TB' ? { x: (bb.x1 + bb.x2) / 2, y: bb.y2 + NODE_H } : { x: bb.x2 + NODE_W / 2 + 50, y: bb.y1 + NODE_H / 2 };
+    return this.orientation() === 'TB' ? { x: (bb.x1 + bb.x2) / 2, y: bb.y2 + NODE_H } : { x: bb.x2 + NODE_W / 2 + 50, y: bb.y1 + NODE_H / 2 };
   }
 
   idleLabel(c) {
