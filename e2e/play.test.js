@@ -228,6 +228,26 @@ test('a design built on the canvas shows its prices and cost before it runs, the
   await connectOnCanvas(page, 'app', 'db');
   assert.deepEqual(await canvasEdges(page), ['app>db']);
 
+  // A connection is selected on the canvas and deleted with the key, then drawn again.
+  const mid = await page.evaluate(() => {
+    const host = document.querySelector('.cy-host');
+    const r = host.getBoundingClientRect();
+    const m = host.bpDiagram.cy.getElementById('e:app>db').renderedMidpoint();
+    return { x: r.left + m.x, y: r.top + m.y };
+  });
+  await page.mouse.click(mid.x, mid.y);
+  assert.match(await page.locator('.side-box').innerText(), /Connection app → db/);
+  await page.keyboard.press('Delete');
+  assert.deepEqual(await canvasEdges(page), []);
+  await connectOnCanvas(page, 'app', 'db');
+  assert.deepEqual(await canvasEdges(page), ['app>db']);
+
+  // Zooming out stops before the labels get smaller than 11 px.
+  for (let i = 0; i < 8; i++) await page.getByRole('button', { name: 'Zoom out' }).click();
+  const px = await page.evaluate(() => document.querySelector('.cy-host').bpDiagram.smallestTextPx());
+  assert.ok(px >= 11 - 0.01, `labels at ${px}px`);
+  await page.getByRole('button', { name: 'Fit' }).click();
+
   // The live estimate: one app.small replica and one db.standard node.
   const cost = await page.locator('#cost-estimate').innerText();
   assert.match(cost, /Estimated cost: \$0\.219\/h of a \$0\.350\/h budget — within budget/);
