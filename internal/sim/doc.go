@@ -128,7 +128,9 @@
 //
 //   - lost at a failed node: node_failed at that node (with the balancer in front and
 //     whether it checks health);
-//   - sent across a cut link: partition, named by the component cut off;
+//   - sent across a cut link: partition, named by the component cut off; a queue whose
+//     workers' link to the database is cut, and which fills up and refuses writes, is a
+//     partition too, named by the queue;
 //   - refused by a gateway's open or probing breaker: breaker_open; by its rate limit:
 //     rate_limited; by a function out of concurrency: throttled;
 //   - refused by full buffers, pushed back by a full queue, or timed out: the limiting tier.
@@ -139,7 +141,8 @@
 //     database does not hide the database. Below that share, the pool with the longest
 //     backlog still to work off is saturated (draining); failing that, refusals name the
 //     pool that refused most, and timeouts with no saturated tier are "timeouts" at the
-//     slowest hop (an injected latency first, else the pool with the longest mean time).
+//     slowest hop (an injected latency first, else the pool with the longest mean time). A
+//     saturated tier whose workers wait on a call slowed by injected latency says so.
 //
 // The group with the most lost attempts is the tick's cause, if it lost at least 1% of the
 // tick's attempts: requests of a class the design has no route for at all, and losses that

@@ -495,7 +495,7 @@ func (m *model) splitShares(n int, st *runState) float64 {
 				w = max(0, pl.capRate-pl.wIn/m.dt)
 			}
 		}
-		if health {
+		if health && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
 			w *= 1 - m.detected(nd.comp, c, st)
 		}
 		c.share = w

@@ -87,6 +87,7 @@ type tickCause struct {
 	// needed and allowed at once; breaker_open: the share refused; timeouts: the slow hop's
 	// seconds.
 	a, b     float64
+	extra    float64 // saturated: the injected latency of the slow call its workers wait on
 	draining bool
 }
 
@@ -194,8 +195,29 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 		d.a, d.b = pl.in/m.dt*(pl.serviceSec+pl.holdSec), float64(pl.workers)
 	default:
 		m.limitingTier(&d, st, timedOut)
+		if d.cause == CauseSaturated {
+			m.behindTheTier(&d, st, attempts)
+		}
 	}
 	return d, true
+}
+
+// behindTheTier looks past a saturated tier at what it waits on. A queue whose workers'
+// link to the database is cut fills up and refuses writes because of the partition: that
+// is the cause, at the queue. A tier whose workers wait on a call slowed by injected latency
+// is named as saturated still, with the slow call (d.edge) for the detail.
+func (m *model) behindTheTier(d *tickCause, st *runState, attempts float64) {
+	c := &m.comps[d.comp]
+	for _, e := range c.edges {
+		switch {
+		case c.kind == KindQueue && st.partitioned[e]:
+			d.cause, d.edge, d.pool, d.draining = CausePartition, e, -1, false
+			d.a = st.acc.diag.overload[d.comp] / attempts
+			return
+		case st.extraSec[e] > 0 && (d.edge < 0 || st.extraSec[e] > d.extra):
+			d.edge, d.extra = e, st.extraSec[e]
+		}
+	}
 }
 
 // cutBelow is what node n lost on cut links to its children this tick.
@@ -444,6 +466,10 @@ func (m *model) describe(causes []tickCause, from, to int) Why {
 				w.Detail = fmt.Sprintf("%s %s offered %s req/s and had no capacity at all", where, was, count(a))
 			}
 		}
+		if c.edge >= 0 {
+			w.Detail += fmt.Sprintf(", its workers waiting %s ms longer on %s → %s (injected latency)",
+				count(m.extraOf(causes, from, to, c.edge)*1000), id, m.comps[m.edgeTo[c.edge]].id)
+		}
 		w.Advice = saturatedAdvice(comp)
 	case CauseNodeFailed:
 		switch {
@@ -460,9 +486,14 @@ func (m *model) describe(causes []tickCause, from, to int) Why {
 			w.Advice = fmt.Sprintf("check more often (health_check_interval_sec) or after fewer failures (unhealthy_threshold) at %s, and keep spare capacity behind it", lb.id)
 		}
 	case CausePartition:
-		from := m.comps[m.edgeFrm[c.edge]].id
-		w.Detail = fmt.Sprintf("the link %s → %s was cut: %s of attempts were sent across it and failed", from, id, share(a))
-		w.Advice = fmt.Sprintf("give %s another way to %s's work (a second instance behind a balancer with health checks)", from, id)
+		from, to := m.comps[m.edgeFrm[c.edge]].id, m.comps[m.edgeTo[c.edge]].id
+		if comp.kind == KindQueue {
+			w.Detail = fmt.Sprintf("the link %s → %s was cut: %s's workers could not store their jobs, and once it was full it refused %s of attempts", from, to, id, share(a))
+			w.Advice = fmt.Sprintf("give %s a buffer that holds the backlog of the cut", id)
+		} else {
+			w.Detail = fmt.Sprintf("the link %s → %s was cut: %s of attempts were sent across it and failed", from, to, share(a))
+			w.Advice = fmt.Sprintf("give %s another way to %s's work (a second instance behind a balancer with health checks)", from, to)
+		}
 	case CauseBreakerOpen:
 		w.Detail = fmt.Sprintf("%s's circuit breaker was open, answering 503 to %s of attempts, because too many requests failed below it", id, share(a))
 		w.Advice = fmt.Sprintf("fix what fails behind %s; the breaker only keeps it from making things worse", id)
@@ -486,6 +517,22 @@ func (m *model) describe(causes []tickCause, from, to int) Why {
 		w.Detail += fmt.Sprintf("; retries multiplied the load ×%s", strconv.FormatFloat(amp, 'f', -1, 64))
 	}
 	return w
+}
+
+// extraOf is the mean injected latency on edge e over the ticks of causes[from..to] that
+// name it.
+func (m *model) extraOf(causes []tickCause, from, to, e int) float64 {
+	sum, n := 0.0, 0
+	for i := from; i <= to; i++ {
+		if causes[i].edge == e {
+			sum += causes[i].extra
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
 }
 
 // poolName names a pool in a detail, with the verb that agrees with it: a database node by

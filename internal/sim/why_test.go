@@ -60,6 +60,22 @@ func TestWhyNamesTheCause(t *testing.T) {
 				return c
 			}(),
 			"a", CausePartition, "the link lb → a was cut"},
+		{"a queue cut off from its database fills up",
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":8}},
+			 {"id":"q","type":"queue","params":{"workers":8,"buffer":1000}},{"id":"db","type":"database"}],
+			 "edges":[{"from":"app","to":"q"},{"from":"app","to":"db"},{"from":"q","to":"db"}]}`,
+			func() Config {
+				c := reads(400, 40, ChaosEvent{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 15, From: "q", To: "db"})
+				c.Mix = Mix{Read: 0.5, AsyncWrite: 0.5}
+				return c
+			}(),
+			"q", CausePartition, "the link q → db was cut: q's workers could not store their jobs"},
+		{"an app whose workers wait on a slowed call",
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4,"concurrency":8}},{"id":"db","type":"database","params":{"connections":10}}],
+			 "edges":[{"from":"app","to":"db"}]}`,
+			reads(500, 40, ChaosEvent{Kind: ChaosLatencyInjection, AtSec: 10, DurationSec: 10, From: "app", To: "db",
+				Params: ChaosParams{ExtraLatencyMs: 300}}),
+			"app", CauseSaturated, "its workers waiting 300 ms longer on app → db (injected latency)"},
 		{"an open circuit breaker",
 			gatewayApp(`{"breaker_error_threshold":0.5,"breaker_window_sec":1,"breaker_open_sec":5}`),
 			reads(200, 40, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "db"}),
