@@ -388,6 +388,9 @@ export async function levelView(main, slug) {
     resultsBox.hidden = false;
     clear(resultsBox, h('h2', { id: 'res-h' }, 'Run'));
     resultsBox.append(renderVerdict(ev, def, result, { onComponent: (id) => select(id), next }));
+    resultsBox.append(h('p', { class: 'help' }, 'The run plays back on the canvas: ',
+      h('button', { type: 'button', class: 'link', id: 'watch', onclick: () => stage.scrollIntoView({ block: 'start', behavior: 'smooth' }) }, 'watch it there'),
+      ', or scrub the charts below.'));
     const chartsBox = h('div', { class: 'charts' });
     resultsBox.append(h('h3', {}, 'Over time'), chartsBox);
     state.charts = renderCharts(chartsBox, result, def, ev);
