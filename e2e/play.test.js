@@ -313,6 +313,7 @@ test('a value the level forbids is refused with the level\'s own limits, and the
   await page.locator('#run').click();
   assert.match(await page.locator('.run-status').innerText(), /Not run: .*enter a number from 1 to 6/);
   await replicas.fill('1');
+  assert.doesNotMatch(await page.locator('.run-status').innerText(), /Not run/);
 });
 
 test('the fix hint shows its patch, and applying it passes and offers the next level', async () => {

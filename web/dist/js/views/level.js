@@ -178,6 +178,11 @@ export async function levelView(main, slug) {
       state.design = design;
       saveDesign(slug, design);
       markStale();
+      if (runStatus.classList.contains('bad') && !editor.clientProblems().length) {
+        // The values that stopped the last run are fixed now.
+        runStatus.classList.remove('bad');
+        runStatus.textContent = '';
+      }
       showCost();
       redrawDiagramSoon();
     },
