@@ -31,6 +31,9 @@ export async function levelView(main, slug) {
   const state = {
     design: validStored(loadDesign(slug)) || clone(def.starting_design),
     positions: {},
+    // autoPlaced: boxes added without a place (from the keyboard); dagre re-places them as
+    // their connections change, until the player moves them.
+    autoPlaced: new Set(),
     run: null, // the last run: {design, response}
     stale: false,
     playback: null,
@@ -156,6 +159,7 @@ export async function levelView(main, slug) {
     onDelete: ({ node, edge }) => (node ? removeComponent(node) : disconnect(edge.from, edge.to)),
     onMove: (id, p) => {
       state.positions[id] = p;
+      state.autoPlaced.delete(id);
       saveLayout(layoutKey(), state.positions);
     },
     onLayout: (pos) => {
@@ -220,10 +224,13 @@ export async function levelView(main, slug) {
     }
     let pos = point ? diagram.modelPoint(point.clientX, point.clientY) : null;
     if (point && !pos) return; // dropped outside the canvas
-    pos ||= diagram.freeSpot();
     const base = ID_BASE[kind] || kind;
     let id = base;
     for (let k = 2; state.design.components.some((c) => c.id === id); k++) id = `${base}-${k}`;
+    if (!pos) {
+      pos = diagram.freeSpot();
+      state.autoPlaced.add(id);
+    }
     state.design.components.push({ id, type: kind });
     state.positions[id] = pos;
     commit();
@@ -238,6 +245,7 @@ export async function levelView(main, slug) {
     d.components.splice(i, 1);
     d.edges = d.edges.filter((e) => e.from !== id && e.to !== id);
     delete state.positions[id];
+    state.autoPlaced.delete(id);
     editor.forgetBlank();
     commit();
     select(null);
@@ -251,14 +259,22 @@ export async function levelView(main, slug) {
       return;
     }
     state.design.edges.push({ from, to });
+    replaceAuto();
     commit();
     select(from);
   }
 
   function disconnect(from, to) {
     state.design.edges = state.design.edges.filter((e) => !(e.from === from && e.to === to));
+    replaceAuto();
     commit();
     select(from);
+  }
+
+  // replaceAuto lets dagre place the boxes added from the keyboard again, now that the
+  // connections have changed.
+  function replaceAuto() {
+    for (const id of state.autoPlaced) delete state.positions[id];
   }
 
   function rename(from, to) {
@@ -273,6 +289,7 @@ export async function levelView(main, slug) {
       state.positions[to] = state.positions[from];
       delete state.positions[from];
     }
+    if (state.autoPlaced.delete(from)) state.autoPlaced.add(to);
     commit();
     select(to);
   }
