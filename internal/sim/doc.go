@@ -126,8 +126,9 @@
 // database on a run that failed because an app server was dead, and named one on runs that
 // passed. Each failing tick is diagnosed from where its attempts were lost:
 //
-//   - lost at a failed node: node_failed at that node (with the balancer in front and
-//     whether it checks health);
+//   - lost at a failed node: node_failed at that node (with the balancer in front, whether
+//     it checks health and whether the checks have noticed yet; once they have, the loss is
+//     that of a balancer with no healthy backend left);
 //   - sent across a cut link: partition, named by the component cut off; a queue whose
 //     workers' link to the database is cut, and which fills up and refuses writes, is a
 //     partition too, named by the queue;
@@ -144,7 +145,8 @@
 //     slowest hop (an injected latency first, else the pool with the longest mean time). A
 //     saturated tier whose workers wait on a call slowed by injected latency says so.
 //
-// The group with the most lost attempts is the tick's cause, if it lost at least 1% of the
+// The group with the most lost attempts is the tick's cause (a saturated tier still
+// draining, and a failure the checks have noticed, count apart), if it lost at least 1% of the
 // tick's attempts: requests of a class the design has no route for at all, and losses that
 // are all load-dependent error rates, are no cause of this list, and such a tick is left
 // out rather than put down to a tier that is not to blame. Ticks with the same cause at

@@ -88,7 +88,7 @@ type tickCause struct {
 	// seconds.
 	a, b     float64
 	extra    float64 // saturated: the injected latency of the slow call its workers wait on
-	draining bool
+	draining bool    // saturated: working off a backlog; node_failed: noticed, and no backend left
 }
 
 // diagScratch holds per-component and per-edge sums, reused from one failing tick to the next.
@@ -183,6 +183,10 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 	case CauseNodeFailed:
 		d.a = s.failed[bestComp] / attempts
 		d.lb = m.balancerOf(bestComp)
+		if d.lb >= 0 && m.comps[d.lb].healthChecks {
+			// The checks have taken it out already: its share failed because no backend was left.
+			d.draining = st.tickStart >= m.comps[bestComp].failedSince+m.comps[d.lb].detectSec
+		}
 	case CausePartition:
 		d.edge, d.a = bestEdge, s.cut[bestEdge]/attempts
 	case CauseBreakerOpen:
@@ -355,7 +359,9 @@ func (m *model) buildWhy(causes []tickCause) []Why {
 	dt := m.dt
 	gap := max(1, int(math.Round(1/dt)))
 	type seg struct{ from, to int } // indices into causes, inclusive
-	same := func(a, b *tickCause) bool { return a.cause == b.cause && a.comp == b.comp && a.edge == b.edge }
+	same := func(a, b *tickCause) bool {
+		return a.cause == b.cause && a.comp == b.comp && a.edge == b.edge && a.draining == b.draining
+	}
 	var segs []seg
 	for i := range causes {
 		if n := len(segs); n > 0 {
@@ -408,11 +414,12 @@ func (m *model) dominant(causes []tickCause, s struct{ from, to int }) int {
 	type key struct {
 		cause      Cause
 		comp, edge int
+		draining   bool
 	}
 	type tally struct{ first, n int }
 	counts := map[key]tally{}
 	for i := s.from; i <= s.to; i++ {
-		k := key{causes[i].cause, causes[i].comp, causes[i].edge}
+		k := key{causes[i].cause, causes[i].comp, causes[i].edge, causes[i].draining}
 		c, seen := counts[k]
 		if !seen {
 			c.first = i
@@ -479,6 +486,9 @@ func (m *model) describe(causes []tickCause, from, to int) Why {
 		case !m.comps[c.lb].healthChecks:
 			w.Detail = fmt.Sprintf("%s has failed and %s, without health checks, still sends it its share: %s of attempts failed there", id, m.comps[c.lb].id, share(a))
 			w.Advice = fmt.Sprintf("turn on health_checks at %s, and give the other backends room to carry %s's share", m.comps[c.lb].id, id)
+		case draining:
+			w.Detail = fmt.Sprintf("%s has failed and %s has no healthy backend left to send its share to: %s of attempts failed", id, m.comps[c.lb].id, share(a))
+			w.Advice = fmt.Sprintf("keep more than one backend behind %s able to serve", m.comps[c.lb].id)
 		default:
 			lb := &m.comps[c.lb]
 			w.Detail = fmt.Sprintf("%s has failed; %s's health checks notice it only after %s s (%d failed checks %s s apart), until then its share fails: %s of attempts",
