@@ -146,20 +146,21 @@
 //     saturated tier whose workers wait on a call slowed by injected latency says so.
 //
 // The group with the most lost attempts is the tick's cause (a saturated tier still
-// draining, and a failure the checks have noticed, count apart), if it lost at least 1% of the
-// tick's attempts: requests of a class the design has no route for at all, and losses that
-// are all load-dependent error rates, are no cause of this list, and such a tick is left
-// out rather than put down to a tier that is not to blame. Ticks with the same cause at
-// the same component, less than a second apart, form one stretch; a stretch shorter than a
-// second that touches another is folded into it (into the one before, else the one after),
-// and the stretch takes the cause of most of its ticks, so a flickering cause does not
-// shred the timeline. Each stretch has its start and end, the cause, the component, what was
-// measured (demand and capacity in req/s for saturation, the share of attempts lost for a
-// failed node or cut link...), an advice, and the retry amplification: attempts offered ÷
-// fresh requests over its failing ticks (≥ 1). Structural failures follow in time order: a
-// queue that lost acknowledged writes (lost_writes, from when its backlog last stood empty)
-// and replicas that never catch up (replication_lag, from when their lag last stood at
-// zero), both until the end. At most 32 entries are listed. A run with no failing tick and
-// no structural failure has an empty timeline; Busiest names the component with the highest
+// draining, and a failure the checks have noticed, count apart), if it lost at least 1% of
+// the tick's attempts: requests of a class the design has no route for at all, and losses
+// that are all load-dependent error rates, are no cause of this list, and such a tick is
+// left out rather than put down to a tier that is not to blame. Ticks with the same cause
+// at the same component, less than a second apart, form one stretch; a stretch shorter
+// than a second that touches another is folded into it (into the one before, else the one
+// after), and the stretch takes the cause of most of its ticks, so a flickering cause does
+// not shred the timeline. Each stretch has its start and end, the cause, the component,
+// what was measured (demand and capacity in req/s for saturation, the share of attempts
+// lost for a failed node or cut link...), an advice, and the retry amplification: attempts
+// offered ÷ fresh requests over its failing ticks (≥ 1). Structural failures are listed
+// with them, in order of time: a queue that lost acknowledged writes (lost_writes, from
+// when its backlog last stood empty) and replicas that never catch up (replication_lag,
+// from when their lag last stood at zero), both until the end. At most 32 entries are
+// listed. A run with no failing tick and no structural failure has an empty timeline, and
+// an evaluated run that passes shows none; Busiest names the component with the highest
 // peak utilisation either way.
 package sim
