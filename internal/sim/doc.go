@@ -38,31 +38,36 @@
 // a hash ring with 64 virtual nodes per backend (a documented skew). With health checks a
 // balancer routes around failed or unreachable backends once it notices (below). A database
 // spreads reads over its primary and replicas in proportion to their spare capacity (or over
-// its replicas only, below); every replica replays every
-// write at 40% of its cost and lags when it cannot keep up. Only requests whose path crosses
-// a failing component fail.
+// its replicas only, below); every replica replays every write at 40% of its cost and lags
+// when it cannot keep up. Only requests whose path crosses a failing component fail.
 //
 // Balancers, in more detail:
 //
 //   - Round-robin deals every n-th request to each of n backends, so each backend's stream
-//     is more regular than a random split's: Erlang-n interarrivals, ca² = 1/n for a Poisson
-//     stream. A pool fed that way waits (ca² + 1)/2 times its Erlang-C wait (Allen–Cunneen;
-//     with several feeds, ca² is their mean weighted by rate), so each of two backends waits
-//     three quarters of what a random split would give it. One backend, least-connections and
-//     consistent hashing stay exact M/M/c (ca² = 1). The dealing counts the backends with a
-//     share, a dead one included while it still gets requests.
-//   - Health checks notice a dead or cut-off backend after unhealthy_threshold failed checks
-//     in a row, health_check_interval_sec apart: interval × threshold after it went down (the
-//     worst case of where the first check falls; 10 s by default). Until then its share is
-//     still sent to it and fails; in the tick in which the checks notice, in proportion to
-//     the part of the tick before. A backend that comes back gets its share at once. Without
+//     is more regular than a random split's: Erlang-n interarrivals, ca² = 1/n for a
+//     Poisson stream. A pool fed that way waits (ca² + 1)/2 times its Erlang-C wait
+//     (Allen–Cunneen; with several feeds, ca² is their mean weighted by rate), so each of
+//     two backends waits three quarters of what a random split would give it (every split
+//     used to wait as a random one, overstating the queue behind round-robin). One
+//     backend, least-connections and consistent hashing stay exact M/M/c (ca² = 1). The
+//     dealing counts the backends with a share, a dead one included while it still gets
+//     requests.
+//   - Health checks notice a dead or cut-off backend after unhealthy_threshold failed
+//     checks in a row, health_check_interval_sec apart: interval × threshold after it went
+//     down (the worst case of where the first check falls; 10 s by default). Until then
+//     its share is still sent to it and fails; in the tick in which the checks notice, in
+//     proportion to the part of the tick before. (A balancer used to notice at once, which
+//     no balancer does: the requests lost before the checks notice are what their interval
+//     and threshold cost.) A backend that comes back gets its share at once. Without
 //     health checks a failed backend keeps its share for good.
 //
 // Read replicas: with read_from "replicas" a database sends its reads to the replicas alone,
 // leaving the primary to the writes (as an application that reads from a reader endpoint);
 // by default ("spread") the primary takes its share of reads too. A replica may have its own
 // instance type (replica_instance_type): its speed sets the replicas' query time and its
-// price theirs, so a read-heavy database can have a small primary and large replicas.
+// price theirs, so a read-heavy database can have a small primary and large replicas. (Every
+// read used to spread over every node of one type, so the common production layout, the
+// primary kept for writes, could not be built.)
 //
 // Latency is a distribution: each hop contributes a fixed part (network, authentication,
 // injected latency, backlog wait), its exponential service time and, with the Erlang-C
