@@ -156,9 +156,9 @@
 // that are all load-dependent error rates, are no cause of this list, and such a tick is
 // left out rather than put down to a tier that is not to blame. Ticks with the same cause
 // at the same component, less than a second apart, form one stretch; a stretch shorter
-// than a second that touches another is folded into it (into the one before, else the one
-// after), and the stretch takes the cause of most of its ticks, so a flickering cause does
-// not shred the timeline. Each stretch has its start and end, the cause, the component,
+// than a second right after another is folded into it (never into a later one: no cause
+// starts before its first tick), and the stretch takes the cause of most of its ticks, so
+// a flickering cause does not shred the timeline. Each stretch has its start and end, the cause, the component,
 // what was measured (demand and capacity in req/s for saturation, the share of attempts
 // lost for a failed node or cut link...), an advice, and the retry amplification: attempts
 // offered ÷ fresh requests over its failing ticks (≥ 1). Structural failures are listed

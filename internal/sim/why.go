@@ -63,8 +63,9 @@ const maxWhy = 32
 
 // buildWhy turns the diagnosed failing ticks into stretches: ticks with the same cause at
 // the same component, consecutive or less than a second apart, form one; a stretch shorter
-// than a second inside a longer failure is folded into the one before it (or after it, at
-// the start), so that a cause that flickers does not shred the timeline.
+// than a second right after another is folded into it, so that a cause that flickers does
+// not shred the timeline. Nothing is folded into a later stretch: no cause starts before
+// its first tick.
 func (m *model) buildWhy(causes []tickCause) []Why {
 	if len(causes) == 0 {
 		return nil
@@ -92,12 +93,8 @@ func (m *model) buildWhy(causes []tickCause) []Why {
 	for k := 0; k < len(segs); k++ {
 		s := segs[k]
 		n := len(merged)
-		switch {
-		case short(s) && n > 0 && adjacent(merged[n-1], s):
+		if short(s) && n > 0 && adjacent(merged[n-1], s) {
 			merged[n-1].to = s.to // folded into the stretch before
-			continue
-		case short(s) && k+1 < len(segs) && adjacent(s, segs[k+1]) && !short(segs[k+1]):
-			segs[k+1].from = s.from // folded into the stretch after
 			continue
 		}
 		merged = append(merged, s)
