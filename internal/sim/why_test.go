@@ -3,6 +3,8 @@ package sim
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func gatewayApp(gw string) string {
@@ -259,5 +261,61 @@ func TestCountFormatsForPlayers(t *testing.T) {
 		if got := count(tt.x); got != tt.want {
 			t.Errorf("count(%v) = %q, want %q", tt.x, got, tt.want)
 		}
+	}
+}
+
+// Stretches: the same cause less than a second apart is one stretch; a flicker shorter than
+// a second folds into the stretch before it; nothing starts before its first tick.
+func TestBuildWhyStretches(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"a","type":"app_service"},{"id":"b","type":"app_service"}],"edges":[]}`)
+	v, err := validate(d, constant(100, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := compile(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ticks lists the failing ticks (100 ms each) and the component failing in each.
+	type span struct{ from, to, comp int }
+	causes := func(spans ...span) []tickCause {
+		var out []tickCause
+		for _, s := range spans {
+			for k := s.from; k <= s.to; k++ {
+				out = append(out, tickCause{tick: k, cause: CauseNodeFailed, comp: s.comp, pool: -1, edge: -1, lb: -1,
+					attempts: 2, fresh: 1, a: 0.5})
+			}
+		}
+		return out
+	}
+	type stretch struct {
+		from, to float64
+		comp     string
+	}
+	tests := []struct {
+		name  string
+		ticks []tickCause
+		want  []stretch
+	}{
+		{"one cause", causes(span{10, 29, 0}), []stretch{{1, 3, "a"}}},
+		{"a gap under a second joins", causes(span{10, 19, 0}, span{25, 29, 0}), []stretch{{1, 3, "a"}}},
+		{"a gap over a second splits", causes(span{10, 19, 0}, span{31, 40, 0}), []stretch{{1, 2, "a"}, {3.1, 4.1, "a"}}},
+		{"a flicker folds into the stretch before", causes(span{10, 19, 0}, span{20, 22, 1}, span{23, 39, 0}), []stretch{{1, 4, "a"}}},
+		{"a short lead keeps its own start", causes(span{10, 12, 1}, span{13, 39, 0}), []stretch{{1, 1.3, "b"}, {1.3, 4, "a"}}},
+		{"a change of cause for longer than a second", causes(span{10, 29, 0}, span{30, 49, 1}), []stretch{{1, 3, "a"}, {3, 5, "b"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []stretch
+			for _, w := range m.buildWhy(tt.ticks) {
+				got = append(got, stretch{w.StartSec, w.EndSec, w.Component})
+				if w.RetryAmplification != 2 {
+					t.Errorf("amplification %v, want 2 attempts per fresh request", w.RetryAmplification)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(stretch{})); diff != "" {
+				t.Errorf("stretches (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
