@@ -38,31 +38,36 @@
 // a hash ring with 64 virtual nodes per backend (a documented skew). With health checks a
 // balancer routes around failed or unreachable backends once it notices (below). A database
 // spreads reads over its primary and replicas in proportion to their spare capacity (or over
-// its replicas only, below); every replica replays every
-// write at 40% of its cost and lags when it cannot keep up. Only requests whose path crosses
-// a failing component fail.
+// its replicas only, below); every replica replays every write at 40% of its cost and lags
+// when it cannot keep up. Only requests whose path crosses a failing component fail.
 //
 // Balancers, in more detail:
 //
 //   - Round-robin deals every n-th request to each of n backends, so each backend's stream
-//     is more regular than a random split's: Erlang-n interarrivals, ca² = 1/n for a Poisson
-//     stream. A pool fed that way waits (ca² + 1)/2 times its Erlang-C wait (Allen–Cunneen;
-//     with several feeds, ca² is their mean weighted by rate), so each of two backends waits
-//     three quarters of what a random split would give it. One backend, least-connections and
-//     consistent hashing stay exact M/M/c (ca² = 1). The dealing counts the backends with a
-//     share, a dead one included while it still gets requests.
-//   - Health checks notice a dead or cut-off backend after unhealthy_threshold failed checks
-//     in a row, health_check_interval_sec apart: interval × threshold after it went down (the
-//     worst case of where the first check falls; 10 s by default). Until then its share is
-//     still sent to it and fails; in the tick in which the checks notice, in proportion to
-//     the part of the tick before. A backend that comes back gets its share at once. Without
+//     is more regular than a random split's: Erlang-n interarrivals, ca² = 1/n for a
+//     Poisson stream. A pool fed that way waits (ca² + 1)/2 times its Erlang-C wait
+//     (Allen–Cunneen; with several feeds, ca² is their mean weighted by rate), so each of
+//     two backends waits three quarters of what a random split would give it (every split
+//     used to wait as a random one, overstating the queue behind round-robin). One
+//     backend, least-connections and consistent hashing stay exact M/M/c (ca² = 1). The
+//     dealing counts the backends with a share, a dead one included while it still gets
+//     requests.
+//   - Health checks notice a dead or cut-off backend after unhealthy_threshold failed
+//     checks in a row, health_check_interval_sec apart: interval × threshold after it went
+//     down (the worst case of where the first check falls; 10 s by default). Until then
+//     its share is still sent to it and fails; in the tick in which the checks notice, in
+//     proportion to the part of the tick before. (A balancer used to notice at once, which
+//     no balancer does: the requests lost before the checks notice are what their interval
+//     and threshold cost.) A backend that comes back gets its share at once. Without
 //     health checks a failed backend keeps its share for good.
 //
 // Read replicas: with read_from "replicas" a database sends its reads to the replicas alone,
 // leaving the primary to the writes (as an application that reads from a reader endpoint);
 // by default ("spread") the primary takes its share of reads too. A replica may have its own
 // instance type (replica_instance_type): its speed sets the replicas' query time and its
-// price theirs, so a read-heavy database can have a small primary and large replicas.
+// price theirs, so a read-heavy database can have a small primary and large replicas. (Every
+// read used to spread over every node of one type, so the common production layout, the
+// primary kept for writes, could not be built.)
 //
 // Latency is a distribution: each hop contributes a fixed part (network, authentication,
 // injected latency, backlog wait), its exponential service time and, with the Erlang-C
@@ -126,8 +131,9 @@
 // database on a run that failed because an app server was dead, and named one on runs that
 // passed. Each failing tick is diagnosed from where its attempts were lost:
 //
-//   - lost at a failed node: node_failed at that node (with the balancer in front and
-//     whether it checks health);
+//   - lost at a failed node: node_failed at that node (with the balancer in front, whether
+//     it checks health and whether the checks have noticed yet; once they have, the loss is
+//     that of a balancer with no healthy backend left);
 //   - sent across a cut link: partition, named by the component cut off; a queue whose
 //     workers' link to the database is cut, and which fills up and refuses writes, is a
 //     partition too, named by the queue;
@@ -144,20 +150,22 @@
 //     slowest hop (an injected latency first, else the pool with the longest mean time). A
 //     saturated tier whose workers wait on a call slowed by injected latency says so.
 //
-// The group with the most lost attempts is the tick's cause, if it lost at least 1% of the
-// tick's attempts: requests of a class the design has no route for at all, and losses that
-// are all load-dependent error rates, are no cause of this list, and such a tick is left
-// out rather than put down to a tier that is not to blame. Ticks with the same cause at
-// the same component, less than a second apart, form one stretch; a stretch shorter than a
-// second that touches another is folded into it (into the one before, else the one after),
-// and the stretch takes the cause of most of its ticks, so a flickering cause does not
-// shred the timeline. Each stretch has its start and end, the cause, the component, what was
-// measured (demand and capacity in req/s for saturation, the share of attempts lost for a
-// failed node or cut link...), an advice, and the retry amplification: attempts offered ÷
-// fresh requests over its failing ticks (≥ 1). Structural failures follow in time order: a
-// queue that lost acknowledged writes (lost_writes, from when its backlog last stood empty)
-// and replicas that never catch up (replication_lag, from when their lag last stood at
-// zero), both until the end. At most 32 entries are listed. A run with no failing tick and
-// no structural failure has an empty timeline; Busiest names the component with the highest
+// The group with the most lost attempts is the tick's cause (a saturated tier still
+// draining, and a failure the checks have noticed, count apart), if it lost at least 1% of
+// the tick's attempts: requests of a class the design has no route for at all, and losses
+// that are all load-dependent error rates, are no cause of this list, and such a tick is
+// left out rather than put down to a tier that is not to blame. Ticks with the same cause
+// at the same component, less than a second apart, form one stretch; a stretch shorter
+// than a second right after another is folded into it (never into a later one: no cause
+// starts before its first tick), and the stretch takes the cause of most of its ticks, so
+// a flickering cause does not shred the timeline. Each stretch has its start and end, the cause, the component,
+// what was measured (demand and capacity in req/s for saturation, the share of attempts
+// lost for a failed node or cut link...), an advice, and the retry amplification: attempts
+// offered ÷ fresh requests over its failing ticks (≥ 1). Structural failures are listed
+// with them, in order of time: a queue that lost acknowledged writes (lost_writes, from
+// when its backlog last stood empty) and replicas that never catch up (replication_lag,
+// from when their lag last stood at zero), both until the end. At most 32 entries are
+// listed. A run with no failing tick and no structural failure has an empty timeline, and
+// an evaluated run that passes shows none; Busiest names the component with the highest
 // peak utilisation either way.
 package sim

@@ -3,6 +3,8 @@ package sim
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func gatewayApp(gw string) string {
@@ -31,6 +33,11 @@ func TestWhyNamesTheCause(t *testing.T) {
 		{"an app whose own work plus the bare time of its calls exceeds its workers",
 			`{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
 			constant(300, 20), "app", CauseSaturated, "app was offered 300 req/s against a capacity of 261 req/s (115%)"},
+		{"a database at its limit under an app whose workers wait on it and overflow first",
+			// The app alone needs 490 × (15 + 8) ms of 16 workers: 70%. The database is the cause.
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4,"concurrency":4}},
+			 {"id":"db","type":"database","params":{"connections":4,"query_time_ms":8}}],"edges":[{"from":"app","to":"db"}]}`,
+			constant(490, 20), "db", CauseSaturated, "db was offered 490 req/s against a capacity of 500 req/s (98%)"},
 		{"a dead backend behind a balancer without health checks",
 			`{"components":[{"id":"lb","type":"load_balancer","params":{"health_checks":false}},
 			 {"id":"a","type":"app_service","params":{"replicas":4}},{"id":"b","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],
@@ -41,8 +48,19 @@ func TestWhyNamesTheCause(t *testing.T) {
 			`{"components":[{"id":"lb","type":"load_balancer"},
 			 {"id":"a","type":"app_service","params":{"replicas":4}},{"id":"b","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],
 			 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"},{"from":"a","to":"db"},{"from":"b","to":"db"}]}`,
-			reads(400, 30, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "b"}),
+			reads(400, 30, ChaosEvent{ID: "b-down", Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "b"}),
 			"b", CauseNodeFailed, "lb's health checks notice it only after 10 s (2 failed checks 5 s apart)"},
+		{"every backend dead behind a balancer whose checks took them out",
+			`{"components":[{"id":"lb","type":"load_balancer","params":{"health_check_interval_sec":0.5}},
+			 {"id":"a","type":"app_service","params":{"replicas":4}},{"id":"b","type":"app_service","params":{"replicas":4}}],
+			 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"}]}`,
+			func() Config {
+				c := reads(400, 30, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "a"},
+					ChaosEvent{ID: "b-down", Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 15, Target: "b"})
+				c.Mix = Mix{Static: 1}
+				return c
+			}(),
+			"a", CauseNodeFailed, "lb has no healthy backend left"},
 		{"a dead database nothing routes around",
 			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
 			reads(300, 30, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "db"}),
@@ -123,16 +141,13 @@ func TestWhyNamesTheCause(t *testing.T) {
 			r := mustRun(t, d, tt.cfg)
 			var found *Why
 			for i, w := range r.Summary.Why {
-				if w.Component == tt.component && w.Cause == tt.cause {
+				if w.Component == tt.component && w.Cause == tt.cause && strings.Contains(w.Detail, tt.detail) {
 					found = &r.Summary.Why[i]
 					break
 				}
 			}
 			if found == nil {
-				t.Fatalf("why = %+v, want %s %s", r.Summary.Why, tt.component, tt.cause)
-			}
-			if !strings.Contains(found.Detail, tt.detail) {
-				t.Errorf("detail %q, want it to say %q", found.Detail, tt.detail)
+				t.Fatalf("why = %+v, want %s %s saying %q", r.Summary.Why, tt.component, tt.cause, tt.detail)
 			}
 			if found.Advice == "" || found.RetryAmplification < 1 || found.EndSec <= found.StartSec {
 				t.Errorf("entry %+v: want advice, amplification ≥ 1 and a stretch of time", *found)
@@ -246,5 +261,61 @@ func TestCountFormatsForPlayers(t *testing.T) {
 		if got := count(tt.x); got != tt.want {
 			t.Errorf("count(%v) = %q, want %q", tt.x, got, tt.want)
 		}
+	}
+}
+
+// Stretches: the same cause less than a second apart is one stretch; a flicker shorter than
+// a second folds into the stretch before it; nothing starts before its first tick.
+func TestBuildWhyStretches(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"a","type":"app_service"},{"id":"b","type":"app_service"}],"edges":[]}`)
+	v, err := validate(d, constant(100, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := compile(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ticks lists the failing ticks (100 ms each) and the component failing in each.
+	type span struct{ from, to, comp int }
+	causes := func(spans ...span) []tickCause {
+		var out []tickCause
+		for _, s := range spans {
+			for k := s.from; k <= s.to; k++ {
+				out = append(out, tickCause{tick: k, cause: CauseNodeFailed, comp: s.comp, pool: -1, edge: -1, lb: -1,
+					attempts: 2, fresh: 1, a: 0.5})
+			}
+		}
+		return out
+	}
+	type stretch struct {
+		from, to float64
+		comp     string
+	}
+	tests := []struct {
+		name  string
+		ticks []tickCause
+		want  []stretch
+	}{
+		{"one cause", causes(span{10, 29, 0}), []stretch{{1, 3, "a"}}},
+		{"a gap under a second joins", causes(span{10, 19, 0}, span{25, 29, 0}), []stretch{{1, 3, "a"}}},
+		{"a gap over a second splits", causes(span{10, 19, 0}, span{31, 40, 0}), []stretch{{1, 2, "a"}, {3.1, 4.1, "a"}}},
+		{"a flicker folds into the stretch before", causes(span{10, 19, 0}, span{20, 22, 1}, span{23, 39, 0}), []stretch{{1, 4, "a"}}},
+		{"a short lead keeps its own start", causes(span{10, 12, 1}, span{13, 39, 0}), []stretch{{1, 1.3, "b"}, {1.3, 4, "a"}}},
+		{"a change of cause for longer than a second", causes(span{10, 29, 0}, span{30, 49, 1}), []stretch{{1, 3, "a"}, {3, 5, "b"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []stretch
+			for _, w := range m.buildWhy(tt.ticks) {
+				got = append(got, stretch{w.StartSec, w.EndSec, w.Component})
+				if w.RetryAmplification != 2 {
+					t.Errorf("amplification %v, want 2 attempts per fresh request", w.RetryAmplification)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(stretch{})); diff != "" {
+				t.Errorf("stretches (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
