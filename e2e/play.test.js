@@ -293,6 +293,7 @@ test('a design built on the canvas shows its prices and cost before it runs, the
   await page.locator('details.step-table summary').click();
   await page.locator('#steps tbody tr').nth(10).waitFor();
   assert.equal(await page.locator('#steps tbody tr.current').count(), 1);
+  assert.match(await page.locator('#steps thead').innerText(), /fresh\s+retries\s+offered/);
   await page.locator('details.step-table summary').click();
 });
 

@@ -242,7 +242,7 @@ export function renderStepTable(result, chaos) {
   const table = h('table', { class: 'steps', id: 'steps' },
     h('caption', { class: 'sr-only' }, 'Every tick of the run'),
     h('thead', {}, h('tr', {},
-      ['t (s)', 'offered', 'served', 'rejected', 'errors', 'timed out', 'queued', 'p50 ms', 'p99 ms', 'error rate', '$/h']
+      ['t (s)', 'fresh', 'retries', 'offered', 'served', 'rejected', 'errors', 'timed out', 'queued', 'p50 ms', 'p99 ms', 'error rate', '$/h']
         .map((t) => h('th', { scope: 'col', class: 'num' }, t)),
       result.components.map((c) => h('th', { scope: 'col', class: 'num', title: `${c.id}: utilisation, status` }, `${c.id} util`)),
       h('th', { scope: 'col' }, 'chaos'))),
@@ -260,6 +260,8 @@ export function renderStepTable(result, chaos) {
     rows = ticks.map((t) => {
       const tr = h('tr', {},
         h('th', { scope: 'row', class: 'num' }, fmt(t.t)),
+        h('td', { class: 'num' }, fmt(t.fresh_rps)),
+        h('td', { class: 'num' }, fmt(t.retry_rps)),
         h('td', { class: 'num' }, fmt(t.offered_rps)),
         h('td', { class: 'num' }, fmt(t.served_rps)),
         h('td', { class: 'num' }, fmt(t.rejected_rps)),
