@@ -56,10 +56,12 @@ const usage = `usage: backpressure COMMAND [flags]
 
 commands:
   validate LEVEL_FILE...                     check level files; every problem with its JSON path
-  run  --level SLUG|FILE --design FILE|-     run a design: conditions, score, bottleneck, chart
+  run  --level SLUG|FILE --design FILE|-     run a design: conditions, score, why it happened, chart
   hint --level SLUG|FILE --design FILE|-     the smallest single change that makes it pass
   levels                                     list the built-in campaign
-  level SLUG|FILE                            print a level (use its starting_design to begin)
+  level SLUG|FILE                            the briefing: targets, clients, traffic, chaos, prices
+  init SLUG|FILE [DESIGN_FILE]               write the level's starting design to a file to edit
+                                             (default SLUG.design.json; never overwrites)
 
 flags:
   --json     print the machine-readable result
@@ -123,6 +125,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return invalidf("level: name one level (a slug or a file)")
 		}
 		return cmdLevel(ctx, o, pos[0])
+	case "init":
+		if len(pos) < 1 || len(pos) > 2 {
+			return invalidf("init: name one level (a slug or a file) and, optionally, the design file to write")
+		}
+		file := ""
+		if len(pos) == 2 {
+			file = pos[1]
+		}
+		return cmdInit(ctx, o, pos[0], file)
 	}
 	fmt.Fprint(stderr, usage)
 	return invalidf("unknown command %q", cmd)
@@ -268,14 +279,6 @@ func cmdLevels(o options) error {
 		fmt.Fprintf(o.stdout, "%2d  %-24s %-9s %s\n", i+1, l.Slug, l.Difficulty, l.Title)
 	}
 	return nil
-}
-
-func cmdLevel(ctx context.Context, o options, ref string) error {
-	l, err := loadLevel(ctx, ref)
-	if err != nil {
-		return err
-	}
-	return writeJSON(o.stdout, l)
 }
 
 // loadInputs reads the level (a campaign slug or a file) and the design (a file or -).

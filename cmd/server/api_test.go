@@ -507,6 +507,18 @@ func TestSimulationsAndHints(t *testing.T) {
 	if string(small.Evaluation) != string(full.Evaluation) {
 		t.Error("downsampling changed the evaluation")
 	}
+	// The verdict says why the run failed: the one app server is saturated.
+	var verdict struct {
+		Why []struct {
+			Component string `json:"component"`
+			Cause     string `json:"cause"`
+		} `json:"why"`
+		Busiest string `json:"busiest"`
+	}
+	if err := json.Unmarshal(full.Evaluation, &verdict); err != nil || len(verdict.Why) == 0 ||
+		verdict.Why[0].Component != "app" || verdict.Why[0].Cause != "saturated" || verdict.Busiest != "app" {
+		t.Errorf("evaluation's why %+v, busiest %q (%v): want app saturated", verdict.Why, verdict.Busiest, err)
+	}
 	// Nothing is stored by a dry run.
 	if n := s.count(t, "submissions"); n != 0 {
 		t.Errorf("%d submissions after dry runs", n)

@@ -34,7 +34,7 @@ type submissionView struct {
 	Score      int64           `json:"score"`
 	CreatedAt  time.Time       `json:"created_at"`
 	Design     json.RawMessage `json:"design"`
-	// Evaluation is the verdict (conditions, score, bottleneck...) without
+	// Evaluation is the verdict (conditions, score, why it happened...) without
 	// the per-tick timeline; re-run the design with POST /v1/simulations
 	// for that: the engine is deterministic.
 	Evaluation json.RawMessage `json:"evaluation"`

@@ -363,6 +363,11 @@ func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
 						add(candidate{class: 0, magnitude: 1, change: setParam(i, comp, spec.Name, curType, t)})
 					}
 				}
+			case spec.Name == "read_from" && currentValue(comp, ki.specs["read_replicas"]) == 0.0:
+				// Reads cannot go to replicas the database does not have.
+			case (spec.Name == "health_check_interval_sec" || spec.Name == "unhealthy_threshold") &&
+				(currentValue(comp, ki.specs["health_checks"]) != true || !l.backendsFail()):
+				// Tuning checks that are off, or that never see a backend go down, changes nothing.
 			case spec.Type == "boolean":
 				set(!cur.(bool), 1)
 			case spec.Type == "enum":
@@ -397,6 +402,17 @@ func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
 		return out[a].magnitude < out[b].magnitude
 	})
 	return out
+}
+
+// backendsFail reports whether the level's chaos takes a component down or cuts a link:
+// only then do a balancer's health checks have anything to notice.
+func (l *Level) backendsFail() bool {
+	for _, e := range l.Run.Chaos {
+		if e.Kind == sim.ChaosNodeFailure || e.Kind == sim.ChaosNetworkPartition {
+			return true
+		}
+	}
+	return false
 }
 
 type step struct {
