@@ -90,8 +90,7 @@ func (m *model) buildWhy(causes []tickCause) []Why {
 	short := func(s seg) bool { return causes[s.to].tick-causes[s.from].tick+1 < gap }
 	adjacent := func(a, b seg) bool { return causes[b.from].tick-causes[a.to].tick <= gap }
 	var merged []seg
-	for k := 0; k < len(segs); k++ {
-		s := segs[k]
+	for _, s := range segs {
 		n := len(merged)
 		if short(s) && n > 0 && adjacent(merged[n-1], s) {
 			merged[n-1].to = s.to // folded into the stretch before
