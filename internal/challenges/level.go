@@ -272,6 +272,7 @@ func (l *Level) validateRun(c *compiled, ps *Problems) {
 	if tick == 0 {
 		tick = 100
 	}
+	l.validateTraffic(tick, ps)
 	if tick > 0 && r.DurationSec > 0 {
 		if n := math.Ceil(r.DurationSec * 1000 / tick); n > MaxLevelTicks {
 			ps.addf("run.duration_sec", "gives %.0f ticks of %g ms; a level may have at most %d (raise run.tick_ms or shorten the run: the hint re-runs the level many times)", n, tick, MaxLevelTicks)
@@ -298,6 +299,38 @@ func (l *Level) validateRun(c *compiled, ps *Problems) {
 			ps.addf(p, "ends at %g s; with a recovery deadline of %g s the run must last at least %g s (the engine needs %d s of health to call a system recovered)",
 				end, l.Resilience.RecoveryDeadlineSec, need, recoveryHoldSec)
 		}
+	}
+}
+
+// MinTrafficRPS is the smallest non-zero rate a level's traffic may name: rates closer to
+// zero than this say nothing a player can see, and denormal rates make latencies infinite.
+const MinTrafficRPS = 0.001
+
+// validateTraffic adds the level's own rules to the engine's checks of the traffic curve:
+// a wave's period lasts at least one tick (a shorter one is sampled as noise, and a period
+// of 5e-324 makes every metric NaN), and every rate is 0 or at least MinTrafficRPS.
+func (l *Level) validateTraffic(tickMs float64, ps *Problems) {
+	tr := &l.Run.Traffic
+	rate := func(path string, x float64) {
+		if !math.IsNaN(x) && x > 0 && x < MinTrafficRPS {
+			ps.addf(path, "is %g req/s; a rate must be 0 or at least %g req/s", x, MinTrafficRPS)
+		}
+	}
+	rate("run.traffic.rps", tr.RPS)
+	if tr.Kind == "ramp" {
+		rate("run.traffic.to_rps", tr.ToRPS)
+	}
+	if tr.Kind == "wave" {
+		rate("run.traffic.amplitude_rps", tr.AmplitudeRPS)
+		if tickMs > 0 && tr.PeriodSec > 0 && tr.PeriodSec < tickMs/1000 {
+			ps.addf("run.traffic.period_sec", "is %g s, shorter than one tick (%g ms); a wave's period must last at least one tick", tr.PeriodSec, tickMs)
+		}
+	}
+	for i, s := range tr.Steps {
+		rate(index("run.traffic.steps", i)+".rps", s.RPS)
+	}
+	for i, s := range tr.Spikes {
+		rate(index("run.traffic.spikes", i)+".rps", s.RPS)
 	}
 }
 
