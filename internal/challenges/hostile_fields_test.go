@@ -175,3 +175,31 @@ func TestLevelTrafficRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A level whose largest permitted design would cost more than MaxLevelRunCost per run is
+// refused at upload, naming the levers; the campaign's levels are well within it.
+func TestLevelWorstCaseCostCeiling(t *testing.T) {
+	m := baseLevel(t)
+	at(m, "run")["tick_ms"] = 40.0
+	at(m, "catalog", "components", "app_service")["max_count"] = 60.0
+	data, _ := json.Marshal(m)
+	_, err := Parse(data)
+	ps, _ := AsProblems(err)
+	found := false
+	for _, p := range ps {
+		found = found || (p.Path == "run.duration_sec" && strings.Contains(p.Reason, "worst-case run cost"))
+	}
+	if !found {
+		t.Errorf("Parse = %v, want a worst-case cost problem at run.duration_sec", err)
+	}
+	levels, err := Campaign()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range levels {
+		c, err := l.RunCost(l.StartingDesign)
+		if err != nil || c <= 0 || c > l.WorstCaseCost() || l.WorstCaseCost() > MaxLevelRunCost {
+			t.Errorf("%s: starting design costs %d (%v), worst case %d, ceiling %d", l.Slug, c, err, l.WorstCaseCost(), MaxLevelRunCost)
+		}
+	}
+}

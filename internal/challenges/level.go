@@ -277,6 +277,10 @@ func (l *Level) validateRun(c *compiled, ps *Problems) {
 		if n := math.Ceil(r.DurationSec * 1000 / tick); n > MaxLevelTicks {
 			ps.addf("run.duration_sec", "gives %.0f ticks of %g ms; a level may have at most %d (raise run.tick_ms or shorten the run: the hint re-runs the level many times)", n, tick, MaxLevelTicks)
 		}
+		if w := l.WorstCaseCost(); w > MaxLevelRunCost {
+			ps.addf("run.duration_sec", "gives a worst-case run cost of %d path-ticks (%d ticks × %d request paths, the most the catalog's components permit); a level may cost at most %d: shorten the run, raise run.tick_ms or lower catalog max_count",
+				w, l.Ticks(), l.maxPaths(), MaxLevelRunCost)
+		}
 	}
 	if len(r.Chaos) == 0 || r.DurationSec <= 0 {
 		return
