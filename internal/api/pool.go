@@ -8,7 +8,7 @@ import (
 	"backpressure/internal/challenges"
 )
 
-// pool runs simulations on a bounded number of workers with a bounded
+// pool runs simulations of one kind (see scheduler) on a bounded number of workers with a bounded
 // queue in front of them. A job that finds the queue full is refused at
 // once (503 with Retry-After) rather than making everyone wait longer; a
 // job whose context ends while it waits leaves the queue.
@@ -42,14 +42,19 @@ func (p *pool) run(ctx context.Context, kind string, fn func(ctx context.Context
 		return errBusy
 	}
 	defer func() { <-p.admitted }()
-	p.m.queueDepth.Inc()
 	select {
 	case p.workers <- struct{}{}:
-		p.m.queueDepth.Dec()
-	case <-ctx.Done():
-		p.m.queueDepth.Dec()
-		p.m.simulations.WithLabelValues(kind, outcome(ctx.Err())).Inc()
-		return ctx.Err()
+	default:
+		p.m.simWaits.WithLabelValues(kind).Inc()
+		p.m.queueDepth.Inc()
+		select {
+		case p.workers <- struct{}{}:
+			p.m.queueDepth.Dec()
+		case <-ctx.Done():
+			p.m.queueDepth.Dec()
+			p.m.simulations.WithLabelValues(kind, outcome(ctx.Err())).Inc()
+			return ctx.Err()
+		}
 	}
 	defer func() { <-p.workers }()
 	p.m.running.Inc()

@@ -140,7 +140,39 @@ func Parse(data []byte) (*Level, error) {
 	return parse(context.Background(), data, true)
 }
 
-// parse is Parse; checkStart=false skips running the starting design (calibration tools).
+// Decode is Parse without running the starting design: every check of the document, no
+// simulation. It is for a level that was parsed in full when it was stored (reading it
+// back must never simulate) and for a server that runs the starting design on workers of
+// its own with CheckStart.
+func Decode(data []byte) (*Level, error) {
+	return parse(context.Background(), data, false)
+}
+
+// CheckStart runs the starting design, within ctx: a level whose starting design passes
+// (or cannot be evaluated) is invalid, and is left unusable. Decode then CheckStart is
+// Parse.
+func (l *Level) CheckStart(ctx context.Context) error {
+	if l.c == nil {
+		return ErrNotParsed
+	}
+	var ps Problems
+	ev, err := l.Evaluate(ctx, l.StartingDesign)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil:
+		ps.addf("starting_design", "cannot be evaluated: %v", err)
+	case ev.Passed:
+		ps.addf("starting_design", "passes every condition untouched (score %d); a starting design must fail, so the player has something to fix", *ev.Score)
+	}
+	if len(ps) > 0 {
+		l.c = nil
+		return ps
+	}
+	return nil
+}
+
+// parse is Parse; checkStart=false skips running the starting design (Decode).
 func parse(ctx context.Context, data []byte, checkStart bool) (*Level, error) {
 	var ps Problems
 	if len(data) > MaxLevelBytes {
@@ -240,15 +272,12 @@ func (l *Level) validate(ctx context.Context, ps *Problems, checkStart bool) {
 		return
 	}
 	// Then it must fail.
-	ev, err := l.Evaluate(ctx, l.StartingDesign)
-	if err != nil {
-		l.c = nil
-		ps.addf("starting_design", "cannot be evaluated: %v", err)
-		return
-	}
-	if ev.Passed {
-		l.c = nil
-		ps.addf("starting_design", "passes every condition untouched (score %d); a starting design must fail, so the player has something to fix", *ev.Score)
+	if err := l.CheckStart(ctx); err != nil {
+		if sp, ok := AsProblems(err); ok {
+			*ps = append(*ps, sp...)
+		} else {
+			ps.addf("starting_design", "cannot be evaluated: %v", err)
+		}
 	}
 }
 
