@@ -26,8 +26,8 @@ import (
 //     (level entry, global entry, buckets ascending), so the batch cannot deadlock with
 //     submissions, and it holds the buckets only for its own few milliseconds;
 //   - each player's total drops by their old best and is re-timed to the latest of their
-//     remaining current bests (or leaves the board), through the same bucket bookkeeping
-//     as a submission, so ranks stay exact at every read;
+//     remaining current bests (or leaves the board), and the buckets' counts move with
+//     the keys in a few set-based statements, so ranks stay exact at every read;
 //   - their old entries are marked left_global.
 //
 // A player's total moves in one transaction, and a player who submits to the new version
@@ -35,7 +35,7 @@ import (
 // transaction (leaveGlobal), so no total ever counts both versions. Until the drain
 // reaches them, the others' totals still count their old best: the switch reaches each
 // player within the drain's duration.
-const defaultDrainBatch = 200
+const defaultDrainBatch = 500
 
 // DrainGlobal finishes taking every superseded level version off the global board, a
 // batch per transaction. PutLevel calls it after a new version; it is safe to call at
@@ -103,12 +103,107 @@ func (s *Store) drainOnce(ctx context.Context, tx pgx.Tx, board int64) (int, err
 		ORDER BY lo_neg_score, lo_achieved_at, lo_player_id FOR UPDATE`); err != nil {
 		return 0, err
 	}
-	for _, p := range players {
-		if err := s.leaveGlobal(ctx, tx, board, p); err != nil {
-			return 0, err
-		}
+	if err := s.lowerGlobal(ctx, tx, board, players); err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE board_entries SET left_global = true WHERE board_id = $1 AND player_id = ANY($2)`,
+		board, players); err != nil {
+		return 0, err
 	}
 	return len(players), nil
+}
+
+// lowerGlobal takes the players' bests on oldBoard off their global totals, set-based: the
+// caller holds their entries and every global bucket, so the buckets cannot move under the
+// few statements that adjust their counts.
+func (s *Store) lowerGlobal(ctx context.Context, tx pgx.Tx, oldBoard int64, players []uuid.UUID) error {
+	rows, err := tx.Query(ctx, `
+		SELECT g.player_id, g.neg_score, g.achieved_at, g.score - e.score, x.achieved_at, x.submission_id
+		FROM board_entries e
+		JOIN board_entries g ON g.board_id = 0 AND g.player_id = e.player_id
+		LEFT JOIN LATERAL (
+			SELECT c.achieved_at, c.submission_id
+			FROM board_entries c JOIN levels l ON l.board_id = c.board_id AND l.is_current
+			WHERE c.player_id = e.player_id
+			ORDER BY c.achieved_at DESC, c.submission_id DESC LIMIT 1) x ON true
+		WHERE e.board_id = $1 AND e.player_id = ANY($2) AND NOT e.left_global`, oldBoard, players)
+	if err != nil {
+		return fmt.Errorf("read global totals: %w", err)
+	}
+	var (
+		upd, del        []uuid.UUID
+		updScore        []int64
+		updAt           []time.Time
+		updSub          []uuid.UUID
+		keyNs           []int64
+		keyAt           []time.Time
+		keyPid          []uuid.UUID
+		keyD            []int32
+		pid             uuid.UUID
+		oldNs, newScore int64
+		oldAt           time.Time
+		latestAt        *time.Time
+		latestSub       *uuid.UUID
+	)
+	_, err = pgx.ForEachRow(rows, []any{&pid, &oldNs, &oldAt, &newScore, &latestAt, &latestSub}, func() error {
+		keyNs, keyAt, keyPid, keyD = append(keyNs, oldNs), append(keyAt, oldAt), append(keyPid, pid), append(keyD, -1)
+		if latestAt == nil {
+			del = append(del, pid)
+			return nil
+		}
+		upd, updScore, updAt, updSub = append(upd, pid), append(updScore, newScore), append(updAt, *latestAt), append(updSub, *latestSub)
+		keyNs, keyAt, keyPid, keyD = append(keyNs, -newScore), append(keyAt, *latestAt), append(keyPid, pid), append(keyD, 1)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read global totals: %w", err)
+	}
+	if len(keyPid) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE board_entries g SET score = u.score, achieved_at = u.at, submission_id = u.sub
+		FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::uuid[]) u(pid, score, at, sub)
+		WHERE g.board_id = 0 AND g.player_id = u.pid`, upd, updScore, updAt, updSub); err != nil {
+		return fmt.Errorf("lower global totals: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM board_entries WHERE board_id = 0 AND player_id = ANY($1)`, del); err != nil {
+		return fmt.Errorf("drop global entries: %w", err)
+	}
+	// Each old key leaves its bucket and each new key joins its own.
+	if _, err := tx.Exec(ctx, `
+		WITH k AS (SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::uuid[], $4::int[]) k(ns, at, pid, d)),
+		kb AS (
+			SELECT (SELECT b.id FROM board_buckets b
+			        WHERE b.board_id = 0 AND (b.lo_neg_score, b.lo_achieved_at, b.lo_player_id) <= (k.ns, k.at, k.pid)
+			        ORDER BY b.lo_neg_score DESC, b.lo_achieved_at DESC, b.lo_player_id DESC LIMIT 1) AS id, k.d
+			FROM k),
+		s AS (SELECT id, sum(d) AS d FROM kb GROUP BY id)
+		UPDATE board_buckets b SET n = b.n + s.d FROM s WHERE b.id = s.id AND s.d <> 0`,
+		keyNs, keyAt, keyPid, keyD); err != nil {
+		return fmt.Errorf("recount global buckets: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		DELETE FROM board_buckets
+		WHERE board_id = 0 AND n = 0 AND lo_neg_score <> -9223372036854775808`); err != nil {
+		return fmt.Errorf("delete empty buckets: %w", err)
+	}
+	for range 100_000 {
+		var id, n int64
+		err := tx.QueryRow(ctx, `
+			SELECT id, n FROM board_buckets WHERE board_id = 0 AND n > $1
+			ORDER BY lo_neg_score, lo_achieved_at, lo_player_id LIMIT 1`, s.bucketSize).Scan(&id, &n)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("find full bucket: %w", err)
+		}
+		if err := splitBucket(ctx, tx, globalBoard, id, n); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("global buckets keep overflowing")
 }
 
 // leaveGlobal takes player's best on oldBoard (a version no longer current, listed in
