@@ -344,3 +344,23 @@ func TestPerPlayerInFlight(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// An upload whose wave period is shorter than a tick (5e-324 made every metric NaN) is a
+// 422 naming the field; nothing is stored.
+func TestUploadRefusesSubTickPeriod(t *testing.T) {
+	f := newFairServer(t, memstore.New(), Config{AdminToken: "root"})
+	l, _ := challenges.CampaignLevel("first-request")
+	var doc map[string]any
+	b, _ := json.Marshal(l)
+	_ = json.Unmarshal(b, &doc)
+	doc["slug"] = "nan-wave"
+	doc["run"].(map[string]any)["traffic"] = map[string]any{"kind": "wave", "rps": 300, "amplitude_rps": 100, "period_sec": 5e-324}
+	body, _ := json.Marshal(doc)
+	w := f.do("POST", "/v1/challenges", "root", string(body))
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), `"run.traffic.period_sec"`) {
+		t.Errorf("upload: %d %s, want 422 naming run.traffic.period_sec", w.Code, w.Body)
+	}
+	if _, err := f.s.store.Level(t.Context(), "nan-wave", 0); game.ErrorCode(err) != game.ENOTFOUND {
+		t.Errorf("the refused level was stored: %v", err)
+	}
+}
