@@ -50,11 +50,14 @@ func (s *Store) DrainGlobal(ctx context.Context) error {
 		if err != nil {
 			return translate("drain global board", err)
 		}
+		// Players are taken in player order from a cursor, so each batch is
+		// an index range scan, not a scan past every player already moved.
+		after := uuid.Nil
 		for {
 			var moved int
 			err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 				var err error
-				moved, err = s.drainOnce(ctx, tx, board)
+				moved, after, err = s.drainOnce(ctx, tx, board, after)
 				return err
 			})
 			if err != nil {
@@ -70,47 +73,50 @@ func (s *Store) DrainGlobal(ctx context.Context) error {
 	}
 }
 
-// drainOnce moves one batch of board's players off the global board; when none is left
-// it removes board from global_drains. It returns how many players it moved.
-func (s *Store) drainOnce(ctx context.Context, tx pgx.Tx, board int64) (int, error) {
+// drainOnce moves the next batch of board's players after the player id after off the
+// global board; when none is left it removes board from global_drains. It returns how
+// many players it moved and the last one. (Entries that join an old board are marked
+// left_global as they are written, so one pass in player order finds every entry.)
+func (s *Store) drainOnce(ctx context.Context, tx pgx.Tx, board int64, after uuid.UUID) (int, uuid.UUID, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT player_id FROM board_entries
-		WHERE board_id = $1 AND NOT left_global
-		ORDER BY player_id LIMIT $2 FOR UPDATE`, board, max(s.drainBatch, 1))
+		WHERE board_id = $1 AND player_id > $2 AND NOT left_global
+		ORDER BY player_id LIMIT $3 FOR UPDATE`, board, after, max(s.drainBatch, 1))
 	if err != nil {
-		return 0, err
+		return 0, after, err
 	}
 	players, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
-		return 0, err
+		return 0, after, err
 	}
 	if len(players) == 0 {
 		_, err := tx.Exec(ctx, `DELETE FROM global_drains WHERE board_id = $1`, board)
-		return 0, err
+		return 0, after, err
 	}
+	last := players[len(players)-1]
 	// Shared, as every writer of the global board takes it (RebuildRanks
 	// takes it exclusively), before any global row.
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1::int4, 0)`, lockGlobal); err != nil {
-		return 0, err
+		return 0, after, err
 	}
 	if _, err := tx.Exec(ctx, `
 		SELECT 1 FROM board_entries WHERE board_id = 0 AND player_id = ANY($1)
 		ORDER BY player_id FOR UPDATE`, players); err != nil {
-		return 0, err
+		return 0, after, err
 	}
 	if _, err := tx.Exec(ctx, `
 		SELECT 1 FROM board_buckets WHERE board_id = 0
 		ORDER BY lo_neg_score, lo_achieved_at, lo_player_id FOR UPDATE`); err != nil {
-		return 0, err
+		return 0, after, err
 	}
 	if err := s.lowerGlobal(ctx, tx, board, players); err != nil {
-		return 0, err
+		return 0, after, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE board_entries SET left_global = true WHERE board_id = $1 AND player_id = ANY($2)`,
 		board, players); err != nil {
-		return 0, err
+		return 0, after, err
 	}
-	return len(players), nil
+	return len(players), last, nil
 }
 
 // lowerGlobal takes the players' bests on oldBoard off their global totals, set-based: the
