@@ -57,7 +57,20 @@ func TestReversionDoesNotStallOthers(t *testing.T) {
 		}
 	}
 	// The victims have passed the popular level too, and one of them plays its new
-	// version during the drain.
+	// version during the drain: the player the drain reaches last (it goes in player
+	// order).
+	last := 0
+	for i, id := range ids {
+		if id.String() > ids[last].String() {
+			last = i
+		}
+	}
+	ids[0], ids[last] = ids[last], ids[0]
+	popular0 := int64(1000 + last%97)
+	other0 := int64(0)
+	if last%3 == 0 {
+		other0 = int64(500 + last%13)
+	}
 	batches := 0
 	var once sync.Once
 	victimsDone := make(chan error, victims)
@@ -85,6 +98,13 @@ func TestReversionDoesNotStallOthers(t *testing.T) {
 					return
 				}
 			}
+			// Read during the drain: the victim who played the new version
+			// counts it and not the old one.
+			e, err := s.PlayerRank(ctx, "", 0, ids[0])
+			if err != nil || e.Score != other0+7 {
+				t.Errorf("during the drain, the global total of a player of the new version = %d (%v), want %d (not counting the old version's %d)",
+					e.Score, err, other0+7, popular0)
+			}
 		})
 	})
 	if v := put("popular", "p2"); v.Version != 2 {
@@ -96,8 +116,15 @@ func TestReversionDoesNotStallOthers(t *testing.T) {
 	// The global board is the sum of current bests: "other" v1 and "popular" v2.
 	want := map[uuid.UUID]int64{}
 	for i, id := range ids {
-		if i%3 == 0 {
-			want[id] += int64(500 + i%13)
+		j := i // the seed index of ids[i]
+		switch i {
+		case 0:
+			j = last
+		case last:
+			j = 0
+		}
+		if j%3 == 0 {
+			want[id] += int64(500 + j%13)
 		}
 	}
 	for v := 1; v < victims; v++ {
