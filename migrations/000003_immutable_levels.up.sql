@@ -10,6 +10,7 @@ BEGIN
 		OR NEW.definition::text IS DISTINCT FROM OLD.definition::text
 		OR NEW.title IS DISTINCT FROM OLD.title
 		OR NEW.difficulty IS DISTINCT FROM OLD.difficulty
+		OR NEW.worst_case_cost IS DISTINCT FROM OLD.worst_case_cost
 		OR NEW.board_id IS DISTINCT FROM OLD.board_id THEN
 		RAISE EXCEPTION 'level % version % is stored and cannot change; store a new version', OLD.slug, OLD.version
 			USING ERRCODE = 'integrity_constraint_violation';
@@ -29,3 +30,7 @@ CREATE TABLE global_drains (
 	board_id bigint PRIMARY KEY REFERENCES boards (id)
 );
 ALTER TABLE board_entries ADD COLUMN left_global boolean NOT NULL DEFAULT false;
+
+-- What the server found when it stored a version, kept with it: the most one
+-- run on it may cost, in path-ticks (0 for versions stored before).
+ALTER TABLE levels ADD COLUMN worst_case_cost bigint NOT NULL DEFAULT 0 CHECK (worst_case_cost >= 0);

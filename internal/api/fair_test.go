@@ -183,6 +183,13 @@ func TestColdReadsShareOneLoad(t *testing.T) {
 			t.Errorf("reader %d: %d", i, c)
 		}
 	}
+	var got challengeResponse
+	if err := json.Unmarshal(f.do("GET", "/v1/challenges/heavy-copy", "", "").Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.WorstCaseCost != l.WorstCaseCost() || got.WorstCaseCost <= 0 {
+		t.Errorf("worst_case_cost = %d, want %d, kept with the version when it was stored", got.WorstCaseCost, l.WorstCaseCost())
+	}
 	if got := testutil.ToFloat64(f.s.metrics.levelLoads); got != 1 {
 		t.Errorf("%g level loads for %d cold reads of one version; want exactly 1", got, readers)
 	}

@@ -101,6 +101,8 @@ func levelRecord(l *challenges.Level, builtin bool, now time.Time) (game.Level, 
 		ContentHash: l.ContentHash(),
 		CreatedAt:   now,
 		Builtin:     builtin,
+		// Kept with the version: what storing it found.
+		WorstCaseCost: l.WorstCaseCost(),
 	}, nil
 }
 

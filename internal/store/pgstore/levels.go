@@ -144,14 +144,14 @@ func insertLevel(ctx context.Context, tx pgx.Tx, l game.Level) error {
 	}
 	_, err := tx.Exec(ctx, `
 		INSERT INTO levels (slug, version, title, difficulty, definition, content_hash, builtin,
-			created_at, is_current, board_id, owner_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, $9, $10)`,
+			created_at, is_current, board_id, owner_id, worst_case_cost)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, $9, $10, $11)`,
 		l.Slug, l.Version, l.Title, l.Difficulty, []byte(l.Definition), l.ContentHash, l.Builtin,
-		l.CreatedAt, boardID, ownerArg(l.OwnerID))
+		l.CreatedAt, boardID, ownerArg(l.OwnerID), max(l.WorstCaseCost, 0))
 	return err
 }
 
-const levelColumns = `slug, version, title, difficulty, definition, content_hash, created_at, builtin, owner_id`
+const levelColumns = `slug, version, title, difficulty, definition, content_hash, created_at, builtin, owner_id, worst_case_cost`
 
 // ownerArg stores uuid.Nil (no owner) as NULL.
 func ownerArg(id uuid.UUID) any {
@@ -167,7 +167,7 @@ func scanLevel(row pgx.Row) (game.Level, int64, error) {
 	var def []byte
 	var boardID int64
 	var owner *uuid.UUID
-	err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &def, &l.ContentHash, &l.CreatedAt, &l.Builtin, &owner, &boardID)
+	err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &def, &l.ContentHash, &l.CreatedAt, &l.Builtin, &owner, &l.WorstCaseCost, &boardID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return game.Level{}, 0, game.Errorf(game.ENOTFOUND, "level not found")
 	}
@@ -194,14 +194,14 @@ func (s *Store) Level(ctx context.Context, slug string, version int) (game.Level
 // (bytewise).
 func (s *Store) Levels(ctx context.Context) ([]game.LevelSummary, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT slug, version, title, difficulty, content_hash, created_at, builtin
+		SELECT slug, version, title, difficulty, content_hash, created_at, builtin, worst_case_cost
 		FROM levels WHERE is_current ORDER BY slug COLLATE "C"`)
 	if err != nil {
 		return nil, translate("levels", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.LevelSummary, error) {
 		var l game.LevelSummary
-		err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &l.ContentHash, &l.CreatedAt, &l.Builtin)
+		err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &l.ContentHash, &l.CreatedAt, &l.Builtin, &l.WorstCaseCost)
 		l.CreatedAt = l.CreatedAt.UTC()
 		return l, err
 	})

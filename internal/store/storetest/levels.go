@@ -15,6 +15,7 @@ func testLevels(t *testing.T, f *fixture) {
 	// Opaque JSON comes back byte for byte: spacing, key order, duplicates.
 	in.Definition = json.RawMessage(`{ "z": 1,  "a" : [1, 2.50, "\u00e9"], "a": null }`)
 	in.CreatedAt = t0.Add(123456789) // nanoseconds are truncated to µs
+	in.WorstCaseCost = 123_456       // what storing it found is kept with the version
 	got, created, err := f.s.PutLevel(f.ctx, in)
 	if err != nil || !created {
 		t.Fatalf("PutLevel = %v, %v; want created", created, err)
