@@ -153,11 +153,7 @@ func (l *Level) evaluate(ctx context.Context, d sim.Design) (*Evaluation, int64,
 	if len(ps) > 0 {
 		return nil, 0, l.designError(eff, ps)
 	}
-	cost, err := l.effectiveCost(eff)
-	if err != nil {
-		return nil, 0, err
-	}
-	res, err := sim.Run(ctx, eff, l.c.cfg)
+	res, cost, err := sim.RunBounded(ctx, eff, l.c.cfg, int(l.maxPaths()))
 	if err != nil {
 		var sp sim.Problems
 		if errors.As(err, &sp) {
