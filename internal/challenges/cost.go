@@ -1,6 +1,7 @@
 package challenges
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -55,32 +56,46 @@ func (l *Level) WorstCaseCost() int64 { return l.Ticks() * l.maxPaths() }
 // RunCost is the cost of running d on the level, in path-ticks, computed without running
 // it. A design the level refuses returns Problems, as Evaluate does.
 func (l *Level) RunCost(d sim.Design) (int64, error) {
+	p, err := l.prepare(d)
+	if err != nil {
+		return 0, err
+	}
+	return p.Cost(), nil
+}
+
+// prepare checks d against the level's rules and the engine's and compiles it for one
+// run, refused past the level's path allowance: after it, the run's cost is known.
+func (l *Level) prepare(d sim.Design) (*sim.Prepared, error) {
 	if l.c == nil {
-		return 0, ErrNotParsed
+		return nil, ErrNotParsed
 	}
 	eff, ps := l.c.prepareDesign(l, d, true)
 	if len(ps) > 0 {
-		return 0, l.designError(eff, ps)
+		return nil, l.designError(eff, ps)
 	}
-	return l.effectiveCost(eff)
-}
-
-// effectiveCost is the cost of a prepared design, refused past the level's worst case.
-func (l *Level) effectiveCost(eff sim.Design) (int64, error) {
-	cost, err := sim.Cost(eff, l.c.cfg)
+	p, err := sim.Prepare(eff, l.c.cfg)
 	if err != nil {
 		var sp sim.Problems
 		if errors.As(err, &sp) {
-			return 0, designProblems(sp, nil)
+			return nil, designProblems(sp, nil)
 		}
-		return 0, err
+		return nil, err
 	}
-	if paths := cost / max(l.Ticks(), 1); paths > l.maxPaths() {
-		return 0, Problems{{Path: "edges", Reason: fmt.Sprintf(
+	if paths := int64(p.Paths()); paths > l.maxPaths() {
+		return nil, Problems{{Path: "edges", Reason: fmt.Sprintf(
 			"the design has %d request paths; this level allows at most %d (8 per pair of the %d components its catalog permits): simplify the calls between services",
 			paths, l.maxPaths(), l.componentAllowance())}}
 	}
-	return cost, nil
+	return p, nil
+}
+
+// run runs a prepared design and judges it.
+func (l *Level) run(ctx context.Context, p *sim.Prepared) (*Evaluation, error) {
+	res, err := p.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.judge(res), nil
 }
 
 func (l *Level) componentAllowance() int {

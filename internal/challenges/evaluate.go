@@ -146,22 +146,15 @@ func (l *Level) Evaluate(ctx context.Context, d sim.Design) (*Evaluation, error)
 // evaluate is Evaluate, also returning the run's cost (sim.Cost), which is known, and
 // checked against the level's worst case, before the run starts.
 func (l *Level) evaluate(ctx context.Context, d sim.Design) (*Evaluation, int64, error) {
-	if l.c == nil {
-		return nil, 0, ErrNotParsed
-	}
-	eff, ps := l.c.prepareDesign(l, d, true)
-	if len(ps) > 0 {
-		return nil, 0, l.designError(eff, ps)
-	}
-	res, cost, err := sim.RunBounded(ctx, eff, l.c.cfg, int(l.maxPaths()))
+	p, err := l.prepare(d)
 	if err != nil {
-		var sp sim.Problems
-		if errors.As(err, &sp) {
-			return nil, 0, designProblems(sp, nil)
-		}
 		return nil, 0, err
 	}
-	return l.judge(res), cost, nil
+	ev, err := l.run(ctx, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	return ev, p.Cost(), nil
 }
 
 // designError is the level's problems with a design, with the engine's about the same

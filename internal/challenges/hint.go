@@ -130,31 +130,39 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 		// The re-run of a found change is paid for before the batch that finds it.
 		reserve := h.Cost / max(int64(h.Tried)+1, 1)
 		batchCost := int64(0)
+		prepared := make([]*sim.Prepared, 0, end-start)
 		for i := start; i < end; i++ {
-			c, err := l.RunCost(cands[i].design)
-			if err != nil {
-				c = 0 // refused before it runs: costs nothing
+			p, err := l.prepare(cands[i].design)
+			c := int64(0) // refused before it runs: costs nothing
+			if err == nil {
+				c = p.Cost()
 			}
 			if h.Cost+batchCost+c+reserve > lim.MaxCost {
 				end = i
 				h.CostBound = true
 				break
 			}
+			if err != nil {
+				results[i] = outcome{nil, err}
+			}
+			prepared = append(prepared, p)
 			batchCost += c
 		}
 		if end == start {
 			break
 		}
 		h.Cost += batchCost
-		batch := cands[start:end]
-		parallel(ctx, lim.Parallelism, len(batch), func(i int) {
-			ev, err := l.Evaluate(ctx, batch[i].design)
+		parallel(ctx, lim.Parallelism, len(prepared), func(i int) {
+			if prepared[i] == nil {
+				return
+			}
+			ev, err := l.run(ctx, prepared[i])
 			results[start+i] = outcome{ev, err}
 		})
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		h.Tried += len(batch)
+		h.Tried += end - start
 		best := -1
 		for i := start; i < end; i++ {
 			r := results[i]

@@ -2,7 +2,7 @@ package sim
 
 import (
 	"context"
-	"fmt"
+	"errors"
 )
 
 // Cost is the work of one run, known before it starts: its request paths (the nodes of its
@@ -10,15 +10,11 @@ import (
 // measure the engine's own limit on one run (MaxRunCost) is stated in. It compiles the
 // design but runs nothing; invalid input returns Problems, as Run would.
 func Cost(d Design, cfg Config) (int64, error) {
-	v, err := validate(d, cfg)
+	p, err := Prepare(d, cfg)
 	if err != nil {
 		return 0, err
 	}
-	m, err := compile(v)
-	if err != nil {
-		return 0, err
-	}
-	return int64(len(m.nodes)) * int64(v.ticks), nil
+	return p.cost, nil
 }
 
 // MaxRunCost is the most path-ticks one run may cost; a larger design is invalid.
@@ -27,22 +23,39 @@ const MaxRunCost = maxNodeTicks
 // MaxRouteNodes bounds the request paths of one design.
 const MaxRouteNodes = maxRouteNodes
 
-// RunBounded is Run for a design allowed at most maxPaths request paths: it compiles the
-// design once, refuses it (Problems at "edges") past the bound, and otherwise runs it and
-// returns its Cost as well.
-func RunBounded(ctx context.Context, d Design, cfg Config, maxPaths int) (*Result, int64, error) {
+// Prepared is a design compiled for one run under a configuration: its cost is known
+// before it runs, and Run runs it once.
+type Prepared struct {
+	m    *model
+	cost int64
+	ran  bool
+}
+
+// Prepare validates and compiles a design for one run; invalid input returns Problems,
+// as Run would.
+func Prepare(d Design, cfg Config) (*Prepared, error) {
 	v, err := validate(d, cfg)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	m, err := compile(v)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	if len(m.nodes) > maxPaths {
-		return nil, 0, Problems{{Path: "edges", Reason: fmt.Sprintf(
-			"the design has %d request paths; this level allows at most %d: simplify the calls between services", len(m.nodes), maxPaths)}}
+	return &Prepared{m: m, cost: int64(len(m.nodes)) * int64(v.ticks)}, nil
+}
+
+// Cost is the run's Cost.
+func (p *Prepared) Cost() int64 { return p.cost }
+
+// Paths is the number of request paths of the design.
+func (p *Prepared) Paths() int { return len(p.m.nodes) }
+
+// Run runs the prepared design. A Prepared runs once: the run consumes the model's state.
+func (p *Prepared) Run(ctx context.Context) (*Result, error) {
+	if p.ran {
+		return nil, errors.New("sim: a prepared run was run twice")
 	}
-	res, err := m.run(ctx)
-	return res, int64(len(m.nodes)) * int64(v.ticks), err
+	p.ran = true
+	return p.m.run(ctx)
 }
