@@ -136,16 +136,16 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	// author who leaves stops the run.
 	l, err := challenges.Decode(body)
 	if err == nil {
-		var cost int64
-		cost, err = l.RunCost(l.StartingDesign)
-		if ps, ok := challenges.AsProblems(err); ok {
-			err = underStartingDesign(ps)
+		costOf := func() (int64, error) {
+			cost, err := l.RunCost(l.StartingDesign)
+			if ps, ok := challenges.AsProblems(err); ok {
+				err = underStartingDesign(ps)
+			}
+			return cost, err
 		}
-		if err == nil {
-			checkCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
-			defer cancel()
-			err = s.sched.run(checkCtx, w, keyByPlayerOrAddress(r), kindLevel, cost, l.CheckStart)
-		}
+		checkCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
+		defer cancel()
+		err = s.sched.run(checkCtx, w, keyByPlayerOrAddress(r), kindLevel, costOf, l.CheckStart)
 	}
 	if ps, ok := challenges.AsProblems(err); ok {
 		s.writeError(w, r, problemsError("the level is invalid", "", ps))

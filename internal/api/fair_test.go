@@ -327,6 +327,7 @@ func TestSimulationBudget(t *testing.T) {
 
 // At most one hint and DryRunsPerPlayer dry runs of one player are in flight at once.
 func TestPerPlayerInFlight(t *testing.T) {
+	unit := func() (int64, error) { return 1, nil }
 	sc := newScheduler(Config{SimWorkers: 8, SimQueue: 4, DryRunsPerPlayer: 2}.WithDefaults(), time.Now, newMetrics())
 	for _, tt := range []struct {
 		kind string
@@ -336,16 +337,16 @@ func TestPerPlayerInFlight(t *testing.T) {
 		var wg sync.WaitGroup
 		for range tt.n {
 			wg.Go(func() {
-				_ = sc.run(t.Context(), httptest.NewRecorder(), "ada", tt.kind, 1, func(context.Context) error { <-release; return nil })
+				_ = sc.run(t.Context(), httptest.NewRecorder(), "ada", tt.kind, unit, func(context.Context) error { <-release; return nil })
 			})
 		}
 		waitFor(t, func() bool { sc.mu.Lock(); defer sc.mu.Unlock(); return sc.flying[flightKey{"ada", tt.kind}] == tt.n })
 		w := httptest.NewRecorder()
-		err := sc.run(t.Context(), w, "ada", tt.kind, 1, func(context.Context) error { t.Error("ran past the limit"); return nil })
+		err := sc.run(t.Context(), w, "ada", tt.kind, unit, func(context.Context) error { t.Error("ran past the limit"); return nil })
 		if game.ErrorCode(err) != game.ERATELIMIT || w.Header().Get("Retry-After") == "" {
 			t.Errorf("%s number %d: %v, want 429 with Retry-After", tt.kind, tt.n+1, err)
 		}
-		if err := sc.run(t.Context(), httptest.NewRecorder(), "bob", tt.kind, 1, func(context.Context) error { return nil }); err != nil {
+		if err := sc.run(t.Context(), httptest.NewRecorder(), "bob", tt.kind, unit, func(context.Context) error { return nil }); err != nil {
 			t.Errorf("%s of another player: %v", tt.kind, err)
 		}
 		close(release)

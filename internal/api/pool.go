@@ -29,6 +29,9 @@ func newPool(workers, queue int, m *metrics) *pool {
 	}
 }
 
+// full reports whether a job would be refused now (a hint, not a promise: run decides).
+func (p *pool) full() bool { return len(p.admitted) == cap(p.admitted) }
+
 // errBusy is the refusal of a full queue.
 var errBusy = errorf(eBusy, "the server is busy running simulations; retry after the time in Retry-After")
 

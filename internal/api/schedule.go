@@ -57,9 +57,11 @@ func newScheduler(cfg Config, now func() time.Time, m *metrics) *scheduler {
 	}
 }
 
-// run pays for a job of the given kind and cost from who's budget, within who's in-flight
-// limit for the kind, and runs it on the kind's workers. A refusal sets Retry-After on w.
-func (sc *scheduler) run(ctx context.Context, w http.ResponseWriter, who, kind string, cost int64, fn func(ctx context.Context) error) error {
+// run pays for a job of the given kind from who's budget, within who's in-flight limit for
+// the kind, and runs it on the kind's workers. A refusal sets Retry-After on w. The job's
+// cost (costOf, which compiles the design) is worked out only once the cheap refusals
+// (in flight, a full queue) have passed, so that refusing a flood costs little.
+func (sc *scheduler) run(ctx context.Context, w http.ResponseWriter, who, kind string, costOf func() (int64, error), fn func(ctx context.Context) error) error {
 	if n, limited := sc.limits[kind]; limited {
 		sc.mu.Lock()
 		k := flightKey{who, kind}
@@ -79,6 +81,15 @@ func (sc *scheduler) run(ctx context.Context, w http.ResponseWriter, who, kind s
 			sc.mu.Unlock()
 		}()
 	}
+	p := sc.pools[kind]
+	if p.full() {
+		p.m.rejections.Inc()
+		return errBusy
+	}
+	cost, err := costOf()
+	if err != nil {
+		return err
+	}
 	if ok, wait := sc.budget.charge(who, cost); !ok {
 		sc.m.rateLimited.WithLabelValues("simulation_budget").Inc()
 		secs := int(math.Ceil(wait.Seconds()))
@@ -88,7 +99,7 @@ func (sc *scheduler) run(ctx context.Context, w http.ResponseWriter, who, kind s
 	}
 	sc.m.simCost.WithLabelValues(kind).Add(float64(cost))
 	started := false
-	err := sc.pools[kind].run(ctx, kind, func(ctx context.Context) error {
+	err = p.run(ctx, kind, func(ctx context.Context) error {
 		started = true
 		return fn(ctx)
 	})

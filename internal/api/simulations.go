@@ -38,17 +38,11 @@ func parseDesign(raw json.RawMessage) (sim.Design, []byte, error) {
 // and the client's lifetime, paid for from the client's simulation budget (its cost is
 // known before it runs).
 func (s *server) evaluate(w http.ResponseWriter, r *http.Request, kind string, l *challenges.Level, d sim.Design) (*challenges.Evaluation, error) {
-	cost, err := l.RunCost(d)
-	if ps, ok := challenges.AsProblems(err); ok {
-		return nil, problemsError("the design is invalid for this level", "design", ps)
-	}
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SimTimeout)
 	defer cancel()
 	var ev *challenges.Evaluation
-	err = s.sched.run(ctx, w, keyByPlayerOrAddress(r), kind, cost, func(ctx context.Context) error {
+	costOf := func() (int64, error) { return l.RunCost(d) }
+	err := s.sched.run(ctx, w, keyByPlayerOrAddress(r), kind, costOf, func(ctx context.Context) error {
 		var err error
 		ev, err = l.Evaluate(ctx, d)
 		return err
@@ -156,22 +150,19 @@ func (s *server) handleHint(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	cost, err := l.HintCost(d)
-	if ps, ok := challenges.AsProblems(err); ok {
-		s.writeError(w, r, problemsError("the design is invalid for this level", "design", ps))
-		return
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.HintTimeout)
 	defer cancel()
 	var h *challenges.Hint
+	var cost int64
+	costOf := func() (int64, error) {
+		var err error
+		cost, err = l.HintCost(d)
+		return cost, err
+	}
 	// A hint holds one hint worker and runs its candidates one at a time on
 	// it, within its cost bound (challenges.MaxHintCost), so that it takes
 	// no more than its share of the CPUs from other players.
-	err = s.sched.run(ctx, w, keyByPlayerOrAddress(r), kindHint, cost, func(ctx context.Context) error {
+	err = s.sched.run(ctx, w, keyByPlayerOrAddress(r), kindHint, costOf, func(ctx context.Context) error {
 		var err error
 		h, err = l.HintWithin(ctx, d, challenges.HintLimits{MaxCost: cost, Parallelism: 1})
 		return err
