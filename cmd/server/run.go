@@ -154,6 +154,12 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger) (api.Store,
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the database: %w", err)
 	}
+	// A new level version whose old bests were still leaving the global
+	// board when a replica stopped is finished here (a no-op otherwise).
+	if err := store.DrainGlobal(ctx); err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("finish taking superseded level versions off the global board: %w", err)
+	}
 	logger.InfoContext(ctx, "using the PostgreSQL store", "database", where)
 	return store, store.Close, nil
 }

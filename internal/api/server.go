@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"golang.org/x/sync/singleflight"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
@@ -21,10 +22,22 @@ type Config struct {
 	// grants and revokes roles. It is compared by hash and never logged.
 	AdminToken string
 
-	// SimWorkers simulations run at once; SimQueue more may wait for a
+	// SimWorkers submissions run at once; SimQueue more may wait for a
 	// worker. Beyond that requests are refused with 503 and Retry-After.
+	// Dry runs (and level uploads) and hints have workers of their own,
+	// half as many each (at least one), so that they never hold up a
+	// submission.
 	SimWorkers int
 	SimQueue   int
+	// SimBudgetBurst and SimBudgetPerSecond are each player's (or
+	// anonymous address's) budget of simulation work, in path-ticks
+	// (sim.Cost): a token bucket every run is paid from before it starts.
+	// 0 takes the defaults; a negative rate turns the budget off.
+	SimBudgetBurst     int64
+	SimBudgetPerSecond int64
+	// DryRunsPerPlayer dry runs of one player may be in flight at once
+	// (and one hint); beyond that, 429.
+	DryRunsPerPlayer int
 	// SimTimeout bounds one simulation request (queueing included);
 	// HintTimeout bounds a hint, which runs up to challenges.MaxHintRuns
 	// simulations.
@@ -70,6 +83,11 @@ const (
 	DefaultRateLimitPlayer   = 300
 	DefaultRateLimitSim      = 60
 	DefaultRateLimitWindow   = time.Minute
+	// DefaultSimBudgetBurst is two of the costliest hints; DefaultSimBudgetPerSecond
+	// refills one of them a minute (a tutorial submission costs about 4,000).
+	DefaultSimBudgetBurst     = 2 * challenges.MaxHintCost
+	DefaultSimBudgetPerSecond = challenges.MaxHintCost / 60
+	DefaultDryRunsPerPlayer   = 2
 )
 
 // WithDefaults fills in every unset field. Rate limits are left alone: 0
@@ -92,6 +110,15 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.SimBudgetBurst <= 0 {
+		c.SimBudgetBurst = DefaultSimBudgetBurst
+	}
+	if c.SimBudgetPerSecond == 0 {
+		c.SimBudgetPerSecond = DefaultSimBudgetPerSecond
+	}
+	if c.DryRunsPerPlayer <= 0 {
+		c.DryRunsPerPlayer = DefaultDryRunsPerPlayer
 	}
 	if c.RateLimitWindow <= 0 {
 		c.RateLimitWindow = DefaultRateLimitWindow
@@ -117,7 +144,8 @@ type server struct {
 	store     Store
 	log       *slog.Logger
 	now       func() time.Time
-	pool      *pool
+	sched     *scheduler
+	loads     singleflight.Group // level loads by content hash
 	levels    *levelCache
 	metrics   *metrics
 	adminHash []byte
@@ -154,7 +182,7 @@ func newServer(d Deps) *server {
 		s.adminHash = sum[:]
 	}
 	s.metrics = newMetrics()
-	s.pool = newPool(cfg.SimWorkers, cfg.SimQueue, s.metrics)
+	s.sched = newScheduler(cfg, s.now, s.metrics)
 	s.levels = newLevelCache()
 	if levels, err := challenges.Campaign(); err == nil {
 		for i, l := range levels {

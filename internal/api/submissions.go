@@ -124,7 +124,7 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			"version %d of %q is not current (version %d is); submissions go to the current version", req.Version, slug, stored.Version))
 		return
 	}
-	ev, err := s.evaluate(ctx, "submission", l, d)
+	ev, err := s.evaluate(w, r, kindSubmission, l, d)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

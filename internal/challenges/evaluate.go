@@ -142,28 +142,34 @@ var ErrNotParsed = errors.New("challenges: level was not built by Parse or Campa
 //     resilience.recovery_deadline_sec. The condition's measured value is the worst
 //     event's Usage; a level without chaos passes it with 0.
 func (l *Level) Evaluate(ctx context.Context, d sim.Design) (*Evaluation, error) {
-	if l.c == nil {
-		return nil, ErrNotParsed
-	}
-	eff, ps := l.c.prepareDesign(l, d, true)
-	if len(ps) > 0 {
-		if err := sim.Validate(eff, l.c.cfg); err != nil {
-			var sp sim.Problems
-			if errors.As(err, &sp) {
-				ps = mergeProblems(ps, designProblems(sp, ps))
-			}
-		}
-		return nil, ps
-	}
-	res, err := sim.Run(ctx, eff, l.c.cfg)
+	ev, _, err := l.evaluate(ctx, d)
+	return ev, err
+}
+
+// evaluate is Evaluate, also returning the run's cost (sim.Cost), which is known, and
+// checked against the level's worst case, before the run starts.
+func (l *Level) evaluate(ctx context.Context, d sim.Design) (*Evaluation, int64, error) {
+	p, err := l.prepare(d)
 	if err != nil {
+		return nil, 0, err
+	}
+	ev, err := l.run(ctx, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	return ev, p.Cost(), nil
+}
+
+// designError is the level's problems with a design, with the engine's about the same
+// design added, so that a player sees every problem at once.
+func (l *Level) designError(eff sim.Design, ps Problems) Problems {
+	if err := sim.Validate(eff, l.c.cfg); err != nil {
 		var sp sim.Problems
 		if errors.As(err, &sp) {
-			return nil, designProblems(sp, nil)
+			ps = mergeProblems(ps, designProblems(sp, ps))
 		}
-		return nil, err
 	}
-	return l.judge(res), nil
+	return ps
 }
 
 // designProblems converts the engine's problems with a player's design. The level's own

@@ -34,7 +34,6 @@ type Store struct {
 	nameKeys    map[string]uuid.UUID
 	tokens      map[string]uuid.UUID // by string(token hash)
 	levels      map[string][]game.Level
-	used        map[levelRef]bool // level versions with submissions
 	submissions map[uuid.UUID]game.Submission
 	requests    map[requestRef]request
 	boards      map[levelRef]*board // the global board is levelRef{}
@@ -65,7 +64,6 @@ func New() *Store {
 		nameKeys:    map[string]uuid.UUID{},
 		tokens:      map[string]uuid.UUID{},
 		levels:      map[string][]game.Level{},
-		used:        map[levelRef]bool{},
 		submissions: map[uuid.UUID]game.Submission{},
 		requests:    map[requestRef]request{},
 		boards:      map[levelRef]*board{{}: newBoard()},
@@ -158,11 +156,7 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 	if cur.ContentHash == l.ContentHash {
 		return copyLevel(cur), false, nil
 	}
-	if !s.used[levelRef{l.Slug, cur.Version}] {
-		l.Version = cur.Version
-		versions[len(versions)-1] = l
-		return copyLevel(l), true, nil
-	}
+	// A stored version never changes: new content is a new version.
 	l.Version = cur.Version + 1
 	s.levels[l.Slug] = append(versions, l)
 	s.boards[levelRef{l.Slug, l.Version}] = newBoard()
@@ -301,7 +295,6 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 	}
 	s.submissions[sub.ID] = sub
 	lref := levelRef{sub.Slug, sub.Version}
-	s.used[lref] = true
 	rec := game.SubmissionReceipt{Submission: copySubmission(sub)}
 	if sub.Passed {
 		b := s.boards[lref]

@@ -26,3 +26,8 @@ func MigrateDown(ctx context.Context, dbURL string) error {
 	}
 	return nil
 }
+
+// SetDrain sets the players moved per drain transaction and a hook run after each.
+func SetDrain(s *Store, batch int, after func(moved int)) {
+	s.drainBatch, s.afterDrainBatch = batch, after
+}

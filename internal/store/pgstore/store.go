@@ -29,6 +29,10 @@ type Store struct {
 	Now func() time.Time
 
 	bucketSize int
+	// afterDrainBatch, if set (tests), is called after each batch of
+	// DrainGlobal with the number of players it moved.
+	afterDrainBatch func(moved int)
+	drainBatch      int
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value DSN),
@@ -46,7 +50,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: ping: %w", err)
 	}
-	return &Store{pool: pool, Now: time.Now, bucketSize: DefaultBucketSize}, nil
+	return &Store{pool: pool, Now: time.Now, bucketSize: DefaultBucketSize, drainBatch: defaultDrainBatch}, nil
 }
 
 // Close waits for in-flight queries and closes every connection.

@@ -69,13 +69,34 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 			return err
 		}
 		if sub.Passed {
+			if !current {
+				// An old version still being taken off the global board:
+				// this player's best there leaves it first, so that the
+				// improvement below never reaches the global board.
+				var draining bool
+				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM global_drains WHERE board_id = $1)`,
+					board).Scan(&draining); err != nil {
+					return err
+				}
+				if draining {
+					if err := s.leaveGlobal(ctx, tx, board, sub.PlayerID); err != nil {
+						return err
+					}
+				}
+			}
 			key := game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID}
-			improved, oldScore, hadBest, err := s.raiseBest(ctx, tx, board, key, sub.ID)
+			improved, oldScore, hadBest, err := s.raiseBest(ctx, tx, board, key, sub.ID, current)
 			if err != nil {
 				return err
 			}
 			rec.Improved = improved
 			if improved && current {
+				// A total never counts two versions of one level: the
+				// player's best on a version still being drained leaves
+				// the global board before this one joins it.
+				if err := s.leaveDrainingVersions(ctx, tx, sub.Slug, sub.PlayerID); err != nil {
+					return err
+				}
 				delta := sub.Score
 				if hadBest {
 					delta -= oldScore
@@ -139,7 +160,10 @@ func replay(ctx context.Context, tx pgx.Tx, player uuid.UUID, key, requestHash s
 // raiseBest makes k (with submission subID) the player's entry on board if
 // it beats their current one. It reports whether it did and the previous
 // best score, if any.
-func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.BoardKey, subID uuid.UUID) (improved bool, oldScore int64, hadBest bool, err error) {
+//
+// current says whether board is a current version's: a first entry on any
+// other board is marked left_global (it never counts on the global board).
+func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.BoardKey, subID uuid.UUID, current bool) (improved bool, oldScore int64, hadBest bool, err error) {
 	for {
 		var old game.BoardKey
 		old.PlayerID = k.PlayerID
@@ -162,9 +186,9 @@ func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.Bo
 			return false, 0, false, err
 		}
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (board_id, player_id) DO NOTHING`,
-			board, k.PlayerID, k.Score, k.AchievedAt, subID)
+			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id, left_global)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (board_id, player_id) DO NOTHING`,
+			board, k.PlayerID, k.Score, k.AchievedAt, subID, !current)
 		if err != nil {
 			return false, 0, false, err
 		}
