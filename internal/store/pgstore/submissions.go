@@ -3,10 +3,11 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"time"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"backpressure/internal/game"
 )
@@ -31,224 +32,65 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 	if sub.Result != nil {
 		sub.Result = append([]byte(nil), sub.Result...)
 	}
-	var rec game.SubmissionReceipt
-	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		rec = game.SubmissionReceipt{Submission: sub}
-		if idempotencyKey != "" {
-			// Claim the key first: a concurrent retry blocks here until
-			// this transaction ends, then replays its receipt.
-			tag, err := tx.Exec(ctx, `
-				INSERT INTO submission_requests (player_id, idempotency_key, request_hash, submission_id, created_at)
-				VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-				sub.PlayerID, idempotencyKey, requestHash, sub.ID, sub.CreatedAt)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 0 {
-				rec, err = replay(ctx, tx, sub.PlayerID, idempotencyKey, requestHash)
-				return err
-			}
-		}
-		var board int64
-		var current bool
-		// FOR SHARE: PutLevel must not replace or supersede this version
-		// while submissions to it are being written.
-		err := tx.QueryRow(ctx, `SELECT board_id, is_current FROM levels WHERE slug = $1 AND version = $2 FOR SHARE`,
-			sub.Slug, sub.Version).Scan(&board, &current)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return game.Errorf(game.ENOTFOUND, "level not found")
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO submissions (id, player_id, slug, version, design, result, passed, score, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			sub.ID, sub.PlayerID, sub.Slug, sub.Version, []byte(sub.Design), nullJSON(sub.Result),
-			sub.Passed, sub.Score, sub.CreatedAt); err != nil {
-			return err
-		}
-		if sub.Passed {
-			key := game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID}
-			improved, oldScore, hadBest, err := s.raiseBest(ctx, tx, board, key, sub.ID)
-			if err != nil {
-				return err
-			}
-			rec.Improved = improved
-			if improved && current {
-				delta := sub.Score
-				if hadBest {
-					delta -= oldScore
-				}
-				// An equal score reached earlier replaced the best:
-				// the total is the same, but when it was reached may
-				// have changed.
-				retime := hadBest && delta == 0
-				if err := s.addToGlobal(ctx, tx, sub.PlayerID, delta, retime, sub.CreatedAt, sub.ID); err != nil {
-					return err
-				}
-			}
-			e, err := playerEntry(ctx, tx, board, sub.PlayerID)
-			if err != nil {
-				return err
-			}
-			rec.Rank = e.Rank
-		}
-		if idempotencyKey != "" {
-			if _, err := tx.Exec(ctx, `
-				UPDATE submission_requests SET improved = $3, rank = $4
-				WHERE player_id = $1 AND idempotency_key = $2`,
-				sub.PlayerID, idempotencyKey, rec.Improved, rec.Rank); err != nil {
-				return err
-			}
-		}
-		return nil
+	// A level this store served from its cache is checked in the write:
+	// if it changed (or stopped being current) since, nothing is stored.
+	expectHash, expectCurrent := s.levels.expectation(sub.Slug, sub.Version)
+	var replayed *uuid.UUID
+	rec := game.SubmissionReceipt{Submission: sub}
+	err := s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT o_replayed, o_improved, o_rank FROM bp_submit(
+				$1::uuid, $2::uuid, $3::text, $4::int4, $5::text, $6::bool, $7::json, $8::json,
+				$9::bool, $10::int8, $11::timestamptz, $12::text, $13::text, $14::int8)`,
+			sub.ID, sub.PlayerID, sub.Slug, sub.Version, expectHash, expectCurrent,
+			string(sub.Design), nullJSON(sub.Result), sub.Passed, sub.Score, sub.CreatedAt,
+			idempotencyKey, requestHash, int64(s.bucketSize)).Scan(&replayed, &rec.Improved, &rec.Rank)
 	})
 	if err != nil {
+		if code := submitErrorCode(err); code != "" {
+			if code == "BP412" {
+				s.levels.forget(sub.Slug)
+			}
+			return game.SubmissionReceipt{}, submitError(code)
+		}
 		return game.SubmissionReceipt{}, translate("create submission", err)
 	}
+	if replayed != nil {
+		// The key's first request committed before this one claimed it:
+		// its submission is stored and answered as it was then.
+		stored, err := s.Submission(ctx, *replayed)
+		if err != nil {
+			return game.SubmissionReceipt{}, err
+		}
+		rec.Submission, rec.Replayed = stored, true
+	}
 	return rec, nil
+}
+
+// submitErrorCode returns the SQLSTATE of one of bp_submit's own refusals
+// (see migration 000004), or "".
+func submitErrorCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "BP") {
+		return pgErr.Code
+	}
+	return ""
+}
+
+func submitError(code string) error {
+	switch code {
+	case "BP404":
+		return game.Errorf(game.ENOTFOUND, "level not found")
+	case "BP409":
+		return game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
+	}
+	return game.Errorf(game.ECONFLICT, "the level changed while the design was being scored; submit again")
 }
 
 func nullJSON(b []byte) any {
 	if b == nil {
 		return nil
 	}
-	return b
-}
-
-// replay returns the stored receipt for (player, key).
-func replay(ctx context.Context, tx pgx.Tx, player uuid.UUID, key, requestHash string) (game.SubmissionReceipt, error) {
-	var rec game.SubmissionReceipt
-	var storedHash string
-	var id uuid.UUID
-	err := tx.QueryRow(ctx, `
-		SELECT request_hash, submission_id, improved, rank FROM submission_requests
-		WHERE player_id = $1 AND idempotency_key = $2`, player, key).Scan(&storedHash, &id, &rec.Improved, &rec.Rank)
-	if err != nil {
-		return rec, err
-	}
-	if storedHash != requestHash {
-		return rec, game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
-	}
-	rec.Submission, err = scanSubmission(tx.QueryRow(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE id = $1`, id))
-	rec.Replayed = true
-	return rec, err
-}
-
-// raiseBest makes k (with submission subID) the player's entry on board if
-// it beats their current one. It reports whether it did and the previous
-// best score, if any.
-func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.BoardKey, subID uuid.UUID) (improved bool, oldScore int64, hadBest bool, err error) {
-	for {
-		var old game.BoardKey
-		old.PlayerID = k.PlayerID
-		err := tx.QueryRow(ctx, `
-			SELECT score, achieved_at FROM board_entries WHERE board_id = $1 AND player_id = $2 FOR UPDATE`,
-			board, k.PlayerID).Scan(&old.Score, &old.AchievedAt)
-		if err == nil {
-			if !k.Beats(old) {
-				return false, old.Score, true, nil
-			}
-			if _, err := tx.Exec(ctx, `
-				UPDATE board_entries SET score = $3, achieved_at = $4, submission_id = $5
-				WHERE board_id = $1 AND player_id = $2`,
-				board, k.PlayerID, k.Score, k.AchievedAt, subID); err != nil {
-				return false, 0, false, err
-			}
-			return true, old.Score, true, s.moveKey(ctx, tx, board, &old, k)
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return false, 0, false, err
-		}
-		tag, err := tx.Exec(ctx, `
-			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (board_id, player_id) DO NOTHING`,
-			board, k.PlayerID, k.Score, k.AchievedAt, subID)
-		if err != nil {
-			return false, 0, false, err
-		}
-		if tag.RowsAffected() == 1 {
-			return true, 0, false, s.moveKey(ctx, tx, board, nil, k)
-		}
-		// A concurrent transaction of the same player inserted the entry
-		// first (and has committed, or the insert would still wait): read
-		// it again, now locking it.
-	}
-}
-
-// addToGlobal adds delta to the player's global total, which they reached at
-// time at with submission subID. With retime (and delta 0) it instead
-// recomputes when the unchanged total was reached, see retimeGlobal.
-func (s *Store) addToGlobal(ctx context.Context, tx pgx.Tx, player uuid.UUID, delta int64, retime bool, at time.Time, subID uuid.UUID) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1::int4, 0)`, lockGlobal); err != nil {
-		return err
-	}
-	for {
-		old := game.BoardKey{PlayerID: player}
-		err := tx.QueryRow(ctx, `
-			SELECT score, achieved_at FROM board_entries WHERE board_id = 0 AND player_id = $1 FOR UPDATE`,
-			player).Scan(&old.Score, &old.AchievedAt)
-		if err == nil {
-			if delta == 0 && retime {
-				// An equal score reached earlier replaced a level best
-				// (two submissions of one player committing out of
-				// order): the time the total was reached is again the
-				// latest of the player's current bests.
-				return s.retimeGlobal(ctx, tx, old)
-			}
-			if delta == 0 {
-				return nil // same total, reached earlier
-			}
-			nw := game.BoardKey{Score: old.Score + delta, AchievedAt: at, PlayerID: player}
-			if _, err := tx.Exec(ctx, `
-				UPDATE board_entries SET score = $2, achieved_at = $3, submission_id = $4
-				WHERE board_id = 0 AND player_id = $1`, player, nw.Score, at, subID); err != nil {
-				return err
-			}
-			return s.moveKey(ctx, tx, globalBoard, &old, nw)
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		nw := game.BoardKey{Score: delta, AchievedAt: at, PlayerID: player}
-		tag, err := tx.Exec(ctx, `
-			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id)
-			VALUES (0, $1, $2, $3, $4) ON CONFLICT (board_id, player_id) DO NOTHING`,
-			player, nw.Score, at, subID)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 1 {
-			return s.moveKey(ctx, tx, globalBoard, nil, nw)
-		}
-	}
-}
-
-// retimeGlobal sets the locked global entry old to the time, and
-// submission, of the latest of the player's current-version bests (the rule
-// dropFromGlobal uses too), moving its key in the buckets.
-func (s *Store) retimeGlobal(ctx context.Context, tx pgx.Tx, old game.BoardKey) error {
-	var at time.Time
-	var subID uuid.UUID
-	err := tx.QueryRow(ctx, `
-		SELECT c.achieved_at, c.submission_id
-		FROM board_entries c JOIN levels l ON l.board_id = c.board_id AND l.is_current
-		WHERE c.player_id = $1
-		ORDER BY c.achieved_at DESC, c.submission_id DESC LIMIT 1`, old.PlayerID).Scan(&at, &subID)
-	if err != nil {
-		return err
-	}
-	nw := game.BoardKey{Score: old.Score, AchievedAt: at, PlayerID: old.PlayerID}
-	if nw.Compare(old) == 0 {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `
-		UPDATE board_entries SET achieved_at = $2, submission_id = $3
-		WHERE board_id = 0 AND player_id = $1`, old.PlayerID, at, subID); err != nil {
-		return err
-	}
-	return s.moveKey(ctx, tx, globalBoard, &old, nw)
+	return string(b)
 }
 
 // SubmissionByIdempotencyKey returns the stored receipt of the player's
