@@ -107,20 +107,25 @@ $$;
 -- buckets (one statement, one snapshot).
 CREATE FUNCTION bp_rank(p_board bigint, p_ns bigint, p_at timestamptz, p_pid uuid)
 RETURNS bigint
-LANGUAGE sql STABLE AS $$
-	WITH bk AS (
-		SELECT b.lo_neg_score, b.lo_achieved_at, b.lo_player_id FROM board_buckets b
-		WHERE b.board_id = p_board
-		  AND (b.lo_neg_score, b.lo_achieved_at, b.lo_player_id) <= (p_ns, p_at, p_pid)
-		ORDER BY b.lo_neg_score DESC, b.lo_achieved_at DESC, b.lo_player_id DESC
-		LIMIT 1)
-	SELECT 1 + (SELECT coalesce(sum(b.n), 0) FROM board_buckets b, bk
-	            WHERE b.board_id = p_board
-	              AND (b.lo_neg_score, b.lo_achieved_at, b.lo_player_id) < (bk.lo_neg_score, bk.lo_achieved_at, bk.lo_player_id))
-	         + (SELECT count(*) FROM board_entries e, bk
-	            WHERE e.board_id = p_board
-	              AND (e.neg_score, e.achieved_at, e.player_id) >= (bk.lo_neg_score, bk.lo_achieved_at, bk.lo_player_id)
-	              AND (e.neg_score, e.achieved_at, e.player_id) < (p_ns, p_at, p_pid))
+-- plpgsql, not sql: a non-inlined SQL function is planned on every call,
+-- a plpgsql one once per session.
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+	RETURN (
+		WITH bk AS (
+			SELECT b.lo_neg_score, b.lo_achieved_at, b.lo_player_id FROM board_buckets b
+			WHERE b.board_id = p_board
+			  AND (b.lo_neg_score, b.lo_achieved_at, b.lo_player_id) <= (p_ns, p_at, p_pid)
+			ORDER BY b.lo_neg_score DESC, b.lo_achieved_at DESC, b.lo_player_id DESC
+			LIMIT 1)
+		SELECT 1 + (SELECT coalesce(sum(b.n), 0) FROM board_buckets b, bk
+		            WHERE b.board_id = p_board
+		              AND (b.lo_neg_score, b.lo_achieved_at, b.lo_player_id) < (bk.lo_neg_score, bk.lo_achieved_at, bk.lo_player_id))
+		         + (SELECT count(*) FROM board_entries e, bk
+		            WHERE e.board_id = p_board
+		              AND (e.neg_score, e.achieved_at, e.player_id) >= (bk.lo_neg_score, bk.lo_achieved_at, bk.lo_player_id)
+		              AND (e.neg_score, e.achieved_at, e.player_id) < (p_ns, p_at, p_pid)));
+END
 $$;
 
 -- bp_add_to_global adds p_delta to the player's global total, reached at
