@@ -1,6 +1,11 @@
 package pgstore_test
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,5 +132,19 @@ func TestLevelCacheChecksEveryWrite(t *testing.T) {
 	clock = clock.Add(2 * time.Second)
 	if fresh, err := a.Level(ctx, "lvl", 0); err != nil || fresh.ContentHash != "h3" {
 		t.Errorf("after expiry: %+v, %v; want h3", fresh, err)
+	}
+}
+
+// A connection that breaks under a statement is "unavailable" (503, retry
+// with the same key), never an internal error.
+func TestTranslateBrokenConnection(t *testing.T) {
+	for _, err := range []error{io.EOF, io.ErrUnexpectedEOF, fmt.Errorf("read: %w", syscall.ECONNRESET), net.ErrClosed,
+		fmt.Errorf("write: %w", syscall.EPIPE)} {
+		if got := game.ErrorCode(pgstore.Translate("op", err)); got != game.EUNAVAILABLE {
+			t.Errorf("%v: %s, want %s", err, got, game.EUNAVAILABLE)
+		}
+	}
+	if got := game.ErrorCode(pgstore.Translate("op", errors.New("something else"))); got != game.EINTERNAL {
+		t.Errorf("an unknown error: %s, want %s", got, game.EINTERNAL)
 	}
 }

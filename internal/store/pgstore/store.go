@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -181,10 +183,19 @@ func translate(op string, err error) error {
 	}
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
-	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) {
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) || connectionLost(err) {
 		return game.Errorf(game.EUNAVAILABLE, "database unavailable")
 	}
 	return fmt.Errorf("pgstore: %s: %v", op, err)
+}
+
+// connectionLost reports an error from a connection that broke under a
+// statement (PostgreSQL or PgBouncer restarted, a reset): the statement
+// may or may not have committed, so the caller must retry with the same
+// idempotency key, which replays it if it did.
+func connectionLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // contextErr returns the context error inside err's chain.
