@@ -1,0 +1,6 @@
+# PgBouncer from Debian's package, the same one scripts/cluster.sh runs.
+FROM debian:12-slim
+RUN apt-get update && apt-get install -y --no-install-recommends pgbouncer && rm -rf /var/lib/apt/lists/*
+USER postgres
+EXPOSE 6432
+ENTRYPOINT ["/usr/sbin/pgbouncer", "/etc/pgbouncer/pgbouncer.ini"]
