@@ -277,10 +277,11 @@ PY
 # sql Q: one value from the private cluster.
 sql() { psql -tA "postgres://postgres@127.0.0.1:$PG_PORT/backpressure" -c "$1"; }
 
-# costs: one replica behind HAProxy and PgBouncer, alone on the private
-# PostgreSQL: per submission and per board read, the CPU of the replica,
-# PgBouncer, PostgreSQL (every backend) and HAProxy, and PostgreSQL's row
-# writes, commits and WAL.
+# costs: one replica behind HAProxy, alone on the private PostgreSQL: per
+# submission and per board read, the CPU of the replica, PgBouncer,
+# PostgreSQL (every process) and HAProxy, and PostgreSQL's commits, row
+# writes and WAL (pg_stat_database, pg_stat_wal, pg_current_wal_lsn), with
+# the replica through PgBouncer and directly, in both query modes.
 mode_costs() {
 	start_cluster
 	set_replicas 1
@@ -314,8 +315,19 @@ PY
 	board_reads() {
 		"$WORK/loadgen" reads -url "$LB_URL" -path "/v1/challenges/first-request/leaderboard?limit=20" -players 32 -duration "$DURATION"
 	}
-	measure "scored submission (no board reads, no retries, no dry runs)" submissions
-	measure "top-20 board read" board_reads
+	# The deployment (through PgBouncer, no named prepared statements)
+	# against direct connections with and without them, alternately.
+	local configs=("pgbouncer cache_describe $POOLED_DB" "direct cache_describe $DIRECT_DB" "direct cache_statement $DIRECT_DB")
+	for round in $(seq 1 "$ROUNDS"); do
+		for c in "${configs[@]}"; do
+			read -r via mode url <<<"$c"
+			kill -TERM "${REPLICA_PIDS[0]}"; wait "${REPLICA_PIDS[0]}" 2>/dev/null || true
+			REPLICA_ENV="DATABASE_URL=$url DATABASE_QUERY_MODE=$mode" start_replica 0
+			wait_full_service 1 || true
+			measure "round $round, $via, $mode: scored submission (no board reads, retries or dry runs)" submissions
+			measure "round $round, $via, $mode: top-20 board read" board_reads
+		done
+	done
 }
 
 # pg_cpu_ms: CPU of every process of the private PostgreSQL cluster.
