@@ -14,7 +14,8 @@ import (
 
 // CreateSubmission stores sub and, when it passed with a better score than
 // the player's best on its level version (or their first pass), makes it
-// their best there and updates the global board, all in one transaction.
+// their best there and updates the global board, all in one statement
+// (bp_submit, migration 000004), so in one transaction and one round trip.
 //
 // idempotencyKey, unless "", makes the call safe to retry: a later call by
 // the same player with the same key writes nothing and returns the first
@@ -22,7 +23,10 @@ import (
 // of the request body) differs from the first call's.
 //
 // sub.ID and sub.CreatedAt come from the caller; CreatedAt is the time the
-// score was achieved, normalised with game.Timestamp.
+// score was achieved, normalised with game.Timestamp. If this store served
+// the level version as current from its cache, the write also requires it
+// to still hold that content and be current (ECONFLICT otherwise, nothing
+// stored): see the package documentation, "Caches".
 func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idempotencyKey, requestHash string) (game.SubmissionReceipt, error) {
 	if err := sub.Validate(); err != nil {
 		return game.SubmissionReceipt{}, err
