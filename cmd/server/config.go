@@ -10,17 +10,23 @@ import (
 	"time"
 
 	"backpressure/internal/api"
+	"backpressure/internal/store/pgstore"
 )
 
 // config is the whole configuration, read from the environment.
 type config struct {
-	Host            string
-	Port            string
-	DatabaseURL     string
-	LogLevel        slog.Level
-	LogFormat       string
-	ShutdownTimeout time.Duration
-	API             api.Config
+	Host        string
+	Port        string
+	DatabaseURL string
+	// DatabaseDirectURL reaches PostgreSQL without a transaction-mode
+	// pooler, for what needs a session: migrations (golang-migrate's
+	// advisory lock), LISTEN. Default: DatabaseURL.
+	DatabaseDirectURL string
+	Database          pgstore.Options
+	LogLevel          slog.Level
+	LogFormat         string
+	ShutdownTimeout   time.Duration
+	API               api.Config
 }
 
 // minAdminTokenLen keeps the admin token out of guessing range.
@@ -73,9 +79,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 
 	c := config{
-		Host:            str("HOST", ""),
-		Port:            str("PORT", "8080"),
-		DatabaseURL:     str("DATABASE_URL", ""),
+		Host:        str("HOST", ""),
+		Port:        str("PORT", "8080"),
+		DatabaseURL: str("DATABASE_URL", ""),
+		Database: pgstore.Options{
+			MaxConns:  integer("DATABASE_MAX_CONNS", 0, 1, 10_000),
+			QueryMode: str("DATABASE_QUERY_MODE", pgstore.QueryModeCacheStatement),
+		},
 		LogFormat:       str("LOG_FORMAT", "json"),
 		ShutdownTimeout: duration("SHUTDOWN_TIMEOUT", 30*time.Second),
 	}
@@ -91,6 +101,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		// Not echoed: it may hold a password.
 		bad("DATABASE_URL", "must be a postgres:// or postgresql:// URL")
+	}
+	c.DatabaseDirectURL = str("DATABASE_DIRECT_URL", c.DatabaseURL)
+	if c.DatabaseDirectURL != "" && !strings.HasPrefix(c.DatabaseDirectURL, "postgres://") && !strings.HasPrefix(c.DatabaseDirectURL, "postgresql://") {
+		bad("DATABASE_DIRECT_URL", "must be a postgres:// or postgresql:// URL")
+	}
+	if m := c.Database.QueryMode; m != pgstore.QueryModeCacheStatement && m != pgstore.QueryModeCacheDescribe {
+		bad("DATABASE_QUERY_MODE", "must be %s (direct to PostgreSQL) or %s (behind PgBouncer in transaction mode), not %q",
+			pgstore.QueryModeCacheStatement, pgstore.QueryModeCacheDescribe, m)
 	}
 
 	a := api.Config{

@@ -147,10 +147,12 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger) (api.Store,
 	}
 	where := databaseName(cfg.DatabaseURL)
 	logger.InfoContext(ctx, "migrating the database", "database", where)
-	if err := pgstore.Migrate(ctx, cfg.DatabaseURL); err != nil {
+	// Migrations hold a session-level advisory lock: not through a
+	// transaction-mode pooler.
+	if err := pgstore.Migrate(ctx, cfg.DatabaseDirectURL); err != nil {
 		return nil, nil, fmt.Errorf("migrate: %w", err)
 	}
-	store, err := pgstore.Open(ctx, cfg.DatabaseURL)
+	store, err := pgstore.OpenWith(ctx, cfg.DatabaseURL, cfg.Database)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the database: %w", err)
 	}

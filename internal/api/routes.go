@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
 
 	"backpressure/internal/game"
@@ -27,7 +26,7 @@ func (s *server) routes() *chi.Mux {
 			MaxAge: 600,
 		}))
 	}
-	r.Use(middleware.Compress(5, "application/json", "application/problem+json"))
+	r.Use(compressLarge)
 	r.NotFound(s.handleNotFound)
 	r.MethodNotAllowed(s.handleMethodNotAllowed)
 

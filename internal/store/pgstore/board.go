@@ -21,6 +21,17 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 	if err != nil {
 		return game.BoardPage{}, err
 	}
+	if q.Slug == "" {
+		q.Version = 0
+	}
+	switch {
+	case q.AroundPlayer != nil:
+		page, err := s.pageAround(ctx, q)
+		return page, translate("board", err)
+	case cur == nil:
+		page, err := s.firstPage(ctx, q)
+		return page, translate("board", err)
+	}
 	var page game.BoardPage
 	err = s.tx(ctx, readOnly, func(tx pgx.Tx) error {
 		board, version, err := resolveBoard(ctx, tx, q.Slug, q.Version)

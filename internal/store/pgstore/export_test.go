@@ -11,6 +11,9 @@ import (
 // SetBucketSize makes tests split rank buckets early.
 func SetBucketSize(s *Store, n int) { s.bucketSize = n }
 
+// Translate exposes the error translation.
+var Translate = translate
+
 // Pool exposes the pool to invariant checks.
 func Pool(s *Store) *pgxpool.Pool { return s.pool }
 

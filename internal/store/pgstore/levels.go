@@ -86,6 +86,7 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 		out, created, drain = l, true, tag.RowsAffected() == 1
 		return nil
 	})
+	s.levels.forget(l.Slug)
 	if err != nil {
 		return game.Level{}, false, translate("put level", err)
 	}
@@ -126,6 +127,7 @@ func (s *Store) CreateLevel(ctx context.Context, l game.Level) (game.Level, erro
 		}
 		return insertLevel(ctx, tx, l)
 	})
+	s.levels.forget(l.Slug)
 	if err != nil {
 		return game.Level{}, translate("create level", err)
 	}
@@ -183,11 +185,23 @@ func scanLevel(row pgx.Row) (game.Level, int64, error) {
 }
 
 // Level returns a level version; version 0 means the current one.
+// The current version is cached briefly (see levelCache).
 func (s *Store) Level(ctx context.Context, slug string, version int) (game.Level, error) {
+	if version == 0 {
+		if l, ok := s.levels.current(slug, s.Now()); ok {
+			return l, nil
+		}
+	}
 	l, _, err := scanLevel(s.pool.QueryRow(ctx, `
 		SELECT `+levelColumns+`, board_id FROM levels
 		WHERE slug = $1 AND (version = $2 OR ($2 = 0 AND is_current))`, slug, version))
-	return l, translate("level", err)
+	if err != nil {
+		return game.Level{}, translate("level", err)
+	}
+	if version == 0 {
+		s.levels.put(l, s.Now())
+	}
+	return l, nil
 }
 
 // Levels returns the current version of every level, ordered by slug

@@ -31,6 +31,11 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 	if sub.Result != nil {
 		sub.Result = append([]byte(nil), sub.Result...)
 	}
+	// A level this store served from its cache as current is checked in
+	// the write: if it stopped being current since, nothing is stored and
+	// the player is asked to submit again (versions never change, so the
+	// content itself cannot differ).
+	expectHash, expectCurrent := s.levels.expectation(sub.Slug, sub.Version)
 	var rec game.SubmissionReceipt
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		rec = game.SubmissionReceipt{Submission: sub}
@@ -53,13 +58,18 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 		var current bool
 		// FOR SHARE: PutLevel must not replace or supersede this version
 		// while submissions to it are being written.
-		err := tx.QueryRow(ctx, `SELECT board_id, is_current FROM levels WHERE slug = $1 AND version = $2 FOR SHARE`,
-			sub.Slug, sub.Version).Scan(&board, &current)
+		var contentHash string
+		err := tx.QueryRow(ctx, `SELECT board_id, is_current, content_hash FROM levels WHERE slug = $1 AND version = $2 FOR SHARE`,
+			sub.Slug, sub.Version).Scan(&board, &current, &contentHash)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return game.Errorf(game.ENOTFOUND, "level not found")
 		}
 		if err != nil {
 			return err
+		}
+		if expectCurrent && (!current || contentHash != expectHash) {
+			s.levels.forget(sub.Slug)
+			return game.Errorf(game.ECONFLICT, "level %s changed while this design was scored; submit again", sub.Slug)
 		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO submissions (id, player_id, slug, version, design, result, passed, score, created_at)
