@@ -264,7 +264,7 @@ func TestMigrateUpDownUp(t *testing.T) {
 		}
 		return out
 	}
-	all := []string{"board_buckets", "board_entries", "boards", "levels", "players", "schema_migrations", "submission_requests", "submissions"}
+	all := []string{"board_buckets", "board_changes", "board_entries", "boards", "levels", "players", "schema_migrations", "submission_requests", "submissions"}
 	for i, step := range []struct {
 		name string
 		run  func(context.Context, string) error
@@ -319,8 +319,8 @@ func TestMigrateConcurrently(t *testing.T) {
 	if err := pgstore.Pool(s).QueryRow(t.Context(), `SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty); err != nil {
 		t.Fatal(err)
 	}
-	if version != 2 || dirty {
-		t.Errorf("schema_migrations = %d dirty=%v, want 2 clean", version, dirty)
+	if version != 5 || dirty {
+		t.Errorf("schema_migrations = %d dirty=%v, want 5 clean", version, dirty)
 	}
 }
 

@@ -36,6 +36,7 @@ type Store interface {
 
 	Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, error)
 	PlayerRank(ctx context.Context, slug string, version int, playerID uuid.UUID) (game.Entry, error)
+	BoardChanges(ctx context.Context, slug string, version int, after int64, limit int) ([]game.BoardChange, bool, error)
 
 	Ping(ctx context.Context) error
 }
@@ -66,6 +67,9 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"IdempotencyLookup", testIdempotencyLookup},
 		{"CreateLevelInsertOnly", testCreateLevel},
 		{"CreateLevelConcurrent", testCreateLevelConcurrent},
+		{"BoardChanges", testBoardChanges},
+		{"BoardChangesRetention", testBoardChangesRetention},
+		{"BoardChangesConcurrent", testBoardChangesConcurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
