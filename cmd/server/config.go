@@ -14,13 +14,16 @@ import (
 
 // config is the whole configuration, read from the environment.
 type config struct {
-	Host            string
-	Port            string
-	DatabaseURL     string
-	LogLevel        slog.Level
-	LogFormat       string
-	ShutdownTimeout time.Duration
-	API             api.Config
+	Host        string
+	Port        string
+	DatabaseURL string
+	// DatabaseDirectURL reaches PostgreSQL without a pooler in between, for
+	// what needs a session of its own (LISTEN); "" means DatabaseURL.
+	DatabaseDirectURL string
+	LogLevel          slog.Level
+	LogFormat         string
+	ShutdownTimeout   time.Duration
+	API               api.Config
 }
 
 // minAdminTokenLen keeps the admin token out of guessing range.
@@ -73,11 +76,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 
 	c := config{
-		Host:            str("HOST", ""),
-		Port:            str("PORT", "8080"),
-		DatabaseURL:     str("DATABASE_URL", ""),
-		LogFormat:       str("LOG_FORMAT", "json"),
-		ShutdownTimeout: duration("SHUTDOWN_TIMEOUT", 30*time.Second),
+		Host:              str("HOST", ""),
+		Port:              str("PORT", "8080"),
+		DatabaseURL:       str("DATABASE_URL", ""),
+		DatabaseDirectURL: str("DATABASE_DIRECT_URL", ""),
+		LogFormat:         str("LOG_FORMAT", "json"),
+		ShutdownTimeout:   duration("SHUTDOWN_TIMEOUT", 30*time.Second),
 	}
 	if p, err := strconv.Atoi(c.Port); err != nil || p < 0 || p > 65535 {
 		bad("PORT", "must be a port number (0 picks a free one), not %q", c.Port)
@@ -92,21 +96,28 @@ func loadConfig(getenv func(string) string) (config, error) {
 		// Not echoed: it may hold a password.
 		bad("DATABASE_URL", "must be a postgres:// or postgresql:// URL")
 	}
+	if c.DatabaseDirectURL != "" && !strings.HasPrefix(c.DatabaseDirectURL, "postgres://") && !strings.HasPrefix(c.DatabaseDirectURL, "postgresql://") {
+		bad("DATABASE_DIRECT_URL", "must be a postgres:// or postgresql:// URL")
+	}
 
 	a := api.Config{
-		AdminToken:      getenv("ADMIN_TOKEN"),
-		SimWorkers:      integer("SIM_WORKERS", 0, 1, 1024),
-		SimQueue:        integer("SIM_QUEUE", api.DefaultSimQueue, 0, 100_000),
-		SimTimeout:      duration("SIM_TIMEOUT", api.DefaultSimTimeout),
-		HintTimeout:     duration("HINT_TIMEOUT", api.DefaultHintTimeout),
-		MaxBodyBytes:    int64(integer("MAX_BODY_BYTES", api.DefaultMaxBodyBytes, 1024, 64<<20)),
-		MaxInFlight:     integer("MAX_INFLIGHT", 0, 1, 1_000_000),
-		RateLimitIP:     integer("RATE_LIMIT_IP", api.DefaultRateLimitIP, 0, 1_000_000),
-		RateLimitPlayer: integer("RATE_LIMIT_PLAYER", api.DefaultRateLimitPlayer, 0, 1_000_000),
-		RateLimitSim:    integer("RATE_LIMIT_SIM", api.DefaultRateLimitSim, 0, 1_000_000),
-		RateLimitWindow: duration("RATE_LIMIT_WINDOW", api.DefaultRateLimitWindow),
-		CORSOrigins:     list("CORS_ORIGINS"),
-		TrustedProxies:  list("TRUSTED_PROXIES"),
+		AdminToken:           getenv("ADMIN_TOKEN"),
+		SimWorkers:           integer("SIM_WORKERS", 0, 1, 1024),
+		SimQueue:             integer("SIM_QUEUE", api.DefaultSimQueue, 0, 100_000),
+		SimTimeout:           duration("SIM_TIMEOUT", api.DefaultSimTimeout),
+		HintTimeout:          duration("HINT_TIMEOUT", api.DefaultHintTimeout),
+		MaxBodyBytes:         int64(integer("MAX_BODY_BYTES", api.DefaultMaxBodyBytes, 1024, 64<<20)),
+		MaxInFlight:          integer("MAX_INFLIGHT", 0, 1, 1_000_000),
+		RateLimitIP:          integer("RATE_LIMIT_IP", api.DefaultRateLimitIP, 0, 1_000_000),
+		RateLimitPlayer:      integer("RATE_LIMIT_PLAYER", api.DefaultRateLimitPlayer, 0, 1_000_000),
+		RateLimitSim:         integer("RATE_LIMIT_SIM", api.DefaultRateLimitSim, 0, 1_000_000),
+		RateLimitWindow:      duration("RATE_LIMIT_WINDOW", api.DefaultRateLimitWindow),
+		MaxStreams:           integer("MAX_STREAMS", api.DefaultMaxStreams, 1, 1_000_000),
+		MaxStreamsPerAddress: integer("MAX_STREAMS_PER_ADDRESS", api.DefaultMaxStreamsPerAddress, 1, 1_000_000),
+		StreamBuffer:         integer("STREAM_BUFFER", api.DefaultStreamBuffer, 1, 100_000),
+		StreamHeartbeat:      duration("STREAM_HEARTBEAT", api.DefaultStreamHeartbeat),
+		CORSOrigins:          list("CORS_ORIGINS"),
+		TrustedProxies:       list("TRUSTED_PROXIES"),
 	}
 	if a.AdminToken != "" && len(a.AdminToken) < minAdminTokenLen {
 		// Not echoed: it is a secret.

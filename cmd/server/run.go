@@ -57,6 +57,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer closeStore()
 
+	broker, stopLive := startLive(ctx, cfg, store, logger)
+	defer stopLive()
+
 	if err := api.LoadCampaign(ctx, store, logger, time.Now()); err != nil {
 		return err
 	}
@@ -71,6 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Store:  store,
 			Config: cfg.API,
 			Web:    web.FS(),
+			Live:   broker,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -80,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	// Live streams never go idle: end them when shutdown starts.
+	srv.RegisterOnShutdown(broker.Close)
 	logger.InfoContext(ctx, "listening", "addr", ln.Addr().String(),
 		"sim_workers", cfg.API.SimWorkers, "sim_queue", cfg.API.SimQueue)
 

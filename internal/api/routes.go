@@ -36,6 +36,15 @@ func (s *server) routes() *chi.Mux {
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 	r.Get("/openapi.json", s.handleOpenAPI)
 
+	// Live streams stay open for as long as their clients watch: they are
+	// capped by their own limits (streamSlots), not by MaxInFlight, which
+	// is for requests that end.
+	r.Group(func(r chi.Router) {
+		r.Use(s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress))
+		r.Use(s.authenticate)
+		r.Get("/v1/challenges/{slug}/leaderboard/stream", s.handleBoardStream)
+	})
+
 	r.Route("/v1", func(r chi.Router) {
 		r.NotFound(s.handleNotFound)
 		r.MethodNotAllowed(s.handleMethodNotAllowed)

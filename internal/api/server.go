@@ -48,6 +48,18 @@ type Config struct {
 	RateLimitSim    int
 	RateLimitWindow time.Duration
 
+	// Live streams: at most MaxStreams open on this server and
+	// MaxStreamsPerAddress per client address; StreamBuffer changes wait
+	// for a slow client before it is dropped; a comment every
+	// StreamHeartbeat keeps idle connections open through proxies.
+	MaxStreams           int
+	MaxStreamsPerAddress int
+	StreamBuffer         int
+	StreamHeartbeat      time.Duration
+	// StreamWriteTimeout bounds one write to a stream: a client whose
+	// connection takes no data for this long is dropped.
+	StreamWriteTimeout time.Duration
+
 	// CORSOrigins may call the API from browsers on other origins ("*" for
 	// any). Empty: same-origin only.
 	CORSOrigins []string
@@ -70,6 +82,14 @@ const (
 	DefaultRateLimitPlayer   = 300
 	DefaultRateLimitSim      = 60
 	DefaultRateLimitWindow   = time.Minute
+	// A stream costs a goroutine, a connection and a buffer of
+	// DefaultStreamBuffer changes (about 25 KB in all, measured in
+	// BENCHMARKS.md).
+	DefaultMaxStreams           = 5000
+	DefaultMaxStreamsPerAddress = 8
+	DefaultStreamBuffer         = 64
+	DefaultStreamHeartbeat      = 15 * time.Second
+	DefaultStreamWriteTimeout   = 10 * time.Second
 )
 
 // WithDefaults fills in every unset field. Rate limits are left alone: 0
@@ -96,6 +116,21 @@ func (c Config) WithDefaults() Config {
 	if c.RateLimitWindow <= 0 {
 		c.RateLimitWindow = DefaultRateLimitWindow
 	}
+	if c.MaxStreams <= 0 {
+		c.MaxStreams = DefaultMaxStreams
+	}
+	if c.MaxStreamsPerAddress <= 0 {
+		c.MaxStreamsPerAddress = DefaultMaxStreamsPerAddress
+	}
+	if c.StreamBuffer <= 0 {
+		c.StreamBuffer = DefaultStreamBuffer
+	}
+	if c.StreamHeartbeat <= 0 {
+		c.StreamHeartbeat = DefaultStreamHeartbeat
+	}
+	if c.StreamWriteTimeout <= 0 {
+		c.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
 	return c
 }
 
@@ -109,6 +144,8 @@ type Deps struct {
 	Web fs.FS
 	// Now is the clock that stamps submissions; nil means time.Now.
 	Now func() time.Time
+	// Live, if not nil, serves the live streams; without it they are 503.
+	Live Live
 }
 
 // server holds the handlers' shared dependencies.
@@ -125,6 +162,8 @@ type server struct {
 	mux       *chi.Mux // set by routes, for the Allow header of 405s
 	// campaign orders the built-in levels in listings (slug -> position).
 	campaign map[string]int
+	live     Live
+	streams  *streamSlots
 }
 
 // NewServer returns the whole HTTP API as one handler: every route, with
@@ -154,6 +193,8 @@ func newServer(d Deps) *server {
 		s.adminHash = sum[:]
 	}
 	s.metrics = newMetrics()
+	s.live = d.Live
+	s.streams = newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerAddress, s.metrics.registry)
 	s.pool = newPool(cfg.SimWorkers, cfg.SimQueue, s.metrics)
 	s.levels = newLevelCache()
 	if levels, err := challenges.Campaign(); err == nil {
