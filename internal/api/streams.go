@@ -65,6 +65,14 @@ func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sub.Close()
+	defer func() {
+		// Whether the stream noticed (a closed channel) or was stuck
+		// writing to the client when it happened.
+		if errors.Is(sub.Err(), live.ErrSlow) {
+			s.streams.dropped.Inc()
+			s.logger(ctx).InfoContext(ctx, "live stream dropped: the client fell behind", "slug", l.Slug)
+		}
+	}()
 
 	st := &boardStream{server: s, w: w, rc: http.NewResponseController(w), slug: l.Slug, version: l.Version}
 	if err := st.open(); err != nil {
@@ -89,10 +97,6 @@ func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 			return
 		case n, ok := <-sub.C:
 			if !ok {
-				if errors.Is(sub.Err(), live.ErrSlow) {
-					s.streams.dropped.Inc()
-					s.logger(ctx).InfoContext(ctx, "live stream dropped: the client fell behind", "slug", l.Slug)
-				}
 				return // shutting down, or dropped: the client reconnects with Last-Event-ID
 			}
 			switch {

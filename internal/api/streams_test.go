@@ -304,6 +304,9 @@ func TestBoardStreamDropsSlowClient(t *testing.T) {
 	if n, _ := f.broker.Stats(); n != 0 {
 		t.Errorf("%d subscriptions left", n)
 	}
+	if got := counterValue(t, f, "backpressure_streams_dropped_total"); got != 1 {
+		t.Errorf("backpressure_streams_dropped_total = %v, want 1", got)
+	}
 }
 
 func waitUntil(t *testing.T, what string, ok func() bool) {
@@ -315,4 +318,18 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+func counterValue(t *testing.T, f *streamFixture, name string) float64 {
+	t.Helper()
+	mfs, err := f.srv.metrics.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return -1
 }
