@@ -83,8 +83,8 @@ const (
 	DefaultRateLimitSim      = 60
 	DefaultRateLimitWindow   = time.Minute
 	// A stream costs a goroutine, a connection and a buffer of
-	// DefaultStreamBuffer changes (about 25 KB in all, measured in
-	// BENCHMARKS.md).
+	// DefaultStreamBuffer changes: about 70 KiB of resident memory
+	// (BENCHMARKS.md), so the default cap is about 350 MiB.
 	DefaultMaxStreams           = 5000
 	DefaultMaxStreamsPerAddress = 8
 	DefaultStreamBuffer         = 64
