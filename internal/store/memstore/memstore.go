@@ -42,6 +42,7 @@ type Store struct {
 	submissions map[uuid.UUID]game.Submission
 	requests    map[requestRef]request
 	boards      map[levelRef]*board // the global board is levelRef{}
+	events      map[uuid.UUID]*eventState
 }
 
 type levelRef struct {

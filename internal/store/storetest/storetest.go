@@ -38,6 +38,16 @@ type Store interface {
 	PlayerRank(ctx context.Context, slug string, version int, playerID uuid.UUID) (game.Entry, error)
 	BoardChanges(ctx context.Context, slug string, version int, after int64, limit int) ([]game.BoardChange, bool, error)
 
+	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
+	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
+	Events(ctx context.Context) ([]game.Event, error)
+	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
+	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
+	EventStandings(ctx context.Context, id uuid.UUID) ([]game.EventStanding, error)
+	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
+	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)
+	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
+
 	Ping(ctx context.Context) error
 }
 
@@ -70,6 +80,9 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"BoardChanges", testBoardChanges},
 		{"BoardChangesRetention", testBoardChangesRetention},
 		{"BoardChangesConcurrent", testBoardChangesConcurrent},
+		{"Events", testEvents},
+		{"EventRules", testEventRules},
+		{"EventStandingsAndFinish", testEventStandingsAndFinish},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
