@@ -17,6 +17,7 @@ CREATE TABLE events (
 	max_entrants  integer NOT NULL CHECK (max_entrants >= 0),
 	final         text NOT NULL CHECK (final IN ('best', 'last')),
 	hidden_chaos  json NOT NULL,
+	hidden_resilience json,
 	created_by    uuid REFERENCES players (id),
 	created_at    timestamptz NOT NULL,
 	finished_at   timestamptz,

@@ -23,7 +23,10 @@ type config struct {
 	LogLevel          slog.Level
 	LogFormat         string
 	ShutdownTimeout   time.Duration
-	API               api.Config
+	// EventCheckInterval: how often this replica looks for ended events
+	// to finish.
+	EventCheckInterval time.Duration
+	API                api.Config
 }
 
 // minAdminTokenLen keeps the admin token out of guessing range.
@@ -76,12 +79,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 
 	c := config{
-		Host:              str("HOST", ""),
-		Port:              str("PORT", "8080"),
-		DatabaseURL:       str("DATABASE_URL", ""),
-		DatabaseDirectURL: str("DATABASE_DIRECT_URL", ""),
-		LogFormat:         str("LOG_FORMAT", "json"),
-		ShutdownTimeout:   duration("SHUTDOWN_TIMEOUT", 30*time.Second),
+		Host:               str("HOST", ""),
+		Port:               str("PORT", "8080"),
+		DatabaseURL:        str("DATABASE_URL", ""),
+		DatabaseDirectURL:  str("DATABASE_DIRECT_URL", ""),
+		LogFormat:          str("LOG_FORMAT", "json"),
+		ShutdownTimeout:    duration("SHUTDOWN_TIMEOUT", 30*time.Second),
+		EventCheckInterval: duration("EVENT_CHECK_INTERVAL", 10*time.Second),
 	}
 	if p, err := strconv.Atoi(c.Port); err != nil || p < 0 || p > 65535 {
 		bad("PORT", "must be a port number (0 picks a free one), not %q", c.Port)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -37,6 +38,22 @@ func startLive(ctx context.Context, cfg config, store api.Store, logger *slog.Lo
 		}
 	}()
 	return broker, func() {
+		cancel()
+		<-done
+	}
+}
+
+// startEventFinisher looks for ended events every interval and finishes
+// them (the store lets one replica do each, once); stop waits for it.
+func startEventFinisher(ctx context.Context, deps api.Deps, every time.Duration) (stop func()) {
+	deps.Config.SimWorkers = 1 // final runs queue behind each other, not in front of players
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		api.NewEventFinisher(deps).Run(ctx, every)
+	}()
+	return func() {
 		cancel()
 		<-done
 	}

@@ -68,14 +68,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	deps := api.Deps{
+		Logger: logger,
+		Store:  store,
+		Config: cfg.API,
+		Web:    web.FS(),
+		Live:   broker,
+	}
+	stopFinisher := startEventFinisher(ctx, deps, cfg.EventCheckInterval)
+	defer stopFinisher()
 	srv := &http.Server{
-		Handler: api.NewServer(api.Deps{
-			Logger: logger,
-			Store:  store,
-			Config: cfg.API,
-			Web:    web.FS(),
-			Live:   broker,
-		}),
+		Handler:           api.NewServer(deps),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		// A response may wait for a queued simulation or a hint.

@@ -68,6 +68,15 @@ func (s *server) routes() *chi.Mux {
 		r.With(s.requirePlayer, simLimit).Post("/challenges/{slug}/submissions", s.handleSubmit)
 		r.Get("/challenges/{slug}/leaderboard", s.handleLevelBoard)
 
+		// Events.
+		r.Get("/events", s.handleEvents)
+		r.With(authors).Post("/events", s.handleCreateEvent)
+		r.Get("/events/{id}", s.handleEvent)
+		r.With(s.requirePlayer).Post("/events/{id}/join", s.handleJoinEvent)
+		r.With(s.requirePlayer, simLimit).Post("/events/{id}/submissions", s.handleEventSubmit)
+		r.Get("/events/{id}/standings", s.handleEventStandings)
+		r.Get("/events/{id}/results/{player_id}", s.handleEventResult)
+
 		r.With(simLimit).Post("/simulations", s.handleSimulate)
 		r.Get("/submissions/{id}", s.handleSubmission)
 		r.Get("/leaderboard", s.handleGlobalBoard)

@@ -64,5 +64,6 @@ type Store interface {
 	Submissions
 	Boards
 	Changes
+	Events
 	Pinger
 }

@@ -54,10 +54,14 @@ type Event struct {
 	MaxEntrants  int             `json:"max_entrants"` // 0: none
 	Final        string          `json:"final"`        // FinalBest or FinalLast
 	HiddenChaos  json.RawMessage `json:"hidden_chaos"` // a level's chaos list
-	CreatedBy    uuid.UUID       `json:"created_by"`   // uuid.Nil: the configured admin
-	CreatedAt    time.Time       `json:"created_at"`
-	FinishedAt   *time.Time      `json:"finished_at"` // nil until the final standings are frozen
-	Entrants     int             `json:"entrants"`
+	// HiddenResilience, if not nil, is the level's resilience rule for
+	// the final runs (required by the level format when a level without
+	// chaos of its own gets hidden chaos); hidden like the chaos.
+	HiddenResilience json.RawMessage `json:"hidden_resilience,omitempty"`
+	CreatedBy        uuid.UUID       `json:"created_by"` // uuid.Nil: the configured admin
+	CreatedAt        time.Time       `json:"created_at"`
+	FinishedAt       *time.Time      `json:"finished_at"` // nil until the final standings are frozen
+	Entrants         int             `json:"entrants"`
 }
 
 // Validate reports the invariants a store relies on (the hidden chaos's
@@ -100,6 +104,9 @@ func (e Event) Validate() error {
 	}
 	if !json.Valid(e.HiddenChaos) {
 		fe = append(fe, FieldError{Field: "hidden_chaos", Reason: "must be a JSON array"})
+	}
+	if e.HiddenResilience != nil && !json.Valid(e.HiddenResilience) {
+		fe = append(fe, FieldError{Field: "resilience", Reason: "must be a JSON object"})
 	}
 	if e.CreatedAt.IsZero() {
 		fe = append(fe, FieldError{Field: "created_at", Reason: "is required"})

@@ -32,7 +32,7 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 		return game.Event{}, err
 	}
 	e.StartsAt, e.EndsAt, e.CreatedAt = game.Timestamp(e.StartsAt), game.Timestamp(e.EndsAt), game.Timestamp(e.CreatedAt)
-	e.HiddenChaos = clone(e.HiddenChaos)
+	e.HiddenChaos, e.HiddenResilience = clone(e.HiddenChaos), clone(e.HiddenResilience)
 	e.FinishedAt, e.Entrants = nil, 0
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -54,7 +54,7 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 
 func copyEvent(st *eventState) game.Event {
 	e := st.event
-	e.HiddenChaos = clone(e.HiddenChaos)
+	e.HiddenChaos, e.HiddenResilience = clone(e.HiddenChaos), clone(e.HiddenResilience)
 	if e.FinishedAt != nil {
 		at := *e.FinishedAt
 		e.FinishedAt = &at

@@ -12,14 +12,14 @@ import (
 )
 
 const eventColumns = `id, slug, version, title, briefing, starts_at, ends_at, attempt_limit, join_required,
-	max_entrants, final, hidden_chaos, created_by, created_at, finished_at, entrants`
+	max_entrants, final, hidden_chaos, hidden_resilience, created_by, created_at, finished_at, entrants`
 
 func scanEvent(row pgx.Row) (game.Event, error) {
 	var e game.Event
-	var chaos []byte
+	var chaos, resilience []byte
 	var by *uuid.UUID
 	err := row.Scan(&e.ID, &e.Slug, &e.Version, &e.Title, &e.Briefing, &e.StartsAt, &e.EndsAt, &e.AttemptLimit,
-		&e.JoinRequired, &e.MaxEntrants, &e.Final, &chaos, &by, &e.CreatedAt, &e.FinishedAt, &e.Entrants)
+		&e.JoinRequired, &e.MaxEntrants, &e.Final, &chaos, &resilience, &by, &e.CreatedAt, &e.FinishedAt, &e.Entrants)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return game.Event{}, game.Errorf(game.ENOTFOUND, "event not found")
 	}
@@ -27,6 +27,9 @@ func scanEvent(row pgx.Row) (game.Event, error) {
 		return game.Event{}, err
 	}
 	e.HiddenChaos = chaos
+	if resilience != nil {
+		e.HiddenResilience = resilience
+	}
 	if by != nil {
 		e.CreatedBy = *by
 	}
@@ -51,11 +54,11 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 		var err error
 		out, err = scanEvent(tx.QueryRow(ctx, `
 			INSERT INTO events (id, slug, version, title, briefing, starts_at, ends_at, attempt_limit, join_required,
-				max_entrants, final, hidden_chaos, created_by, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+				max_entrants, final, hidden_chaos, hidden_resilience, created_by, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 			RETURNING `+eventColumns,
 			e.ID, e.Slug, e.Version, e.Title, e.Briefing, e.StartsAt, e.EndsAt, e.AttemptLimit, e.JoinRequired,
-			e.MaxEntrants, e.Final, []byte(e.HiddenChaos), ownerArg(e.CreatedBy), e.CreatedAt))
+			e.MaxEntrants, e.Final, []byte(e.HiddenChaos), nullJSON(e.HiddenResilience), ownerArg(e.CreatedBy), e.CreatedAt))
 		return err
 	})
 	if err != nil {

@@ -18,7 +18,8 @@ func newEvent(slug string, mutate func(*game.Event)) game.Event {
 	e := game.Event{
 		ID: uuid.Must(uuid.NewV7()), Slug: slug, Version: 1, Title: "Friday storm", Briefing: "Survive it.",
 		StartsAt: at(100), EndsAt: at(200), Final: game.FinalBest,
-		HiddenChaos: json.RawMessage(`[{"kind":"node_failure","at_sec":30}]`), CreatedAt: at(0),
+		HiddenChaos:      json.RawMessage(`[{"kind":"node_failure","at_sec":30}]`),
+		HiddenResilience: json.RawMessage(`{"error_ceiling":0.05,"recovery_deadline_sec":20}`), CreatedAt: at(0),
 	}
 	if mutate != nil {
 		mutate(&e)
