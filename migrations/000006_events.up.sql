@@ -22,6 +22,10 @@ CREATE TABLE events (
 	created_at    timestamptz NOT NULL,
 	finished_at   timestamptz,
 	entrants      integer NOT NULL DEFAULT 0,
+	-- The number of the event's latest change (an attempt, the finish),
+	-- taken under the event row's lock, so in commit order; each change is
+	-- announced with NOTIFY backpressure_notices for live streams.
+	seq           bigint NOT NULL DEFAULT 0,
 	FOREIGN KEY (slug, version) REFERENCES levels (slug, version)
 );
 CREATE INDEX events_starts ON events (starts_at, id);

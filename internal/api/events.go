@@ -20,7 +20,7 @@ type Events interface {
 	Events(ctx context.Context) ([]game.Event, error)
 	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
 	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
-	EventStandings(ctx context.Context, id uuid.UUID) ([]game.EventStanding, error)
+	EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error)
 	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
 	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)
 	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
@@ -292,21 +292,15 @@ func (s *server) handleEventStandings(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	standings, err := s.store.EventStandings(r.Context(), e.ID)
+	board, err := s.store.EventStandings(r.Context(), e.ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	total := len(standings)
-	if total > maxStandings {
-		standings = standings[:maxStandings]
+	if len(board.Entries) > maxStandings {
+		board.Entries = board.Entries[:maxStandings]
 	}
-	writeJSON(w, r, http.StatusOK, struct {
-		EventID uuid.UUID            `json:"event_id"`
-		Final   bool                 `json:"final"`
-		Total   int                  `json:"total"`
-		Entries []game.EventStanding `json:"entries"`
-	}{e.ID, e.FinishedAt != nil, total, standings})
+	writeJSON(w, r, http.StatusOK, board)
 }
 
 // handleEventResult is an entrant's final run: the design, the hidden

@@ -17,6 +17,7 @@ import (
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/live"
 	"backpressure/internal/store/memstore"
 )
 
@@ -41,14 +42,19 @@ type eventFixture struct {
 func newEventFixture(t *testing.T) *eventFixture {
 	t.Helper()
 	st := memstore.New()
+	broker := live.NewBroker()
+	st.Notify = broker.Publish
 	ck := &clock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
 	if err := LoadCampaign(context.Background(), st, slog.New(slog.DiscardHandler), ck.Now()); err != nil {
 		t.Fatal(err)
 	}
 	admin := strings.Repeat("a", 40)
-	d := Deps{Store: st, Now: ck.Now, Config: Config{AdminToken: admin}}
+	d := Deps{Store: st, Now: ck.Now, Config: Config{AdminToken: admin}, Live: broker}
 	hs := httptest.NewServer(newServer(d).routes())
-	t.Cleanup(hs.Close)
+	t.Cleanup(func() {
+		broker.Close()
+		hs.Close()
+	})
 	return &eventFixture{t: t, http: hs, clock: ck, admin: admin, deps: d, tokens: map[string]string{}}
 }
 
@@ -307,3 +313,82 @@ func TestCreateEventRefusals(t *testing.T) {
 }
 
 func jsonString(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func (f *eventFixture) stream(t *testing.T, id string, header map[string]string) <-chan event {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.http.URL+"/v1/events/"+id+"/stream", nil)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := f.http.Client().Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("event stream: %v %v", resp, err)
+	}
+	events := make(chan event, 64)
+	go func() {
+		defer close(events)
+		defer resp.Body.Close()
+		readEvents(resp.Body, events)
+	}()
+	return events
+}
+
+// The event stream: a snapshot, each attempt with the entrant's exact
+// standing, the finish; resuming at the latest change sends nothing old.
+func TestEventStream(t *testing.T) {
+	f := newEventFixture(t)
+	start := f.clock.Now().Add(time.Minute)
+	status, ev := f.do("POST", "/v1/events", f.admin, map[string]any{
+		"level": "first-request", "title": "Stream night", "starts_at": start, "ends_at": start.Add(time.Hour),
+	})
+	if status != 201 {
+		t.Fatalf("create event: %d %v", status, ev)
+	}
+	id := ev["id"].(string)
+	f.player("ann")
+	f.player("ben")
+	events := f.stream(t, id, nil)
+	if e := next(t, events, true); e.name != "standings" || e.id != "0" {
+		t.Fatalf("first event %+v, want the standings at 0", e)
+	}
+	f.clock.set(start)
+	for i, s := range []struct {
+		who      string
+		replicas int
+		rank     int64
+	}{{"ann", 1, 1}, {"ben", 2, 1}, {"ann", 3, 1}} {
+		if status, out := f.do("POST", "/v1/events/"+id+"/submissions", f.tokens[s.who], map[string]any{"design": testDesign(s.replicas)}); status != 201 {
+			t.Fatalf("%s submits: %d %v", s.who, status, out)
+		}
+		e := next(t, events, true)
+		var c game.EventChange
+		if err := json.Unmarshal([]byte(e.data), &c); err != nil || e.name != "change" || c.Seq != int64(i+1) ||
+			c.Kind != game.EventAttempt || c.Standing == nil || c.Standing.PlayerName != s.who || c.Standing.Attempts < 1 {
+			t.Fatalf("attempt %d: %+v (%v)", i, e, err)
+		}
+		_, board := f.do("GET", "/v1/events/"+id+"/standings", "", nil)
+		for _, en := range board["entries"].([]any) {
+			en := en.(map[string]any)
+			if en["player_name"] == s.who && int64(en["rank"].(float64)) != c.Standing.Rank {
+				t.Errorf("attempt %d: streamed rank %d, standings say %v", i, c.Standing.Rank, en["rank"])
+			}
+		}
+	}
+	resumed := f.stream(t, id, map[string]string{"Last-Event-ID": "3"})
+	f.clock.set(start.Add(time.Hour))
+	if err := NewEventFinisher(f.deps).FinishDue(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, es := range []<-chan event{events, resumed} {
+		e := next(t, es, true)
+		var c game.EventChange
+		if err := json.Unmarshal([]byte(e.data), &c); err != nil || e.id != "4" || c.Kind != game.EventFinal {
+			t.Errorf("after the finish: %+v (%v), want change 4 of kind final", e, err)
+		}
+	}
+	if status, _ := f.do("GET", "/v1/events/"+id+"/stream?last_event_id=x", "", nil); status != 400 {
+		t.Errorf("malformed resume id: %d, want 400", status)
+	}
+}

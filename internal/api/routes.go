@@ -43,6 +43,7 @@ func (s *server) routes() *chi.Mux {
 		r.Use(s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress))
 		r.Use(s.authenticate)
 		r.Get("/v1/challenges/{slug}/leaderboard/stream", s.handleBoardStream)
+		r.Get("/v1/events/{id}/stream", s.handleEventStream)
 	})
 
 	r.Route("/v1", func(r chi.Router) {

@@ -74,7 +74,8 @@ func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	st := &boardStream{server: s, w: w, rc: http.NewResponseController(w), slug: l.Slug, version: l.Version}
+	st := &boardStream{server: s, w: w, rc: http.NewResponseController(w), slug: l.Slug, version: l.Version,
+		idPrefix: strconv.Itoa(l.Version) + "-"}
 	if err := st.open(); err != nil {
 		return
 	}
@@ -89,8 +90,17 @@ func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 		st.fail(ctx, err)
 		return
 	}
-	heartbeat := time.NewTicker(s.cfg.StreamHeartbeat)
+	st.pump(ctx, sub, st.catchUp)
+}
+
+// pump sends the notices of sub as "change" events, in order, until the
+// client leaves, falls behind or the server shuts down; after a gap (or a
+// notice without its data, or a resync signal) refill brings the client up
+// to date from the store.
+func (st *boardStream) pump(ctx context.Context, sub *live.Subscription, refill func(ctx context.Context, after int64) error) {
+	heartbeat := time.NewTicker(st.server.cfg.StreamHeartbeat)
 	defer heartbeat.Stop()
+	var err error
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,10 +115,10 @@ func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 			case n.Seq == st.last+1 && n.Data != nil && !bytes.ContainsAny(n.Data, "\r\n"):
 				err = st.write("change", n.Seq, n.Data)
 			default: // a gap, or a notice too large to carry its change
-				err = st.catchUp(ctx, st.last)
+				err = refill(ctx, st.last)
 			}
 		case <-sub.Resync:
-			err = st.catchUp(ctx, st.last)
+			err = refill(ctx, st.last)
 		case <-heartbeat.C:
 			err = st.comment("heartbeat")
 		}
@@ -146,12 +156,13 @@ func lastEventID(r *http.Request, version int) (int64, error) {
 
 // boardStream writes one client's event stream.
 type boardStream struct {
-	server  *server
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	slug    string
-	version int
-	last    int64 // the latest change the client has
+	server   *server
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	slug     string
+	version  int
+	idPrefix string // before the number in event ids
+	last     int64  // the latest change the client has
 }
 
 func (st *boardStream) open() error {
@@ -176,7 +187,7 @@ func (st *boardStream) send(b []byte) error {
 
 func (st *boardStream) write(event string, seq int64, data []byte) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "event: %s\nid: %d-%d\ndata: ", event, st.version, seq)
+	fmt.Fprintf(&b, "event: %s\nid: %s%d\ndata: ", event, st.idPrefix, seq)
 	b.Write(data)
 	b.WriteString("\n\n")
 	if err := st.send(b.Bytes()); err != nil {
@@ -235,4 +246,81 @@ func (st *boardStream) fail(ctx context.Context, err error) {
 		return
 	}
 	st.server.logger(ctx).DebugContext(ctx, "live stream ended", "slug", st.slug, "err", err)
+}
+
+// handleEventStream streams an event's standings: a "standings" snapshot
+// (the top entries, with the number of the latest change) unless the
+// client resumes with Last-Event-ID at the latest change, then a "change"
+// per attempt (the entrant's standing after it, rank exact) and one of
+// kind "final" when the final standings are frozen. An event keeps no log
+// of its changes: a client that missed any gets a new snapshot.
+func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	e, err := s.pathEvent(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resume := int64(-1)
+	field, id := "Last-Event-ID", r.Header.Get("Last-Event-ID")
+	if id == "" {
+		field, id = "last_event_id", r.URL.Query().Get("last_event_id")
+	}
+	if id != "" {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || n < 0 || len(id) > 20 {
+			s.writeError(w, r, badRequest("the event id to resume from is malformed",
+				game.FieldError{Field: field, Reason: "must be an id this stream sent (a number)"}))
+			return
+		}
+		resume = n
+	}
+	if s.live == nil {
+		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live standings are not available on this server"))
+		return
+	}
+	release, err := s.streams.acquire(clientIP(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer release()
+	sub, err := s.live.Subscribe(game.EventTopic(e.ID), s.cfg.StreamBuffer)
+	if err != nil {
+		s.writeError(w, r, errorf(game.EUNAVAILABLE, "the server is shutting down; reconnect"))
+		return
+	}
+	defer sub.Close()
+	defer func() {
+		if errors.Is(sub.Err(), live.ErrSlow) {
+			s.streams.dropped.Inc()
+		}
+	}()
+	st := &boardStream{server: s, w: w, rc: http.NewResponseController(w)}
+	if err := st.open(); err != nil {
+		return
+	}
+	snapshot := func(ctx context.Context, after int64) error {
+		board, err := s.store.EventStandings(ctx, e.ID)
+		if err != nil {
+			return err
+		}
+		if board.Seq == after {
+			st.last = after
+			return nil
+		}
+		if len(board.Entries) > game.MaxBoardLimit {
+			board.Entries = board.Entries[:game.MaxBoardLimit]
+		}
+		data, err := json.Marshal(board)
+		if err != nil {
+			return err
+		}
+		return st.write("standings", board.Seq, data)
+	}
+	if err := snapshot(ctx, resume); err != nil {
+		st.fail(ctx, err)
+		return
+	}
+	st.pump(ctx, sub, snapshot)
 }

@@ -211,3 +211,41 @@ func RankResults(results []EventResult, submittedAt func(EventResult) (time.Time
 	}
 	return out, nil
 }
+
+// EventBoard is an event's standings as of one snapshot: Seq is the number
+// of its latest change (see EventChange).
+type EventBoard struct {
+	EventID uuid.UUID       `json:"event_id"`
+	Seq     int64           `json:"seq"`
+	Final   bool            `json:"final"` // the frozen final results
+	Total   int             `json:"total"`
+	Entries []EventStanding `json:"entries"`
+}
+
+// Kinds of EventChange.
+const (
+	EventAttempt = "attempt" // an entrant submitted; Standing is theirs after it
+	EventFinal   = "final"   // the final standings are frozen
+)
+
+// EventChange is one change of an event's standings, numbered 1, 2, 3... in
+// commit order per event.
+type EventChange struct {
+	Seq      int64          `json:"seq"`
+	EventID  uuid.UUID      `json:"event_id"`
+	Kind     string         `json:"kind"`
+	Standing *EventStanding `json:"standing,omitempty"`
+	Total    int            `json:"total"`
+}
+
+// EventTopic is the topic of an event's changes.
+func EventTopic(id uuid.UUID) string { return "event:" + id.String() }
+
+// Notice returns the announcement of c on its event's topic.
+func (c EventChange) Notice() (Notice, error) {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return Notice{}, err
+	}
+	return Notice{Topic: EventTopic(c.EventID), Seq: c.Seq, Data: data}, nil
+}

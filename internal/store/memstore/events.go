@@ -17,6 +17,7 @@ type eventState struct {
 	entrants map[uuid.UUID]*entrant
 	subs     map[uuid.UUID]game.EventSubmission
 	results  []game.EventResult // in final order, once finished
+	seq      int64              // the latest change
 }
 
 type entrant struct {
@@ -175,6 +176,14 @@ func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmiss
 		game.BoardKey{Score: en.best.Score, AchievedAt: en.best.CreatedAt})) {
 		en.best = &stored
 	}
+	board := s.eventBoard(st)
+	change := game.EventChange{EventID: st.event.ID, Kind: game.EventAttempt, Total: board.Total}
+	for i := range board.Entries {
+		if board.Entries[i].PlayerID == sub.PlayerID {
+			change.Standing = &board.Entries[i]
+		}
+	}
+	s.announceEvent(st, change)
 	return en.attempts, nil
 }
 
@@ -183,14 +192,34 @@ func validEventSubmission(sub game.EventSubmission) error {
 		Result: sub.Result, Passed: sub.Passed, Score: sub.Score, CreatedAt: sub.CreatedAt}.Validate()
 }
 
+// announceEvent numbers change and tells Notify.
+func (s *Store) announceEvent(st *eventState, change game.EventChange) {
+	st.seq++
+	change.Seq = st.seq
+	if s.Notify != nil {
+		if n, err := change.Notice(); err == nil {
+			s.Notify(n)
+		}
+	}
+}
+
 // EventStandings ranks an event's entrants; see pgstore.Store.EventStandings.
-func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) ([]game.EventStanding, error) {
+func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, err := s.eventState(id)
 	if err != nil {
-		return nil, err
+		return game.EventBoard{}, err
 	}
+	return s.eventBoard(st), nil
+}
+
+func (s *Store) eventBoard(st *eventState) game.EventBoard {
+	out := s.standings(st)
+	return game.EventBoard{EventID: st.event.ID, Seq: st.seq, Final: st.event.FinishedAt != nil, Total: len(out), Entries: out}
+}
+
+func (s *Store) standings(st *eventState) []game.EventStanding {
 	out := []game.EventStanding{}
 	if st.event.FinishedAt != nil {
 		for i, r := range st.results {
@@ -199,7 +228,7 @@ func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) ([]game.EventS
 				Score: r.Score, Passed: r.Passed, Attempts: st.entrants[r.PlayerID].attempts,
 				SubmissionID: &r.SubmissionID, AchievedAt: &sub.CreatedAt})
 		}
-		return out, nil
+		return out
 	}
 	for p, en := range st.entrants {
 		e := game.EventStanding{PlayerID: p, PlayerName: s.players[p].Name, Attempts: en.attempts}
@@ -213,7 +242,7 @@ func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) ([]game.EventS
 	for i := range out {
 		out[i].Rank = int64(i + 1)
 	}
-	return out, nil
+	return out
 }
 
 // EventFinals returns each entrant's final design; see
@@ -268,6 +297,7 @@ func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.Ev
 	}
 	st.results = ordered
 	st.event.FinishedAt = &at
+	s.announceEvent(st, game.EventChange{EventID: id, Kind: game.EventFinal, Total: len(ordered)})
 	return true, nil
 }
 

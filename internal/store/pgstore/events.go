@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -188,7 +189,7 @@ func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmiss
 			return err
 		}
 		// The best: a higher passing score, or the same reached earlier.
-		return tx.QueryRow(ctx, `
+		err = tx.QueryRow(ctx, `
 			UPDATE event_entrants SET attempts = attempts + 1, last_submission_id = $3,
 				best_submission_id = CASE WHEN $4 AND (best_score IS NULL OR $5 > best_score OR ($5 = best_score AND $6 < best_at))
 					THEN $3 ELSE best_submission_id END,
@@ -198,6 +199,21 @@ func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmiss
 					THEN $6 ELSE best_at END
 			WHERE event_id = $1 AND player_id = $2
 			RETURNING attempts`, e.ID, sub.PlayerID, sub.ID, sub.Passed, sub.Score, sub.CreatedAt).Scan(&attempts)
+		if err != nil {
+			return err
+		}
+		change := game.EventChange{EventID: e.ID, Kind: game.EventAttempt}
+		st, err := scanStanding(tx.QueryRow(ctx, `
+			WITH me AS (SELECT * FROM event_entrants WHERE event_id = $1 AND player_id = $2)
+			SELECT 1 + (SELECT count(*) FROM event_entrants n WHERE n.event_id = $1 AND `+standingKey("n")+` < `+standingKey("me")+`),
+				me.player_id, p.name, coalesce(me.best_score, 0), me.best_score IS NOT NULL, me.attempts,
+				me.best_submission_id, me.best_at, (SELECT entrants FROM events WHERE id = $1)
+			FROM me JOIN players p ON p.id = me.player_id`, e.ID, sub.PlayerID), &change.Total)
+		if err != nil {
+			return err
+		}
+		change.Standing = &st
+		return announceEvent(ctx, tx, change)
 	})
 	if err != nil {
 		return 0, translate("create event submission", err)
@@ -205,17 +221,62 @@ func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmiss
 	return attempts, nil
 }
 
+// standingKey is an entrant's position in live standings order (see
+// game.CompareStandings), as a row value over table alias t.
+func standingKey(t string) string {
+	return `(` + t + `.best_score IS NULL, -coalesce(` + t + `.best_score, 0), coalesce(` + t + `.best_at, 'infinity'::timestamptz), ` + t + `.player_id)`
+}
+
+func scanStanding(row pgx.Row, extra ...any) (game.EventStanding, error) {
+	var st game.EventStanding
+	err := row.Scan(append([]any{&st.Rank, &st.PlayerID, &st.PlayerName, &st.Score, &st.Passed, &st.Attempts, &st.SubmissionID, &st.AchievedAt}, extra...)...)
+	if st.AchievedAt != nil {
+		at := st.AchievedAt.UTC()
+		st.AchievedAt = &at
+	}
+	return st, err
+}
+
+// announceEvent numbers change (under the event row's lock, held until
+// commit) and sends it with NOTIFY in the same transaction.
+func announceEvent(ctx context.Context, tx pgx.Tx, change game.EventChange) error {
+	if err := tx.QueryRow(ctx, `UPDATE events SET seq = seq + 1 WHERE id = $1 RETURNING seq`, change.EventID).Scan(&change.Seq); err != nil {
+		return err
+	}
+	n, err := change.Notice()
+	if err != nil {
+		return err
+	}
+	payload, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	if len(payload) > maxNoticePayload {
+		n.Data = nil
+		if payload, err = json.Marshal(n); err != nil {
+			return err
+		}
+	}
+	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NoticeChannel, string(payload))
+	return err
+}
+
 // EventStandings ranks an event's entrants, exactly, in one snapshot:
 // while it runs by their best passing public score (game.CompareStandings;
 // entrants without one follow), once finished by the frozen final results.
 // It reads every entrant: O(entrants), which events cap.
-func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) ([]game.EventStanding, error) {
+func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error) {
 	var out []game.EventStanding
+	board := game.EventBoard{EventID: id}
 	err := s.tx(ctx, readOnly, func(tx pgx.Tx) error {
 		e, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
 		if err != nil {
 			return err
 		}
+		if err := tx.QueryRow(ctx, `SELECT seq FROM events WHERE id = $1`, id).Scan(&board.Seq); err != nil {
+			return err
+		}
+		board.Final = e.FinishedAt != nil
 		var rows pgx.Rows
 		if e.FinishedAt != nil {
 			rows, err = tx.Query(ctx, `
@@ -226,7 +287,7 @@ func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) ([]game.EventS
 				WHERE r.event_id = $1 ORDER BY r.rank`, id)
 		} else {
 			rows, err = tx.Query(ctx, `
-				SELECT row_number() OVER (ORDER BY n.best_score IS NULL, n.best_score DESC, n.best_at, n.player_id),
+				SELECT row_number() OVER (ORDER BY `+standingKey("n")+`),
 					n.player_id, p.name, coalesce(n.best_score, 0), n.best_score IS NOT NULL, n.attempts,
 					n.best_submission_id, n.best_at
 				FROM event_entrants n JOIN players p ON p.id = n.player_id
@@ -236,24 +297,17 @@ func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) ([]game.EventS
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.EventStanding, error) {
-			var st game.EventStanding
-			err := row.Scan(&st.Rank, &st.PlayerID, &st.PlayerName, &st.Score, &st.Passed, &st.Attempts, &st.SubmissionID, &st.AchievedAt)
-			if st.AchievedAt != nil {
-				at := st.AchievedAt.UTC()
-				st.AchievedAt = &at
-			}
-			return st, err
-		})
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.EventStanding, error) { return scanStanding(row) })
 		return err
 	})
 	if err != nil {
-		return nil, translate("event standings", err)
+		return game.EventBoard{}, translate("event standings", err)
 	}
 	if out == nil {
 		out = []game.EventStanding{}
 	}
-	return out, nil
+	board.Entries, board.Total = out, len(out)
+	return board, nil
 }
 
 // EventFinals returns each entrant's final design, by player id: their
@@ -348,7 +402,7 @@ func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.Ev
 			return err
 		}
 		done = true
-		return nil
+		return announceEvent(ctx, tx, game.EventChange{EventID: id, Kind: game.EventFinal, Total: len(ordered)})
 	})
 	if err != nil {
 		return false, translate("finish event", err)

@@ -148,9 +148,13 @@ func testEventStandingsAndFinish(t *testing.T, f *fixture) {
 		if err := f.s.JoinEvent(f.ctx, e.ID, f.player("idle-"+final).ID, at(150)); err != nil {
 			t.Fatal(err)
 		}
-		standings, err := f.s.EventStandings(f.ctx, e.ID)
+		board, err := f.s.EventStandings(f.ctx, e.ID)
 		if err != nil {
 			t.Fatal(err)
+		}
+		standings := board.Entries
+		if board.Seq != 6 || board.Final || board.Total != 5 {
+			t.Errorf("%s: board seq %d final %v total %d, want 6 attempts, live, 5 entrants", final, board.Seq, board.Final, board.Total)
 		}
 		var order []string
 		for i, st := range standings {
@@ -229,10 +233,14 @@ func testEventStandingsAndFinish(t *testing.T, f *fixture) {
 		if ev.FinishedAt == nil {
 			t.Fatalf("%s: not finished", final)
 		}
-		frozen, err := f.s.EventStandings(f.ctx, e.ID)
+		frozenBoard, err := f.s.EventStandings(f.ctx, e.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if frozenBoard.Seq != 7 || !frozenBoard.Final {
+			t.Errorf("%s: frozen board seq %d final %v, want 7 (the finish) and final", final, frozenBoard.Seq, frozenBoard.Final)
+		}
+		frozen := frozenBoard.Entries
 		if len(frozen) != 4 || frozen[0].PlayerID != ps[2].ID || !frozen[0].Passed || frozen[0].Rank != 1 {
 			t.Errorf("%s: final standings %+v, want player 2 first and the idle entrant out", final, frozen)
 		}
@@ -240,7 +248,7 @@ func testEventStandingsAndFinish(t *testing.T, f *fixture) {
 			t.Errorf("finishing again: %v, %v; want false, nil", ok, err)
 		}
 		again, _ := f.s.EventStandings(f.ctx, e.ID)
-		if !cmp.Equal(frozen, again) {
+		if !cmp.Equal(frozenBoard, again) {
 			t.Errorf("%s: standings changed after a second finish", final)
 		}
 		r, design, err := f.s.EventResult(f.ctx, e.ID, ps[2].ID)

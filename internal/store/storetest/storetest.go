@@ -43,7 +43,7 @@ type Store interface {
 	Events(ctx context.Context) ([]game.Event, error)
 	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
 	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
-	EventStandings(ctx context.Context, id uuid.UUID) ([]game.EventStanding, error)
+	EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error)
 	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
 	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)
 	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
