@@ -26,6 +26,9 @@ type config struct {
 	// EventCheckInterval: how often this replica looks for ended events
 	// to finish.
 	EventCheckInterval time.Duration
+	// EventFinishTimeout bounds the final runs of one event; a finish
+	// whose replica died is taken up by another after twice as long.
+	EventFinishTimeout time.Duration
 	API                api.Config
 }
 
@@ -86,6 +89,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogFormat:          str("LOG_FORMAT", "json"),
 		ShutdownTimeout:    duration("SHUTDOWN_TIMEOUT", 30*time.Second),
 		EventCheckInterval: duration("EVENT_CHECK_INTERVAL", 10*time.Second),
+		EventFinishTimeout: duration("EVENT_FINISH_TIMEOUT", 5*time.Minute),
 	}
 	if p, err := strconv.Atoi(c.Port); err != nil || p < 0 || p > 65535 {
 		bad("PORT", "must be a port number (0 picks a free one), not %q", c.Port)

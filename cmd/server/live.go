@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -43,18 +42,27 @@ func startLive(ctx context.Context, cfg config, store api.Store, logger *slog.Lo
 	}
 }
 
-// startEventFinisher looks for ended events every interval and finishes
-// them (the store lets one replica do each, once); stop waits for it.
-func startEventFinisher(ctx context.Context, deps api.Deps, every time.Duration) (stop func()) {
-	deps.Config.SimWorkers = 1 // final runs queue behind each other, not in front of players
+// startEvents arranges for events to be finished at their end: with
+// PostgreSQL by river jobs (see jobs.go), with the in-memory store by a
+// check every interval. stop ends it.
+func startEvents(ctx context.Context, cfg config, store api.Store, deps *api.Deps, logger *slog.Logger) (stop func(), err error) {
+	if _, ok := store.(*memstore.Store); !ok {
+		url := cfg.DatabaseDirectURL
+		if url == "" {
+			url = cfg.DatabaseURL
+		}
+		return startEventJobs(ctx, url, cfg.EventFinishTimeout, deps, logger)
+	}
+	finisherDeps := *deps
+	finisherDeps.Config.SimWorkers = 1 // final runs queue behind each other, not in front of players
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		api.NewEventFinisher(deps).Run(ctx, every)
+		api.NewEventFinisher(finisherDeps).Run(ctx, cfg.EventCheckInterval)
 	}()
 	return func() {
 		cancel()
 		<-done
-	}
+	}, nil
 }

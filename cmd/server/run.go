@@ -75,8 +75,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Web:    web.FS(),
 		Live:   broker,
 	}
-	stopFinisher := startEventFinisher(ctx, deps, cfg.EventCheckInterval)
-	defer stopFinisher()
+	stopEvents, err := startEvents(ctx, cfg, store, &deps, logger)
+	if err != nil {
+		return err
+	}
+	defer stopEvents()
 	srv := &http.Server{
 		Handler:           api.NewServer(deps),
 		ReadHeaderTimeout: 10 * time.Second,

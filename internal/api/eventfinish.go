@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -168,6 +169,46 @@ func (f *EventFinisher) Run(ctx context.Context, every time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// ErrNotEnded is Finish's answer before an event's end (by the server's
+// clock): try again then.
+var ErrNotEnded = errors.New("the event has not ended")
+
+// Finish finishes one event (see finishEvent): done reports that this call
+// froze the results, false if the event was already finished; ErrNotEnded
+// before its end, wrapped with the time to wait.
+func (f *EventFinisher) Finish(ctx context.Context, id uuid.UUID) (done bool, err error) {
+	e, err := f.s.store.Event(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if wait := e.EndsAt.Sub(f.s.now()); e.FinishedAt == nil && wait > 0 {
+		return false, &NotEndedError{Wait: wait}
+	}
+	return f.s.finishEvent(ctx, id)
+}
+
+// NotEndedError says how long until the event ends.
+type NotEndedError struct{ Wait time.Duration }
+
+func (e *NotEndedError) Error() string { return fmt.Sprintf("the event ends in %s", e.Wait) }
+func (e *NotEndedError) Unwrap() error { return ErrNotEnded }
+
+// Unfinished lists the events not yet finished, with their ends, so that a
+// scheduler can (re)arrange their finish.
+func (f *EventFinisher) Unfinished(ctx context.Context) ([]game.Event, error) {
+	events, err := f.s.store.Events(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []game.Event
+	for _, e := range events {
+		if e.FinishedAt == nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // FinishDue finishes every ended event now (tests and operators).

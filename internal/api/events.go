@@ -12,6 +12,12 @@ import (
 	"backpressure/internal/game"
 )
 
+// Scheduler arranges for an event to be finished at (or soon after) its
+// end, once, across replicas (a PostgreSQL job queue in cmd/server).
+type Scheduler interface {
+	ScheduleFinish(ctx context.Context, eventID uuid.UUID, at time.Time) error
+}
+
 // Events stores scheduled events, their entrants and results (see
 // pgstore's events.go for each method's contract).
 type Events interface {
@@ -142,6 +148,13 @@ func (s *server) handleCreateEvent(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if s.scheduler != nil {
+		// A failure here is repaired at the next start of any replica,
+		// which schedules every unfinished event again (idempotently).
+		if err := s.scheduler.ScheduleFinish(context.WithoutCancel(ctx), created.ID, created.EndsAt); err != nil {
+			s.logger(ctx).ErrorContext(ctx, "scheduling the finish of an event failed", "event_id", created.ID.String(), "err", err)
+		}
 	}
 	w.Header().Set("Location", "/v1/events/"+created.ID.String())
 	writeJSON(w, r, http.StatusCreated, s.eventView(created, creator, true))

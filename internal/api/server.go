@@ -146,6 +146,10 @@ type Deps struct {
 	Now func() time.Time
 	// Live, if not nil, serves the live streams; without it they are 503.
 	Live Live
+	// Scheduler, if not nil, is told of every new event, to finish it at
+	// its end (see EventFinisher.Finish); without it, something must call
+	// EventFinisher.Run.
+	Scheduler Scheduler
 }
 
 // server holds the handlers' shared dependencies.
@@ -162,8 +166,9 @@ type server struct {
 	mux       *chi.Mux // set by routes, for the Allow header of 405s
 	// campaign orders the built-in levels in listings (slug -> position).
 	campaign map[string]int
-	live     Live
-	streams  *streamSlots
+	live      Live
+	streams   *streamSlots
+	scheduler Scheduler
 }
 
 // NewServer returns the whole HTTP API as one handler: every route, with
@@ -194,6 +199,7 @@ func newServer(d Deps) *server {
 	}
 	s.metrics = newMetrics()
 	s.live = d.Live
+	s.scheduler = d.Scheduler
 	s.streams = newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerAddress, s.metrics.registry)
 	s.pool = newPool(cfg.SimWorkers, cfg.SimQueue, s.metrics)
 	s.levels = newLevelCache()
