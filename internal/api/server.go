@@ -166,6 +166,8 @@ type server struct {
 	mux       *chi.Mux // set by routes, for the Allow header of 405s
 	// campaign orders the built-in levels in listings (slug -> position).
 	campaign map[string]int
+
+	// Live standings and events.
 	live      Live
 	streams   *streamSlots
 	scheduler Scheduler
