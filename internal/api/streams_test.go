@@ -333,3 +333,33 @@ func counterValue(t *testing.T, f *streamFixture, name string) float64 {
 	}
 	return -1
 }
+
+// FuzzLastEventID: any resume id is either refused as malformed or read as
+// a position on the stream's board, never a panic.
+func FuzzLastEventID(f *testing.F) {
+	for _, s := range []string{"", "1-0", "3-17", "7-2", "-", "1-", "-5", "1--1", "99999999999999999999-1", "1-9223372036854775807"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		r := httptest.NewRequest("GET", "/v1/challenges/lvl/leaderboard/stream", nil)
+		r.Header.Set("Last-Event-ID", id)
+		if r.Header.Get("Last-Event-ID") != id {
+			t.Skip() // not a header value
+		}
+		seq, err := lastEventID(r, 3)
+		switch {
+		case err != nil:
+			if game.ErrorCode(err) != eBadRequest {
+				t.Errorf("%q: %v", id, err)
+			}
+		case id == "":
+			if seq != -1 {
+				t.Errorf("no id: %d", seq)
+			}
+		case seq < -1:
+			t.Errorf("%q: seq %d", id, seq)
+		case seq >= 0 && !strings.HasPrefix(id, "3-"):
+			t.Errorf("%q resumes another version at %d", id, seq)
+		}
+	})
+}
