@@ -60,10 +60,13 @@ commands:
   hint --level SLUG|FILE --design FILE|-     the smallest single change that makes it pass
   levels                                     list the built-in campaign
   level SLUG|FILE                            print a level (use its starting_design to begin)
+  events                                     list a server's events
+  event ID                                   an event: rules, briefing, standings (and its chaos, once over)
 
 flags:
   --json     print the machine-readable result
   --width N  chart width in columns (default: $COLUMNS, else 60)
+  --server U the server for events (default: $BACKPRESSURE_SERVER, else http://localhost:8080)
 
 exit codes: 0 valid / passes, 1 fails, 2 invalid input, 3 internal error
 `
@@ -85,6 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.StringVar(&o.level, "level", "", "")
 	fs.StringVar(&o.design, "design", "", "")
 	fs.IntVar(&o.width, "width", 0, "")
+	fs.StringVar(&o.server, "server", "", "")
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil {
 		fmt.Fprint(stderr, usage)
@@ -99,6 +103,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	o.width = min(o.width, 200)
 	o.stdin, o.stdout = stdin, stdout
+	if o.server == "" {
+		o.server = getenv("BACKPRESSURE_SERVER")
+	}
+	if o.server == "" {
+		o.server = defaultServer
+	}
 	switch cmd {
 	case "validate":
 		if len(pos) == 0 {
@@ -123,6 +133,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return invalidf("level: name one level (a slug or a file)")
 		}
 		return cmdLevel(ctx, o, pos[0])
+	case "events":
+		return cmdEvents(ctx, o)
+	case "event":
+		if len(pos) != 1 {
+			return invalidf("event: name one event id")
+		}
+		return cmdEvent(ctx, o, pos[0])
 	}
 	fmt.Fprint(stderr, usage)
 	return invalidf("unknown command %q", cmd)
@@ -132,6 +149,7 @@ type options struct {
 	json          bool
 	level, design string
 	width         int
+	server        string
 	stdin         io.Reader
 	stdout        io.Writer
 }
