@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"maps"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,12 +44,31 @@ func TestEventFinishedOnceAcrossReplicas(t *testing.T) {
 		t.Fatalf("%d finish jobs (%v), want exactly 1 though both replicas scheduled unfinished events at start", jobs, err)
 	}
 
+	// B streams the standings of the event, whose attempts go through both.
+	stream := b.openEventStream(t, ev.ID)
+	if e := nextEvent(t, "snapshot", stream); e.name != "standings" || e.id != "0" {
+		t.Fatalf("first event of the event stream: %+v", e)
+	}
+
 	time.Sleep(time.Until(start))
 	players := []player{a.newPlayer(t, "entrant-a"), b.newPlayer(t, "entrant-b")}
 	for i, p := range players {
 		s := []*testServer{a, b}[i]
 		s.must(t, http.StatusCreated, req{method: "POST", path: "/v1/events/" + ev.ID + "/submissions", token: p.token,
 			body: map[string]any{"design": design(2 + i)}}, nil)
+		e := nextEvent(t, "attempt", stream)
+		var c struct {
+			Seq      int64 `json:"seq"`
+			Kind     string
+			Standing struct {
+				PlayerName string `json:"player_name"`
+				Rank       int64  `json:"rank"`
+			}
+		}
+		if err := json.Unmarshal([]byte(e.data), &c); err != nil || e.name != "change" || c.Seq != int64(i+1) ||
+			c.Kind != "attempt" || c.Standing.PlayerName != p.Name || c.Standing.Rank < 1 {
+			t.Errorf("attempt %d on the other replica's stream: %+v (%v)", i, e, err)
+		}
 	}
 
 	deadline := time.Now().Add(120 * time.Second)
@@ -67,6 +88,9 @@ func TestEventFinishedOnceAcrossReplicas(t *testing.T) {
 			t.Fatalf("the event was not finished within 120 s (phase %s)", got.Phase)
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+	if e := nextEvent(t, "final", stream); e.name != "change" || !strings.Contains(e.data, `"kind":"final"`) || e.id != "3" {
+		t.Errorf("after the finish, the stream sent %+v, want change 3 of kind final", e)
 	}
 	var state string
 	var attempt int

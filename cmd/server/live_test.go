@@ -19,11 +19,23 @@ type sseEvent struct {
 	at             time.Time
 }
 
-// openStream follows a level's board stream on s; close ends it.
+// openStream follows a level's board stream on s; stop ends it.
 func (s *testServer) openStream(t *testing.T, slug string, header map[string]string) (events <-chan sseEvent, stop func()) {
 	t.Helper()
+	return s.openSSE(t, "/v1/challenges/"+slug+"/leaderboard/stream", header)
+}
+
+// openEventStream follows an event's standings on s.
+func (s *testServer) openEventStream(t *testing.T, id string) <-chan sseEvent {
+	t.Helper()
+	events, _ := s.openSSE(t, "/v1/events/"+id+"/stream", nil)
+	return events
+}
+
+func (s *testServer) openSSE(t *testing.T, path string, header map[string]string) (events <-chan sseEvent, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.base+"/v1/challenges/"+slug+"/leaderboard/stream", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.base+path, nil)
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
