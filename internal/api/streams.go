@@ -74,7 +74,7 @@ func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	st := &boardStream{server: s, w: w, rc: http.NewResponseController(w), slug: l.Slug, version: l.Version,
+	st := &sseStream{server: s, w: w, rc: http.NewResponseController(w), slug: l.Slug, version: l.Version,
 		idPrefix: strconv.Itoa(l.Version) + "-"}
 	if err := st.open(); err != nil {
 		return
@@ -97,7 +97,7 @@ func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 // client leaves, falls behind or the server shuts down; after a gap (or a
 // notice without its data, or a resync signal) refill brings the client up
 // to date from the store.
-func (st *boardStream) pump(ctx context.Context, sub *live.Subscription, refill func(ctx context.Context, after int64) error) {
+func (st *sseStream) pump(ctx context.Context, sub *live.Subscription, refill func(ctx context.Context, after int64) error) {
 	heartbeat := time.NewTicker(st.server.cfg.StreamHeartbeat)
 	defer heartbeat.Stop()
 	var err error
@@ -154,8 +154,8 @@ func lastEventID(r *http.Request, version int) (int64, error) {
 	return n, nil
 }
 
-// boardStream writes one client's event stream.
-type boardStream struct {
+// sseStream writes one client's event stream (a board's or an event's).
+type sseStream struct {
 	server   *server
 	w        http.ResponseWriter
 	rc       *http.ResponseController
@@ -165,7 +165,7 @@ type boardStream struct {
 	last     int64  // the latest change the client has
 }
 
-func (st *boardStream) open() error {
+func (st *sseStream) open() error {
 	h := st.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -175,7 +175,7 @@ func (st *boardStream) open() error {
 }
 
 // send writes b and flushes it, within the stream write timeout.
-func (st *boardStream) send(b []byte) error {
+func (st *sseStream) send(b []byte) error {
 	if err := st.rc.SetWriteDeadline(time.Now().Add(st.server.cfg.StreamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
@@ -185,7 +185,7 @@ func (st *boardStream) send(b []byte) error {
 	return st.rc.Flush()
 }
 
-func (st *boardStream) write(event string, seq int64, data []byte) error {
+func (st *sseStream) write(event string, seq int64, data []byte) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "event: %s\nid: %s%d\ndata: ", event, st.idPrefix, seq)
 	b.Write(data)
@@ -197,10 +197,10 @@ func (st *boardStream) write(event string, seq int64, data []byte) error {
 	return nil
 }
 
-func (st *boardStream) comment(text string) error { return st.send([]byte(": " + text + "\n\n")) }
+func (st *sseStream) comment(text string) error { return st.send([]byte(": " + text + "\n\n")) }
 
 // snapshot sends the board's top page, which says the latest change.
-func (st *boardStream) snapshot(ctx context.Context) error {
+func (st *sseStream) snapshot(ctx context.Context) error {
 	page, err := st.server.store.Board(ctx, game.BoardQuery{Slug: st.slug, Version: st.version, Limit: game.MaxBoardLimit})
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func (st *boardStream) snapshot(ctx context.Context) error {
 
 // catchUp sends the changes after seq from the store, or a snapshot when
 // they are no longer all kept.
-func (st *boardStream) catchUp(ctx context.Context, seq int64) error {
+func (st *sseStream) catchUp(ctx context.Context, seq int64) error {
 	st.last = seq
 	for {
 		changes, ok, err := st.server.store.BoardChanges(ctx, st.slug, st.version, st.last, 0)
@@ -241,7 +241,7 @@ func (st *boardStream) catchUp(ctx context.Context, seq int64) error {
 
 // fail ends a stream that could not go on; the client reconnects and
 // resumes.
-func (st *boardStream) fail(ctx context.Context, err error) {
+func (st *sseStream) fail(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -296,7 +296,7 @@ func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 			s.streams.dropped.Inc()
 		}
 	}()
-	st := &boardStream{server: s, w: w, rc: http.NewResponseController(w)}
+	st := &sseStream{server: s, w: w, rc: http.NewResponseController(w)}
 	if err := st.open(); err != nil {
 		return
 	}
