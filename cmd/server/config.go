@@ -14,22 +14,23 @@ import (
 
 // config is the whole configuration, read from the environment.
 type config struct {
-	Host        string
-	Port        string
-	DatabaseURL string
+	Host            string
+	Port            string
+	DatabaseURL     string
+	LogLevel        slog.Level
+	LogFormat       string
+	ShutdownTimeout time.Duration
+	API             api.Config
+
 	// DatabaseDirectURL reaches PostgreSQL without a pooler in between, for
-	// what needs a session of its own (LISTEN); "" means DatabaseURL.
+	// what needs a session of its own (LISTEN, river); "" means DatabaseURL.
 	DatabaseDirectURL string
-	LogLevel          slog.Level
-	LogFormat         string
-	ShutdownTimeout   time.Duration
-	// EventCheckInterval: how often this replica looks for ended events
-	// to finish.
+	// EventCheckInterval: with the in-memory store, how often ended events
+	// are looked for and finished.
 	EventCheckInterval time.Duration
 	// EventFinishTimeout bounds the final runs of one event; a finish
 	// whose replica died is taken up by another after twice as long.
 	EventFinishTimeout time.Duration
-	API                api.Config
 }
 
 // minAdminTokenLen keeps the admin token out of guessing range.
@@ -82,15 +83,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 
 	c := config{
-		Host:               str("HOST", ""),
-		Port:               str("PORT", "8080"),
-		DatabaseURL:        str("DATABASE_URL", ""),
-		DatabaseDirectURL:  str("DATABASE_DIRECT_URL", ""),
-		LogFormat:          str("LOG_FORMAT", "json"),
-		ShutdownTimeout:    duration("SHUTDOWN_TIMEOUT", 30*time.Second),
-		EventCheckInterval: duration("EVENT_CHECK_INTERVAL", 10*time.Second),
-		EventFinishTimeout: duration("EVENT_FINISH_TIMEOUT", 5*time.Minute),
+		Host:            str("HOST", ""),
+		Port:            str("PORT", "8080"),
+		DatabaseURL:     str("DATABASE_URL", ""),
+		LogFormat:       str("LOG_FORMAT", "json"),
+		ShutdownTimeout: duration("SHUTDOWN_TIMEOUT", 30*time.Second),
 	}
+	// Live standings and events.
+	c.DatabaseDirectURL = str("DATABASE_DIRECT_URL", "")
+	c.EventCheckInterval = duration("EVENT_CHECK_INTERVAL", 10*time.Second)
+	c.EventFinishTimeout = duration("EVENT_FINISH_TIMEOUT", 5*time.Minute)
 	if p, err := strconv.Atoi(c.Port); err != nil || p < 0 || p > 65535 {
 		bad("PORT", "must be a port number (0 picks a free one), not %q", c.Port)
 	}
@@ -109,24 +111,25 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 
 	a := api.Config{
-		AdminToken:           getenv("ADMIN_TOKEN"),
-		SimWorkers:           integer("SIM_WORKERS", 0, 1, 1024),
-		SimQueue:             integer("SIM_QUEUE", api.DefaultSimQueue, 0, 100_000),
-		SimTimeout:           duration("SIM_TIMEOUT", api.DefaultSimTimeout),
-		HintTimeout:          duration("HINT_TIMEOUT", api.DefaultHintTimeout),
-		MaxBodyBytes:         int64(integer("MAX_BODY_BYTES", api.DefaultMaxBodyBytes, 1024, 64<<20)),
-		MaxInFlight:          integer("MAX_INFLIGHT", 0, 1, 1_000_000),
-		RateLimitIP:          integer("RATE_LIMIT_IP", api.DefaultRateLimitIP, 0, 1_000_000),
-		RateLimitPlayer:      integer("RATE_LIMIT_PLAYER", api.DefaultRateLimitPlayer, 0, 1_000_000),
-		RateLimitSim:         integer("RATE_LIMIT_SIM", api.DefaultRateLimitSim, 0, 1_000_000),
-		RateLimitWindow:      duration("RATE_LIMIT_WINDOW", api.DefaultRateLimitWindow),
-		MaxStreams:           integer("MAX_STREAMS", api.DefaultMaxStreams, 1, 1_000_000),
-		MaxStreamsPerAddress: integer("MAX_STREAMS_PER_ADDRESS", api.DefaultMaxStreamsPerAddress, 1, 1_000_000),
-		StreamBuffer:         integer("STREAM_BUFFER", api.DefaultStreamBuffer, 1, 100_000),
-		StreamHeartbeat:      duration("STREAM_HEARTBEAT", api.DefaultStreamHeartbeat),
-		CORSOrigins:          list("CORS_ORIGINS"),
-		TrustedProxies:       list("TRUSTED_PROXIES"),
+		AdminToken:      getenv("ADMIN_TOKEN"),
+		SimWorkers:      integer("SIM_WORKERS", 0, 1, 1024),
+		SimQueue:        integer("SIM_QUEUE", api.DefaultSimQueue, 0, 100_000),
+		SimTimeout:      duration("SIM_TIMEOUT", api.DefaultSimTimeout),
+		HintTimeout:     duration("HINT_TIMEOUT", api.DefaultHintTimeout),
+		MaxBodyBytes:    int64(integer("MAX_BODY_BYTES", api.DefaultMaxBodyBytes, 1024, 64<<20)),
+		MaxInFlight:     integer("MAX_INFLIGHT", 0, 1, 1_000_000),
+		RateLimitIP:     integer("RATE_LIMIT_IP", api.DefaultRateLimitIP, 0, 1_000_000),
+		RateLimitPlayer: integer("RATE_LIMIT_PLAYER", api.DefaultRateLimitPlayer, 0, 1_000_000),
+		RateLimitSim:    integer("RATE_LIMIT_SIM", api.DefaultRateLimitSim, 0, 1_000_000),
+		RateLimitWindow: duration("RATE_LIMIT_WINDOW", api.DefaultRateLimitWindow),
+		CORSOrigins:     list("CORS_ORIGINS"),
+		TrustedProxies:  list("TRUSTED_PROXIES"),
 	}
+	// Live streams.
+	a.MaxStreams = integer("MAX_STREAMS", api.DefaultMaxStreams, 1, 1_000_000)
+	a.MaxStreamsPerAddress = integer("MAX_STREAMS_PER_ADDRESS", api.DefaultMaxStreamsPerAddress, 1, 1_000_000)
+	a.StreamBuffer = integer("STREAM_BUFFER", api.DefaultStreamBuffer, 1, 100_000)
+	a.StreamHeartbeat = duration("STREAM_HEARTBEAT", api.DefaultStreamHeartbeat)
 	if a.AdminToken != "" && len(a.AdminToken) < minAdminTokenLen {
 		// Not echoed: it is a secret.
 		bad("ADMIN_TOKEN", "must be at least %d characters (try: openssl rand -base64 32)", minAdminTokenLen)

@@ -64,10 +64,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, cfg.Port))
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
 	deps := api.Deps{
 		Logger: logger,
 		Store:  store,
@@ -80,6 +76,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer stopEvents()
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, cfg.Port))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
 	srv := &http.Server{
 		Handler:           api.NewServer(deps),
 		ReadHeaderTimeout: 10 * time.Second,
