@@ -62,10 +62,13 @@ commands:
   level SLUG|FILE                            the briefing: targets, clients, traffic, chaos, prices
   init SLUG|FILE [DESIGN_FILE]               write the level's starting design to a file to edit
                                              (default SLUG.design.json; never overwrites)
+  events                                     list a server's events
+  event ID                                   an event: rules, briefing, standings (and its chaos, once over)
 
 flags:
   --json     print the machine-readable result
   --width N  chart width in columns (default: $COLUMNS, else 60)
+  --server U the server for events (default: $BACKPRESSURE_SERVER, else http://localhost:8080)
 
 exit codes: 0 valid / passes, 1 fails, 2 invalid input, 3 internal error
 `
@@ -87,6 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.StringVar(&o.level, "level", "", "")
 	fs.StringVar(&o.design, "design", "", "")
 	fs.IntVar(&o.width, "width", 0, "")
+	fs.StringVar(&o.server, "server", "", "")
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil {
 		fmt.Fprint(stderr, usage)
@@ -101,6 +105,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	o.width = min(o.width, 200)
 	o.stdin, o.stdout = stdin, stdout
+	if o.server == "" {
+		o.server = getenv("BACKPRESSURE_SERVER")
+	}
+	if o.server == "" {
+		o.server = defaultServer
+	}
 	switch cmd {
 	case "validate":
 		if len(pos) == 0 {
@@ -134,6 +144,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			file = pos[1]
 		}
 		return cmdInit(ctx, o, pos[0], file)
+	case "events":
+		return cmdEvents(ctx, o)
+	case "event":
+		if len(pos) != 1 {
+			return invalidf("event: name one event id")
+		}
+		return cmdEvent(ctx, o, pos[0])
 	}
 	fmt.Fprint(stderr, usage)
 	return invalidf("unknown command %q", cmd)
@@ -143,6 +160,7 @@ type options struct {
 	json          bool
 	level, design string
 	width         int
+	server        string
 	stdin         io.Reader
 	stdout        io.Writer
 }

@@ -9,6 +9,7 @@
 //	loadgen scale -url U[,U2] -db D  leaderboard latency through the API
 //	loadgen median FILE...         medians of several -json reports
 //	loadgen reads -url U -path P   board reads only, closed loop (cost per read)
+//	loadgen streams -url U [-submit-url U2] [-clients N]  live standings delay and memory
 //
 // It must never be pointed at a production database: seed writes rows.
 package main
@@ -32,7 +33,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: loadgen run|check|seed|scale|median|reads [flags]")
+		return fmt.Errorf("usage: loadgen run|check|seed|scale|median|reads|streams [flags]")
 	}
 	switch args[0] {
 	case "run":
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdMedian(args[1:])
 	case "reads":
 		return cmdReads(ctx, args[1:])
+	case "streams":
+		return cmdStreams(ctx, args[1:])
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }

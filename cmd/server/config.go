@@ -27,6 +27,12 @@ type config struct {
 	LogFormat         string
 	ShutdownTimeout   time.Duration
 	API               api.Config
+	// EventCheckInterval: with the in-memory store, how often ended events
+	// are looked for and finished.
+	EventCheckInterval time.Duration
+	// EventFinishTimeout bounds the final runs of one event; a finish
+	// whose replica died is taken up by another after twice as long.
+	EventFinishTimeout time.Duration
 }
 
 // minAdminTokenLen keeps the admin token out of guessing range.
@@ -89,6 +95,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogFormat:       str("LOG_FORMAT", "json"),
 		ShutdownTimeout: duration("SHUTDOWN_TIMEOUT", 30*time.Second),
 	}
+	// Live standings and events.
+	c.DatabaseDirectURL = str("DATABASE_DIRECT_URL", "")
+	c.EventCheckInterval = duration("EVENT_CHECK_INTERVAL", 10*time.Second)
+	c.EventFinishTimeout = duration("EVENT_FINISH_TIMEOUT", 5*time.Minute)
 	if p, err := strconv.Atoi(c.Port); err != nil || p < 0 || p > 65535 {
 		bad("PORT", "must be a port number (0 picks a free one), not %q", c.Port)
 	}
@@ -126,6 +136,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		CORSOrigins:     list("CORS_ORIGINS"),
 		TrustedProxies:  list("TRUSTED_PROXIES"),
 	}
+	// Live streams.
+	a.MaxStreams = integer("MAX_STREAMS", api.DefaultMaxStreams, 1, 1_000_000)
+	a.MaxStreamsPerAddress = integer("MAX_STREAMS_PER_ADDRESS", api.DefaultMaxStreamsPerAddress, 1, 1_000_000)
+	a.StreamBuffer = integer("STREAM_BUFFER", api.DefaultStreamBuffer, 1, 100_000)
+	a.StreamHeartbeat = duration("STREAM_HEARTBEAT", api.DefaultStreamHeartbeat)
 	if a.AdminToken != "" && len(a.AdminToken) < minAdminTokenLen {
 		// Not echoed: it is a secret.
 		bad("ADMIN_TOKEN", "must be at least %d characters (try: openssl rand -base64 32)", minAdminTokenLen)

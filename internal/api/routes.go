@@ -35,6 +35,16 @@ func (s *server) routes() *chi.Mux {
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 	r.Get("/openapi.json", s.handleOpenAPI)
 
+	// Live streams stay open for as long as their clients watch: they are
+	// capped by their own limits (streamSlots), not by MaxInFlight, which
+	// is for requests that end.
+	r.Group(func(r chi.Router) {
+		r.Use(s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress))
+		r.Use(s.authenticate)
+		r.Get("/v1/challenges/{slug}/leaderboard/stream", s.handleBoardStream)
+		r.Get("/v1/events/{id}/stream", s.handleEventStream)
+	})
+
 	r.Route("/v1", func(r chi.Router) {
 		r.NotFound(s.handleNotFound)
 		r.MethodNotAllowed(s.handleMethodNotAllowed)
@@ -57,6 +67,15 @@ func (s *server) routes() *chi.Mux {
 		r.With(simLimit).Post("/challenges/{slug}/hint", s.handleHint)
 		r.With(s.requirePlayer, simLimit).Post("/challenges/{slug}/submissions", s.handleSubmit)
 		r.Get("/challenges/{slug}/leaderboard", s.handleLevelBoard)
+
+		// Events.
+		r.Get("/events", s.handleEvents)
+		r.With(authors).Post("/events", s.handleCreateEvent)
+		r.Get("/events/{id}", s.handleEvent)
+		r.With(s.requirePlayer).Post("/events/{id}/join", s.handleJoinEvent)
+		r.With(s.requirePlayer, simLimit).Post("/events/{id}/submissions", s.handleEventSubmit)
+		r.Get("/events/{id}/standings", s.handleEventStandings)
+		r.Get("/events/{id}/results/{player_id}", s.handleEventResult)
 
 		r.With(simLimit).Post("/simulations", s.handleSimulate)
 		r.Get("/submissions/{id}", s.handleSubmission)

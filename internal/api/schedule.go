@@ -38,6 +38,7 @@ const (
 	kindSimulation = "simulation" // a dry run
 	kindHint       = "hint"
 	kindLevel      = "level" // validating an uploaded level
+	kindEvent      = "event" // an event's final runs, done by the server itself
 )
 
 func newScheduler(cfg Config, now func() time.Time, m *metrics) *scheduler {
@@ -49,6 +50,7 @@ func newScheduler(cfg Config, now func() time.Time, m *metrics) *scheduler {
 			kindSimulation: dry,
 			kindLevel:      dry,
 			kindHint:       newPool(side, side, m),
+			kindEvent:      newPool(side, cfg.SimQueue, m),
 		},
 		budget: newBudget(cfg.SimBudgetBurst, cfg.SimBudgetPerSecond, now),
 		limits: map[string]int{kindHint: 1, kindSimulation: cfg.DryRunsPerPlayer},
@@ -107,4 +109,11 @@ func (sc *scheduler) run(ctx context.Context, w http.ResponseWriter, who, kind s
 		sc.budget.refund(who, cost)
 	}
 	return err
+}
+
+// background runs work the server does for itself (an event's final runs) on the kind's
+// workers: no player pays for it and no player's limit applies, but it never takes the
+// submissions' workers.
+func (sc *scheduler) background(ctx context.Context, kind string, fn func(ctx context.Context) error) error {
+	return sc.pools[kind].run(ctx, kind, fn)
 }

@@ -61,6 +61,18 @@ type Config struct {
 	RateLimitSim    int
 	RateLimitWindow time.Duration
 
+	// Live streams: at most MaxStreams open on this server and
+	// MaxStreamsPerAddress per client address; StreamBuffer changes wait
+	// for a slow client before it is dropped; a comment every
+	// StreamHeartbeat keeps idle connections open through proxies.
+	MaxStreams           int
+	MaxStreamsPerAddress int
+	StreamBuffer         int
+	StreamHeartbeat      time.Duration
+	// StreamWriteTimeout bounds one write to a stream: a client whose
+	// connection takes no data for this long is dropped.
+	StreamWriteTimeout time.Duration
+
 	// CORSOrigins may call the API from browsers on other origins ("*" for
 	// any). Empty: same-origin only.
 	CORSOrigins []string
@@ -88,6 +100,15 @@ const (
 	DefaultSimBudgetBurst     = 2 * challenges.MaxHintCost
 	DefaultSimBudgetPerSecond = challenges.MaxHintCost / 60
 	DefaultDryRunsPerPlayer   = 2
+
+	// A stream costs a goroutine, a connection and a buffer of
+	// DefaultStreamBuffer changes: about 70 KiB of resident memory
+	// (BENCHMARKS.md), so the default cap is about 350 MiB.
+	DefaultMaxStreams           = 5000
+	DefaultMaxStreamsPerAddress = 8
+	DefaultStreamBuffer         = 64
+	DefaultStreamHeartbeat      = 15 * time.Second
+	DefaultStreamWriteTimeout   = 10 * time.Second
 )
 
 // WithDefaults fills in every unset field. Rate limits are left alone: 0
@@ -123,6 +144,21 @@ func (c Config) WithDefaults() Config {
 	if c.RateLimitWindow <= 0 {
 		c.RateLimitWindow = DefaultRateLimitWindow
 	}
+	if c.MaxStreams <= 0 {
+		c.MaxStreams = DefaultMaxStreams
+	}
+	if c.MaxStreamsPerAddress <= 0 {
+		c.MaxStreamsPerAddress = DefaultMaxStreamsPerAddress
+	}
+	if c.StreamBuffer <= 0 {
+		c.StreamBuffer = DefaultStreamBuffer
+	}
+	if c.StreamHeartbeat <= 0 {
+		c.StreamHeartbeat = DefaultStreamHeartbeat
+	}
+	if c.StreamWriteTimeout <= 0 {
+		c.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
 	return c
 }
 
@@ -136,6 +172,12 @@ type Deps struct {
 	Web fs.FS
 	// Now is the clock that stamps submissions; nil means time.Now.
 	Now func() time.Time
+	// Live, if not nil, serves the live streams; without it they are 503.
+	Live Live
+	// Scheduler, if not nil, is told of every new event, to finish it at
+	// its end (see EventFinisher.Finish); without it, something must call
+	// EventFinisher.Run.
+	Scheduler Scheduler
 }
 
 // server holds the handlers' shared dependencies.
@@ -153,6 +195,11 @@ type server struct {
 	mux       *chi.Mux // set by routes, for the Allow header of 405s
 	// campaign orders the built-in levels in listings (slug -> position).
 	campaign map[string]int
+
+	// Live standings and events.
+	live      Live
+	streams   *streamSlots
+	scheduler Scheduler
 }
 
 // NewServer returns the whole HTTP API as one handler: every route, with
@@ -183,6 +230,9 @@ func newServer(d Deps) *server {
 	}
 	s.metrics = newMetrics()
 	s.sched = newScheduler(cfg, s.now, s.metrics)
+	s.live = d.Live
+	s.scheduler = d.Scheduler
+	s.streams = newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerAddress, s.metrics.registry)
 	s.levels = newLevelCache()
 	if levels, err := challenges.Campaign(); err == nil {
 		for i, l := range levels {

@@ -47,10 +47,29 @@ func (s *server) evaluate(w http.ResponseWriter, r *http.Request, kind string, l
 		ev, err = l.Evaluate(ctx, d)
 		return err
 	})
+	return ev, designProblems(err)
+}
+
+// evaluateBackground is evaluate for the server's own work (an event's final runs): on the
+// event workers, under the simulation timeout, paid by nobody.
+func (s *server) evaluateBackground(ctx context.Context, l *challenges.Level, d sim.Design) (*challenges.Evaluation, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
+	defer cancel()
+	var ev *challenges.Evaluation
+	err := s.sched.background(ctx, kindEvent, func(ctx context.Context) error {
+		var err error
+		ev, err = l.Evaluate(ctx, d)
+		return err
+	})
+	return ev, designProblems(err)
+}
+
+// designProblems names the design as the field at fault when the level refuses it.
+func designProblems(err error) error {
 	if ps, ok := challenges.AsProblems(err); ok {
-		return nil, problemsError("the design is invalid for this level", "design", ps)
+		return problemsError("the design is invalid for this level", "design", ps)
 	}
-	return ev, err
+	return err
 }
 
 type simulationRequest struct {

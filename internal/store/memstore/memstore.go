@@ -28,6 +28,10 @@ type Store struct {
 	// Now returns the current time; it stamps new players only (every other
 	// time comes from the caller). Replace it before first use.
 	Now func() time.Time
+	// Notify, if set, is told of every board change as it is stored, in
+	// order, while the store is locked: it must not block or call the store
+	// (an in-process broker's Publish). Set it before first use.
+	Notify func(game.Notice)
 
 	mu          sync.Mutex
 	players     map[uuid.UUID]game.Player
@@ -37,6 +41,7 @@ type Store struct {
 	submissions map[uuid.UUID]game.Submission
 	requests    map[requestRef]request
 	boards      map[levelRef]*board // the global board is levelRef{}
+	events      map[uuid.UUID]*eventState
 }
 
 type levelRef struct {
@@ -325,6 +330,9 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 			}
 		}
 		rec.Rank = b.rank(b.entries[sub.PlayerID].key)
+		if rec.Improved {
+			s.recordChange(b, sub, old, hadBest, rec.Rank)
+		}
 	}
 	if idempotencyKey != "" {
 		s.requests[ref] = request{hash: requestHash, subID: sub.ID, improved: rec.Improved, rank: rec.Rank}
@@ -380,7 +388,7 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 	if err != nil {
 		return game.BoardPage{}, err
 	}
-	page := game.BoardPage{Slug: q.Slug, Version: version, Entries: []game.Entry{}, Total: int64(len(b.order))}
+	page := game.BoardPage{Slug: q.Slug, Version: version, Entries: []game.Entry{}, Total: int64(len(b.order)), Seq: b.seq}
 	var from, to int // page is b.order[from:to]
 	switch {
 	case q.AroundPlayer != nil:
@@ -466,6 +474,10 @@ type entry struct {
 type board struct {
 	entries map[uuid.UUID]entry
 	order   []game.BoardKey
+	// seq numbers the latest change; changes holds the latest ones, at
+	// most game.ChangeRetention, oldest first (level boards only).
+	seq     int64
+	changes []game.BoardChange
 }
 
 func newBoard() *board { return &board{entries: map[uuid.UUID]entry{}} }

@@ -30,7 +30,7 @@ func (s *Store) firstPage(ctx context.Context, q game.BoardQuery) (game.BoardPag
 	found := false
 	for rows.Next() {
 		var e nullableEntry
-		if err := rows.Scan(&page.Version, &page.Total, &e.player, &e.name, &e.score, &e.at, &e.sub); err != nil {
+		if err := rows.Scan(&page.Version, &page.Total, &e.player, &e.name, &e.score, &e.at, &e.sub, &page.Seq); err != nil {
 			rows.Close()
 			return game.BoardPage{}, err
 		}
@@ -74,14 +74,15 @@ func (s *Store) pageAround(ctx context.Context, q game.BoardQuery) (game.BoardPa
 		var version int
 		var total int64
 		var myRank *int64
+		var seq int64
 		var e nullableEntry
-		if err := rows.Scan(&part, &version, &total, &myRank, &e.player, &e.name, &e.score, &e.at, &e.sub); err != nil {
+		if err := rows.Scan(&part, &version, &total, &myRank, &e.player, &e.name, &e.score, &e.at, &e.sub, &seq); err != nil {
 			rows.Close()
 			return game.BoardPage{}, err
 		}
 		switch part {
 		case 0:
-			found, page.Version, page.Total, rank = true, version, total, myRank
+			found, page.Version, page.Total, rank, page.Seq = true, version, total, myRank, seq
 		case 1, 2:
 			entry, ok := e.entry()
 			if !ok {

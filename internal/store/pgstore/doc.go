@@ -107,6 +107,26 @@
 // after bulk-loading entries with plain SQL (for example to seed a scale
 // test).
 //
+// # Board changes and notices
+//
+// An improving submission numbers its move on the level board as the last
+// write of its transaction (UPDATE boards SET last_seq = last_seq + 1,
+// whose row lock is held to commit), so changes are numbered in commit
+// order without gaps, and the rank it logs in board_changes is read after
+// the lock: exact as of that change. The same transaction sends the change
+// with NOTIFY on NoticeChannel, which PostgreSQL delivers at commit. Board
+// pages carry last_seq from their snapshot. BoardChanges serves a stream
+// that resumes; the latest game.ChangeRetention changes of a board are
+// kept. Events number their attempts and their finish the same way under
+// the event's row lock (events.seq).
+//
+// # Events
+//
+// An event's joins, attempts and finish each lock its row (FOR UPDATE), so
+// its rules (window, attempts, entrant cap, join) are checked and applied
+// atomically, and FinishEvent writes the final results and finished_at
+// once: a second finisher finds finished_at set and writes nothing.
+//
 // # Migrations
 //
 // Migrate applies the embedded migrations (package backpressure/migrations)
