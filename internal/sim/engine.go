@@ -29,6 +29,9 @@ type runState struct {
 	lat         latencyCache
 	partitioned []bool    // per design edge
 	extraSec    []float64 // per design edge
+	cutSince    []float64 // per design edge: when the current cut began; +Inf while whole
+	cutStart    []float64 // scratch: the earliest start among the active cuts
+	tickStart   float64
 	spikeMult   float64
 	hist        latencyHistogram
 	acc         accumulators
@@ -78,6 +81,10 @@ func (m *model) newRunState() *runState {
 	}
 	for i := range st.retries {
 		st.retries[i] = make([]float64, cl.MaxRetries+1)
+	}
+	st.cutSince, st.cutStart = make([]float64, len(m.edgeTo)), make([]float64, len(m.edgeTo))
+	for e := range st.cutSince {
+		st.cutSince[e], st.cutStart[e] = math.Inf(1), math.Inf(1)
 	}
 	for g := 1; g <= cl.MaxRetries; g++ {
 		st.retryDelay[g] = m.retryDelayTicks(g)
@@ -241,7 +248,7 @@ func (m *model) resetFlows() {
 		}
 		nd.rejected, nd.processed, nd.errors, nd.ok, nd.terminal, nd.lost, nd.pushback = 0, 0, 0, 0, 0, 0, 0
 		nd.gin, nd.gProcessed, nd.gok, nd.lateDone, nd.inAge, nd.outAge = 0, 0, 0, 0, 0, 0
-		nd.admLive, nd.admGhost, nd.keep, nd.expired = 0, 0, 0, 0
+		nd.admLive, nd.admGhost, nd.keep, nd.expired, nd.cut = 0, 0, 0, 0, 0
 	}
 }
 
@@ -251,6 +258,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	pl := &m.pools[p]
 	dt := m.dt
 	pl.in, pl.backlog0, pl.wIn = 0, 0, 0
+	cv2In := 0.0 // arrivals weighted by the squared coefficient of variation of their interarrival times
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
 		if nd.replay {
@@ -262,10 +270,15 @@ func (m *model) resolvePool(p int, st *runState) {
 			}
 		}
 		pl.in += nd.in + nd.gin
+		cv2In += (nd.in + nd.gin) * nd.arrivalCV2() // ghost work comes down the same route
 		pl.backlog0 += nd.backlog
 		if nd.write || nd.replay {
 			pl.wIn += nd.in + nd.gin
 		}
+	}
+	cv2 := 1.0 // of the arrivals' interarrival times, squared (1: Poisson)
+	if pl.in > 0 {
+		cv2 = cv2In / pl.in
 	}
 	pl.wProc, pl.ghostProcessed, pl.keeps = 0, 0, false
 	gated := 0.0 // refused at the door: rate limit (429) or open breaker (503)
@@ -273,6 +286,7 @@ func (m *model) resolvePool(p int, st *runState) {
 		admitted := g.admit(pl.in, dt)
 		gated, pl.in = max(0, pl.in-admitted), admitted
 	}
+	pl.gated = gated
 	lambda := pl.in / dt
 	if pl.failed {
 		pl.util, pl.processed, pl.rejected, pl.errRate = 0, 0, 0, 1
@@ -294,6 +308,11 @@ func (m *model) resolvePool(p int, st *runState) {
 		return
 	}
 	m.queueing(pl, lambda)
+	if cv2 < 1 {
+		// Allen–Cunneen: more regular arrivals wait less. It scales the stochastic wait
+		// before queueWait takes the one wait from it and the queue's.
+		pl.stage.WaitProb *= (cv2 + 1) / 2
+	}
 	m.fifo(pl, pl.in-pl.rejected)
 	m.queueWait(pl)
 	if f := m.comps[pl.comp].fn; f != nil {
@@ -521,6 +540,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 	if nd.pool >= 0 {
 		age += m.pools[nd.pool].ownSec
 	}
+	ways := m.roundRobinWays(nd)
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
 		part := max(0, c.share*perShare)
@@ -528,6 +548,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		case part == 0:
 		case c.edge >= 0 && st.partitioned[c.edge]:
 			nd.lost += part
+			c.cut = part
 		case c.deferred:
 			c.pendingNext += part
 		case c.role == roleDispatch:
@@ -537,6 +558,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 			m.forward(ch, part, st)
 		default:
 			c.in = part
+			c.rrWays = ways
 			c.inAge = age
 			if c.edge >= 0 {
 				c.inAge += st.extraSec[c.edge]
@@ -572,8 +594,10 @@ func (m *model) finishGhost(n int, st *runState) {
 	}
 }
 
-// forwardGhost shares ghost work among node n's children by the node's split rule. What a
-// cut link, a dead end or a deferred edge would refuse vanishes: nobody waits for it.
+// forwardGhost shares ghost work among node n's children by the node's split rule, as
+// forward does: health checks take a dead backend out only once they notice it, and a
+// round-robin balancer deals ghosts in turn with live work. What a cut link, a dead end or
+// a deferred edge would refuse vanishes: nobody waits for it.
 func (m *model) forwardGhost(n int, amount float64, st *runState) {
 	nd := &m.nodes[n]
 	if amount <= 0 || len(nd.children) == 0 {
@@ -585,6 +609,7 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 		return
 	}
 	perShare := amount / total
+	ways := m.roundRobinWays(nd)
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
 		part := max(0, c.share*perShare)
@@ -595,6 +620,7 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 			m.forwardGhost(ch, part, st)
 		default:
 			c.gin = part
+			c.rrWays = ways
 		}
 	}
 }
@@ -620,7 +646,7 @@ func (m *model) splitShares(n int, st *runState) float64 {
 			}
 		}
 		if health && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
-			w = 0
+			w *= 1 - m.detected(nd.comp, c, st)
 		}
 		c.share = w
 		total += w
