@@ -30,8 +30,6 @@ func checkKnownGap(t *testing.T, c propertyCase, violations []string) {
 	}
 }
 
-const gapLateLatency = "quantiles include attempts answered after their client gave up"
-
 // No successful-latency quantile is above the client's timeout: a request that timed out
 // is an error, not a latency.
 func TestSuccessfulLatencyNeverExceedsTheClientTimeout(t *testing.T) {
@@ -39,10 +37,10 @@ func TestSuccessfulLatencyNeverExceedsTheClientTimeout(t *testing.T) {
 		{name: "seed default with a cache that holds", build: func() (Design, Config) {
 			return archSim(`{"id":"cache","type":"cache","params":{"hit_ratio":0.6}},`)
 		}},
-		{name: "seed default, 1 retry", build: archSimRetries(1), gap: gapLateLatency},
-		{name: "seed default, no retries", build: archSimRetries(0), gap: gapLateLatency},
-		{name: "cache flush, 1 retry", build: cacheFlush, gap: gapLateLatency},
-		{name: "slow held call", build: slowCall(0), gap: gapLateLatency},
+		{name: "seed default, 1 retry", build: archSimRetries(1)},
+		{name: "seed default, no retries", build: archSimRetries(0)},
+		{name: "cache flush, 1 retry", build: cacheFlush},
+		{name: "slow held call", build: slowCall(0)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -150,7 +148,11 @@ func TestMoreCapacityNeverHurtsUnderOverload(t *testing.T) {
 		}, "cache", "hit_ratio", []any{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8}, ""},
 		{"node failure at 80%: survivor replicas", threeBackends(0.8), "b", "replicas", []any{1, 2, 3, 4}, ""},
 		{"node failure at 80%: survivor concurrency", threeBackends(0.8), "c", "concurrency", []any{4, 6, 8, 12}, ""},
-		{"slow held call: app replicas", slowCall(0), "app", "replicas", []any{1, 2, 4, 6, 8}, ""},
+		// Workers, not replicas: each replica also brings 512 waiting places, and with client
+		// deadlines a bigger waiting room under this overload only holds more abandoned work.
+		// The per-request reference shows it too (seeds 1–3: 6 replicas fail 60.4% of
+		// attempts, 8 fail 60.9%, 10 fail 62.1%), so more replicas is not more capacity alone.
+		{"slow held call: app workers", slowCall(0), "app", "concurrency", []any{4, 8, 16, 24, 32}, ""},
 		{"queue consumers: database connections", consumersOnASaturatedDatabase, "db", "connections", []any{1, 2, 4, 6, 8}, "db"},
 	}
 	for _, sw := range sweeps {
@@ -178,8 +180,6 @@ func TestMoreCapacityNeverHurtsUnderOverload(t *testing.T) {
 	}
 }
 
-const gapOscillation = "under constant overload the per-tick numbers repeat with a 3-tick period instead of settling"
-
 // Under constant offered load every reported number settles: over the last quarter of a
 // long run no tick differs from another by more than 0.1%.
 func TestConstantLoadSettles(t *testing.T) {
@@ -191,9 +191,9 @@ func TestConstantLoadSettles(t *testing.T) {
 		}
 	}
 	cases := []propertyCase{
-		{name: "seed default, 1 retry", build: noChaos(archSimRetries(1)), gap: gapOscillation},
-		{name: "seed default, no retries", build: noChaos(archSimRetries(0)), gap: gapOscillation},
-		{name: "seed default, 3 retries", build: noChaos(archSimRetries(3)), gap: gapOscillation},
+		{name: "seed default, 1 retry", build: noChaos(archSimRetries(1))},
+		{name: "seed default, no retries", build: noChaos(archSimRetries(0))},
+		{name: "seed default, 3 retries", build: noChaos(archSimRetries(3))},
 		{name: "app held by a slow database", build: noChaos(slowCall(0))},
 		{name: "queue consumers on a saturated database", build: noChaos(consumersOnASaturatedDatabase)},
 		{name: "node failure at 80%, survivors saturated", build: func() (Design, Config) {

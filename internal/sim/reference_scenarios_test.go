@@ -154,47 +154,45 @@ func consumersOnASaturatedDatabase() (Design, Config) {
 
 // Why today's engine misses the rows marked as gaps.
 const (
-	gapDoubleWait     = "a saturated pool waits twice (fluid backlog plus an Erlang-C wait frozen at 98%), so it fails before any request has waited the timeout"
-	gapOpenCalls      = "held calls are an open stream: the callee queues more than the callers' workers could send, so hold times and callers' backlogs grow too fast (or, for consumers, too few writes are stored)"
-	gapInstantHealth  = "health checks act instantly (no interval, no unhealthy threshold), so a dead backend's share never fails and a repaired one is used at once"
-	gapLateTimeouts   = "a timeout is noticed when the request finishes, not at its deadline, so amplification cannot exceed 1 + max_retries"
-	gapAgelessBacklog = "waiting work has no age: after the injection the reference still serves a waiting room of attempts whose clients have left (late completions) before fresh ones succeed; the engine drains it as if it were fresh"
+	gapOpenCalls     = "held calls are an open stream: the callee queues more than the callers' workers could send, so hold times and callers' backlogs grow too fast (or, for consumers, too few writes are stored)"
+	gapLateDetection = "health checks notice a dead backend a fixed interval × threshold (10 s) after it fails; the reference's probes, at a random phase, notice it after 5 to 10 s (7.5 s on average), so the engine's dead share fails longer"
+	gapInstantReturn = "a repaired backend gets its share back at once; the reference sends to it only after its next passing probe (0 to 5 s later), so its survivors stay short a while longer"
 )
 
 var overloadScenarios = []overloadScenario{
 	{name: "seed default, 1 retry", build: archSimRetries(1), metrics: []overloadMetric{
-		{name: "first failing step (s)", tol: tolTime, measure: firstFailingSec, gap: gapDoubleWait},
+		{name: "first failing step (s)", tol: tolTime, measure: firstFailingSec},
 		{name: "app backlog full (s)", tol: tolTime, measure: fillSec("app"), gap: gapOpenCalls},
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
 	}},
 	{name: "seed default, no retries", build: archSimRetries(0), metrics: []overloadMetric{
-		{name: "first failing step (s)", tol: tolTime, measure: firstFailingSec, gap: gapDoubleWait},
+		{name: "first failing step (s)", tol: tolTime, measure: firstFailingSec},
 		{name: "app backlog full (s)", tol: tolTime, measure: fillSec("app"), gap: gapOpenCalls},
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
 	}},
 	{name: "cache flush, 1 retry", build: cacheFlush, metrics: []overloadMetric{
 		{name: "recovery from the flush (s)", tol: tolRecovery, measure: recoverySec(10)},
-		{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20), gap: gapDoubleWait},
+		{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20), gap: gapOpenCalls},
 	}},
 	{name: "node failure at 50% load", build: threeBackends(0.5), metrics: []overloadMetric{
-		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30), gap: gapInstantHealth},
-		{name: "recovery from the strike (s)", tol: tolRecovery, measure: recoverySec(15), gap: gapInstantHealth},
+		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30), gap: gapLateDetection},
+		{name: "recovery from the strike (s)", tol: tolRecovery, measure: recoverySec(15), gap: gapLateDetection},
 	}},
 	{name: "node failure at 80% load", build: threeBackends(0.8), metrics: []overloadMetric{
 		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30)},
-		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30), gap: gapInstantHealth},
+		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30), gap: gapInstantReturn},
 	}},
 	{name: "slow held call, no retry budget", build: slowCall(0), metrics: []overloadMetric{
-		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification, gap: gapLateTimeouts},
+		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
 		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},
 	}},
 	{name: "slow held call, backoff 100 ms ×2", build: slowCallWithBackoff(100, 2), metrics: []overloadMetric{
-		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification, gap: gapLateTimeouts},
+		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
 		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},
 	}},
 	{name: "slow held call, retry budget 20%", build: slowCall(0.2), metrics: []overloadMetric{
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
-		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20), gap: gapAgelessBacklog},
+		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},
 	}},
 	{name: "queue consumers on a saturated database", build: consumersOnASaturatedDatabase, metrics: []overloadMetric{
 		{name: "stored writes ÷ offered", tol: tolRate, measure: storedShare("db"), gap: gapOpenCalls},
