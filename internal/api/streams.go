@@ -144,7 +144,10 @@ func lastEventID(r *http.Request, version int) (int64, error) {
 	v, seq, ok := strings.Cut(id, "-")
 	vn, verr := strconv.Atoi(v)
 	n, serr := strconv.ParseInt(seq, 10, 64)
-	if !ok || len(id) > 40 || verr != nil || serr != nil || vn < 1 || n < 0 {
+	// Only the canonical form this stream sends: "03-0" or "+3-0" would
+	// otherwise read as version 3.
+	canonical := verr == nil && serr == nil && strconv.Itoa(vn) == v && strconv.FormatInt(n, 10) == seq
+	if !ok || len(id) > 40 || !canonical || vn < 1 || n < 0 {
 		return 0, badRequest("the event id to resume from is malformed",
 			game.FieldError{Field: field, Reason: `must be an id this stream sent ("<version>-<seq>")`})
 	}
