@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"backpressure/internal/game"
 	"backpressure/internal/pgtest"
@@ -143,6 +144,15 @@ func TestTranslateBrokenConnection(t *testing.T) {
 		if got := game.ErrorCode(pgstore.Translate("op", err)); got != game.EUNAVAILABLE {
 			t.Errorf("%v: %s, want %s", err, got, game.EUNAVAILABLE)
 		}
+	}
+	// A statement on a connection already found broken never leaves ("conn closed").
+	conn, err := pgx.Connect(t.Context(), pgtest.ServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(t.Context())
+	if _, err := conn.Exec(t.Context(), "SELECT 1"); game.ErrorCode(pgstore.Translate("op", err)) != game.EUNAVAILABLE {
+		t.Errorf("%v: %s, want %s", err, game.ErrorCode(pgstore.Translate("op", err)), game.EUNAVAILABLE)
 	}
 	if got := game.ErrorCode(pgstore.Translate("op", errors.New("something else"))); got != game.EINTERNAL {
 		t.Errorf("an unknown error: %s, want %s", got, game.EINTERNAL)

@@ -187,12 +187,15 @@ func translate(op string, err error) error {
 	}
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
-	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) || connectionLost(err) {
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) || connectionLost(err) || pgconn.SafeToRetry(err) {
 		return game.Errorf(game.EUNAVAILABLE, "database unavailable")
 	}
 	return fmt.Errorf("pgstore: %s: %v", op, err)
 }
 
+// (pgconn.SafeToRetry: the statement never left, e.g. "conn closed" for a
+// transaction whose connection an earlier statement found broken.)
+//
 // connectionLost reports an error from a connection that broke under a
 // statement (PostgreSQL or PgBouncer restarted, a reset): the statement
 // may or may not have committed, so the caller must retry with the same
