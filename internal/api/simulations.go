@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
-
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
 	"backpressure/internal/sim"
@@ -53,7 +51,7 @@ func (s *server) evaluate(ctx context.Context, kind string, l *challenges.Level,
 
 type simulationRequest struct {
 	Level   string          `json:"level" validate:"required,max=64"`
-	Version int             `json:"version" validate:"min=0"`
+	Version int             `json:"version" validate:"min=0,max=2147483647"`
 	Design  json.RawMessage `json:"design" validate:"required"`
 	// MaxPoints downsamples the timeline to at most this many ticks.
 	MaxPoints int `json:"max_points" validate:"omitempty,min=2,max=100000"`
@@ -75,6 +73,10 @@ func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
 	var req simulationRequest
 	if err := decode(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if !challenges.ValidSlug(req.Level) {
+		s.writeError(w, r, game.Invalid("the request is invalid", []game.FieldError{{Field: "level", Reason: "names no level (or no such version)"}}))
 		return
 	}
 	d, stored, l, err := s.designForLevel(r.Context(), req.Design, req.Level, req.Version)
@@ -126,7 +128,7 @@ func downsample(res *sim.Result, maxPoints int) (*sim.Result, int) {
 }
 
 type hintRequest struct {
-	Version int             `json:"version" validate:"min=0"`
+	Version int             `json:"version" validate:"min=0,max=2147483647"`
 	Design  json.RawMessage `json:"design" validate:"required"`
 }
 
@@ -143,7 +145,12 @@ func (s *server) handleHint(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, stored, l, err := s.designForLevel(r.Context(), req.Design, chi.URLParam(r, "slug"), req.Version)
+	slug, err := pathSlug(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d, stored, l, err := s.designForLevel(r.Context(), req.Design, slug, req.Version)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
