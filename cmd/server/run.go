@@ -72,13 +72,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Config: cfg.API,
 			Web:    web.FS(),
 		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		// A response may wait for a queued simulation or a hint.
-		WriteTimeout:   max(cfg.API.SimTimeout, cfg.API.HintTimeout) + 30*time.Second,
-		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// Per phase: the API bounds the body, the handler and the write
+		// of each /v1 request more tightly (internal/api/admission.go);
+		// these are the outer bounds for every route.
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		ReadTimeout:       cfg.HeaderTimeout + cfg.API.BodyTimeout,
+		WriteTimeout:      cfg.API.BodyTimeout + cfg.API.HandlerTimeout + cfg.API.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	logger.InfoContext(ctx, "listening", "addr", ln.Addr().String(),
 		"sim_workers", cfg.API.SimWorkers, "sim_queue", cfg.API.SimQueue)
