@@ -53,7 +53,8 @@ type simulationRequest struct {
 	Level   string          `json:"level" validate:"required,max=64"`
 	Version int             `json:"version" validate:"min=0,max=2147483647"`
 	Design  json.RawMessage `json:"design" validate:"required"`
-	// MaxPoints downsamples the timeline to at most this many ticks.
+	// MaxPoints downsamples the timeline to at most this many ticks
+	// (DefaultMaxPoints if absent).
 	MaxPoints int `json:"max_points" validate:"omitempty,min=2,max=100000"`
 }
 
@@ -92,8 +93,12 @@ func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, every := downsample(ev.Result, req.MaxPoints)
-	writeJSON(w, r, http.StatusOK, simulationResponse{
+	maxPoints := req.MaxPoints
+	if maxPoints == 0 {
+		maxPoints = DefaultMaxPoints
+	}
+	res, every := downsample(ev.Result, maxPoints)
+	s.writeSimulation(w, r, simulationResponse{
 		Slug:       stored.Slug,
 		Version:    stored.Version,
 		Evaluation: ev,
