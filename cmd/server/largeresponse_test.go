@@ -48,9 +48,7 @@ type simulationOut struct {
 // past WRITE_TIMEOUT.
 func TestLargeSimulationResponses(t *testing.T) {
 	t.Parallel()
-	env := testEnv(t)
-	env["WRITE_TIMEOUT"] = "1s"
-	s := startServer(t, env)
+	s := startServer(t, testEnv(t))
 	slug, d := longLevel(t, s, s.newAuthor(t, "long"))
 
 	var out simulationOut
@@ -65,7 +63,12 @@ func TestLargeSimulationResponses(t *testing.T) {
 	t.Logf("a whole timeline is %d bytes", len(full.body))
 
 	// A client that never reads, with a small receive window so that the
-	// response cannot hide in kernel buffers.
+	// response cannot hide in kernel buffers, on a server whose clients
+	// have 1 s to take a response.
+	env := testEnv(t)
+	env["WRITE_TIMEOUT"] = "1s"
+	s = startServer(t, env)
+	slug, d = longLevel(t, s, s.newAuthor(t, "long"))
 	dialer := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		_ = c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
