@@ -54,3 +54,20 @@ trap cleanup EXIT
 machine() {
 	echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(psql -tA "$PGBASE/postgres" -c 'SHOW server_version'), $(go version | cut -d' ' -f3)"
 }
+
+# cpu_ms PID...: user+system CPU milliseconds the processes have used so far
+# (0 for a process that is gone).
+cpu_ms() {
+	local hz; hz=$(getconf CLK_TCK)
+	local total=0 pid t
+	for pid in "$@"; do
+		t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)
+		total=$((total + t))
+	done
+	echo $((total * 1000 / hz))
+}
+
+# backend_pids DBNAME: the PostgreSQL backends connected to a database.
+backend_pids() {
+	psql -tA "$PGBASE/postgres" -c "SELECT pid FROM pg_stat_activity WHERE datname = '$1' AND pid <> pg_backend_pid()" | xargs
+}

@@ -13,6 +13,9 @@ packages=(
 	"@dagrejs/dagre@3.1.3"
 	"marked@18.2.1"
 	"dompurify@3.4.18"
+	"cytoscape@3.35.0"
+	"cytoscape-edgehandles@4.0.1"
+	"lodash@4.17.21"
 )
 
 tmp=$(mktemp -d)
@@ -26,6 +29,9 @@ unpack 'uplot-*.tgz' uplot
 unpack 'dagrejs-dagre-*.tgz' dagre
 unpack 'marked-*.tgz' marked
 unpack 'dompurify-*.tgz' dompurify
+unpack 'cytoscape-3*.tgz' cytoscape
+unpack 'cytoscape-edgehandles-*.tgz' edgehandles
+unpack 'lodash-*.tgz' lodash
 
 # copy SRC DEST: the file without its trailing sourceMappingURL comment.
 copy() {
@@ -33,7 +39,7 @@ copy() {
 	grep -v '^//# sourceMappingURL=' "$1" | sed 's|//# sourceMappingURL=.*$||' >"$2"
 }
 
-rm -rf "$out/uplot" "$out/dagre" "$out/marked" "$out/dompurify"
+rm -rf "$out/uplot" "$out/dagre" "$out/marked" "$out/dompurify" "$out/cytoscape" "$out/edgehandles" "$out/lodash"
 copy "$tmp/uplot/package/dist/uPlot.esm.js" "$out/uplot/uPlot.esm.js"
 copy "$tmp/uplot/package/dist/uPlot.min.css" "$out/uplot/uPlot.min.css"
 cp "$tmp/uplot/package/LICENSE" "$out/uplot/LICENSE"
@@ -44,4 +50,12 @@ copy "$tmp/marked/package/lib/marked.esm.js" "$out/marked/marked.esm.js"
 cp "$tmp/marked/package/LICENSE" "$out/marked/LICENSE"
 copy "$tmp/dompurify/package/dist/purify.es.mjs" "$out/dompurify/purify.es.mjs"
 cp "$tmp/dompurify/package/LICENSE" "$out/dompurify/LICENSE"
+copy "$tmp/cytoscape/package/dist/cytoscape.esm.min.mjs" "$out/cytoscape/cytoscape.esm.min.mjs"
+cp "$tmp/cytoscape/package/LICENSE" "$out/cytoscape/LICENSE"
+# cytoscape-edgehandles ships a UMD bundle only; loaded as a classic script it reads
+# lodash's memoize and throttle from the global _ (lodash's own UMD build).
+copy "$tmp/edgehandles/package/cytoscape-edgehandles.js" "$out/edgehandles/cytoscape-edgehandles.js"
+cp "$tmp/edgehandles/package/LICENSE" "$out/edgehandles/LICENSE"
+copy "$tmp/lodash/package/lodash.min.js" "$out/lodash/lodash.min.js"
+cp "$tmp/lodash/package/LICENSE" "$out/lodash/LICENSE"
 echo "vendored: ${packages[*]}"

@@ -1,11 +1,17 @@
 package web
 
 import (
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"backpressure/internal/challenges"
+	"backpressure/internal/sim"
 )
 
 // TestFS checks that the embedded client is complete: every local file that index.html,
@@ -42,5 +48,89 @@ func TestFS(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestThresholds keeps the client's healthy limit and the hint's headroom equal to the ones
+// the server judges by, so that the legend, the charts and the tables say what the verdict
+// means.
+func TestThresholds(t *testing.T) {
+	data, err := fs.ReadFile(FS(), "js/util.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{
+		"HEALTHY_UTILIZATION": challenges.HealthyUtilization,
+		"HINT_HEADROOM":       challenges.HeadroomUtilization,
+	} {
+		m := regexp.MustCompile(`export const ` + name + ` = ([0-9.]+);`).FindSubmatch(data)
+		if m == nil {
+			t.Errorf("js/util.js does not define %s", name)
+			continue
+		}
+		got, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("the client's %s is %g, the server's %g", name, got, want)
+		}
+	}
+}
+
+// TestCallees keeps the client's rule of what may call what (CALLEES in js/catalog.js, which
+// lets the editor refuse a connection at once) equal to the engine's: for every pair of
+// kinds, the client allows the call exactly when the engine does not refuse it.
+func TestCallees(t *testing.T) {
+	data, err := fs.ReadFile(FS(), "js/catalog.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(data)
+	list := func(s string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`'([a-z_]+)'`).FindAllStringSubmatch(s, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	consts := map[string][]string{}
+	for _, m := range regexp.MustCompile(`const ([A-Z_]+) = \[([^\]]*)\];`).FindAllStringSubmatch(src, -1) {
+		consts[m[1]] = list(m[2])
+	}
+	block := regexp.MustCompile(`(?s)export const CALLEES = \{(.*?)\n\};`).FindStringSubmatch(src)
+	if block == nil {
+		t.Fatal("js/catalog.js does not define CALLEES")
+	}
+	client := map[string][]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*([a-z_]+): (\[[^\]]*\]|[A-Z_]+),`).FindAllStringSubmatch(block[1], -1) {
+		if strings.HasPrefix(m[2], "[") {
+			client[m[1]] = list(m[2])
+		} else {
+			client[m[1]] = consts[m[2]]
+		}
+	}
+	if len(client) != len(sim.Kinds()) {
+		t.Fatalf("CALLEES lists %d kinds, the engine has %d", len(client), len(sim.Kinds()))
+	}
+	cfg := sim.Config{DurationSec: 10, Traffic: sim.Traffic{Kind: "constant", RPS: 10}, Mix: sim.Mix{Read: 1}}
+	for _, from := range sim.Kinds() {
+		for _, to := range sim.Kinds() {
+			d := sim.Design{
+				Components: []sim.Component{{ID: "a", Type: from}, {ID: "b", Type: to}},
+				Edges:      []sim.Edge{{From: "a", To: "b"}},
+			}
+			refused := false
+			var ps sim.Problems
+			if err := sim.Validate(d, cfg); errors.As(err, &ps) {
+				for _, p := range ps {
+					refused = refused || (p.Path == "edges[0]" && strings.Contains(p.Reason, "cannot call"))
+				}
+			}
+			allowed := slices.Contains(client[string(from)], string(to))
+			if allowed == refused {
+				t.Errorf("%s → %s: the client allows it: %v, the engine refuses it: %v", from, to, allowed, refused)
+			}
+		}
 	}
 }

@@ -99,6 +99,11 @@ func TestExitCodes(t *testing.T) {
 		{"hint on an invalid design", "", []string{"hint", "--level", "first-request", "--design", badDesign}, exitInvalid},
 		{"levels", "", []string{"levels"}, exitPass},
 		{"level", "", []string{"level", "first-request"}, exitPass},
+		{"level as JSON", "", []string{"level", "--json", "first-request"}, exitPass},
+		{"level unknown", "", []string{"level", "no-such-level"}, exitInvalid},
+		{"init without a level", "", []string{"init"}, exitInvalid},
+		{"init an unknown level", "", []string{"init", "no-such-level", filepath.Join(t.TempDir(), "d.json")}, exitInvalid},
+		{"init with too many arguments", "", []string{"init", "first-request", "a.json", "b.json"}, exitInvalid},
 		{"json after a positional argument", "", []string{"validate", tutorialFile, "--json"}, exitPass},
 	}
 	for _, tt := range tests {
@@ -213,6 +218,7 @@ func TestGoldenOutput(t *testing.T) {
 		{"run-thundering-herd-solution.golden", []string{"run", "--level", "thundering-herd", "--design", filepath.Join(solutionDir, "thundering-herd.json")}},
 		{"hint-first-request-start.golden", []string{"hint", "--level", "first-request", "--design", start}},
 		{"hint-lose-a-node-start.golden", []string{"hint", "--level", "lose-a-node", "--design", startingDesign(t, "../../challenges/08-lose-a-node.json")}},
+		{"level-thundering-herd.golden", []string{"level", "thundering-herd"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -234,6 +240,79 @@ func TestGoldenOutput(t *testing.T) {
 				t.Errorf("output differs from %s (run with -update after checking it):\ngot:\n%s", path, r.stdout)
 			}
 		})
+	}
+}
+
+// init writes the level's starting design, which runs (and fails, as every starting design
+// does), and never overwrites a file.
+func TestInitWritesTheStartingDesign(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mine.json")
+	r := runCLI(t, "", "init", "first-request", path)
+	if r.code != exitPass {
+		t.Fatalf("init: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"wrote " + path, "backpressure run --level first-request --design " + path} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("init output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	var got, want any
+	if err := json.Unmarshal([]byte(mustRead(t, path)), &got); err != nil {
+		t.Fatalf("the written design is not JSON: %v", err)
+	}
+	var level struct {
+		StartingDesign any `json:"starting_design"`
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, tutorialFile)), &level); err != nil {
+		t.Fatal(err)
+	}
+	want = level.StartingDesign
+	if gb, wb := mustJSON(t, got), mustJSON(t, want); gb != wb {
+		t.Errorf("wrote %s, want the level's starting design %s", gb, wb)
+	}
+	if r := runCLI(t, "", "run", "--level", "first-request", "--design", path); r.code != exitFail {
+		t.Errorf("running the starting design: exit %d, want %d (it fails)", r.code, exitFail)
+	}
+
+	if err := os.WriteFile(path, []byte("my work"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(t.Context(), []string{"init", "first-request", path}, func(string) string { return "" },
+		strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+	if exitCode(err) != exitInvalid || !strings.Contains(err.Error(), path+" exists") {
+		t.Errorf("init over an existing file: %v (exit %d), want exit %d naming the file", err, exitCode(err), exitInvalid)
+	}
+	if mustRead(t, path) != "my work" {
+		t.Errorf("init overwrote an existing file")
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// level prints the briefing as text; --json prints the level document.
+func TestLevelBriefing(t *testing.T) {
+	r := runCLI(t, "", "level", "--json", "thundering-herd")
+	var l struct {
+		Slug           string `json:"slug"`
+		StartingDesign struct {
+			Components []any `json:"components"`
+		} `json:"starting_design"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || l.Slug != "thundering-herd" || len(l.StartingDesign.Components) == 0 {
+		t.Errorf("level --json = %+v (%v)\n%s", l, err, r.stdout)
+	}
+	r = runCLI(t, "", "level", "first-request")
+	for _, want := range []string{"no chaos in this level", "give up after 1,000 ms, retry up to 1 time at once (no backoff)", "app.small          $0.055/h per replica", "limit replicas: at most 6"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("level first-request lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }
 

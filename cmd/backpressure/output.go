@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/sim"
@@ -21,11 +22,7 @@ func printEvaluation(w io.Writer, l *challenges.Level, ev *challenges.Evaluation
 	} else {
 		fmt.Fprintf(w, "FAIL · %s\n", strings.Join(ev.Failing(), ", "))
 	}
-	if b := ev.Bottleneck; b != nil {
-		fmt.Fprintf(w, "bottleneck: %s (the first to saturate, at %g s)\n", b.Component, round1(b.AtSec))
-	} else {
-		fmt.Fprintf(w, "bottleneck: none saturated (busiest: %s)\n", ev.Busiest)
-	}
+	printWhy(w, ev)
 	var peaks []string
 	for _, c := range ev.Components {
 		mark := ""
@@ -45,6 +42,25 @@ func printEvaluation(w io.Writer, l *challenges.Level, ev *challenges.Evaluation
 	if ev.Result != nil {
 		fmt.Fprintln(w)
 		printChart(w, l, ev, width)
+	}
+}
+
+// printWhy writes the "why it happened" timeline: one line per stretch with its cause and
+// what the engine measured, and the advice under it.
+func printWhy(w io.Writer, ev *challenges.Evaluation) {
+	switch {
+	case len(ev.Why) == 0 && ev.Passed:
+		fmt.Fprintf(w, "why it happened: nothing failed (busiest: %s)\n", ev.Busiest)
+		return
+	case len(ev.Why) == 0:
+		fmt.Fprintf(w, "why it happened: no stretch in which more than 5%% of attempts failed (busiest: %s)\n", ev.Busiest)
+		return
+	}
+	fmt.Fprintln(w, "why it happened:")
+	for _, y := range ev.Why {
+		when := fmt.Sprintf("%g–%g s", round1(y.StartSec), round1(y.EndSec))
+		fmt.Fprintf(w, "  %s  %s %s: %s\n", when, y.Component, strings.ReplaceAll(string(y.Cause), "_", " "), y.Detail)
+		fmt.Fprintf(w, "  %s  → %s\n", strings.Repeat(" ", utf8.RuneCountInString(when)), y.Advice)
 	}
 }
 

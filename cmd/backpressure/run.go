@@ -56,14 +56,19 @@ const usage = `usage: backpressure COMMAND [flags]
 
 commands:
   validate LEVEL_FILE...                     check level files; every problem with its JSON path
-  run  --level SLUG|FILE --design FILE|-     run a design: conditions, score, bottleneck, chart
+  run  --level SLUG|FILE --design FILE|-     run a design: conditions, score, why it happened, chart
   hint --level SLUG|FILE --design FILE|-     the smallest single change that makes it pass
   levels                                     list the built-in campaign
-  level SLUG|FILE                            print a level (use its starting_design to begin)
+  level SLUG|FILE                            the briefing: targets, clients, traffic, chaos, prices
+  init SLUG|FILE [DESIGN_FILE]               write the level's starting design to a file to edit
+                                             (default SLUG.design.json; never overwrites)
+  events                                     list a server's events
+  event ID                                   an event: rules, briefing, standings (and its chaos, once over)
 
 flags:
   --json     print the machine-readable result
   --width N  chart width in columns (default: $COLUMNS, else 60)
+  --server U the server for events (default: $BACKPRESSURE_SERVER, else http://localhost:8080)
 
 exit codes: 0 valid / passes, 1 fails, 2 invalid input, 3 internal error
 `
@@ -85,6 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.StringVar(&o.level, "level", "", "")
 	fs.StringVar(&o.design, "design", "", "")
 	fs.IntVar(&o.width, "width", 0, "")
+	fs.StringVar(&o.server, "server", "", "")
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil {
 		fmt.Fprint(stderr, usage)
@@ -99,6 +105,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	o.width = min(o.width, 200)
 	o.stdin, o.stdout = stdin, stdout
+	if o.server == "" {
+		o.server = getenv("BACKPRESSURE_SERVER")
+	}
+	if o.server == "" {
+		o.server = defaultServer
+	}
 	switch cmd {
 	case "validate":
 		if len(pos) == 0 {
@@ -123,6 +135,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return invalidf("level: name one level (a slug or a file)")
 		}
 		return cmdLevel(ctx, o, pos[0])
+	case "init":
+		if len(pos) < 1 || len(pos) > 2 {
+			return invalidf("init: name one level (a slug or a file) and, optionally, the design file to write")
+		}
+		file := ""
+		if len(pos) == 2 {
+			file = pos[1]
+		}
+		return cmdInit(ctx, o, pos[0], file)
+	case "events":
+		return cmdEvents(ctx, o)
+	case "event":
+		if len(pos) != 1 {
+			return invalidf("event: name one event id")
+		}
+		return cmdEvent(ctx, o, pos[0])
 	}
 	fmt.Fprint(stderr, usage)
 	return invalidf("unknown command %q", cmd)
@@ -132,6 +160,7 @@ type options struct {
 	json          bool
 	level, design string
 	width         int
+	server        string
 	stdin         io.Reader
 	stdout        io.Writer
 }
@@ -268,14 +297,6 @@ func cmdLevels(o options) error {
 		fmt.Fprintf(o.stdout, "%2d  %-24s %-9s %s\n", i+1, l.Slug, l.Difficulty, l.Title)
 	}
 	return nil
-}
-
-func cmdLevel(ctx context.Context, o options, ref string) error {
-	l, err := loadLevel(ctx, ref)
-	if err != nil {
-		return err
-	}
-	return writeJSON(o.stdout, l)
 }
 
 // loadInputs reads the level (a campaign slug or a file) and the design (a file or -).

@@ -139,6 +139,7 @@ type loadConfig struct {
 	expectNo5xx, check          bool
 	expectNoUnknownStored       bool
 	checkRanks                  bool
+	reads                       bool
 	think                       time.Duration
 }
 
@@ -155,6 +156,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.Float64Var(&cfg.dryRun, "dry-run", 0.1, "fraction of rounds that dry-run the design first")
 	fs.DurationVar(&cfg.deadline, "deadline", 10*time.Second, "per-request deadline; longer is a hang")
 	fs.DurationVar(&cfg.think, "think", 0, "pause between a player's rounds")
+	fs.BoolVar(&cfg.reads, "reads", true, "read the boards after each submission")
 	fs.IntVar(&cfg.serverPID, "server-pid", 0, "sample this process's RSS (memory flatness)")
 	fs.StringVar(&cfg.jsonOut, "json", "", "write the report as JSON to this file")
 	fs.StringVar(&cfg.tag, "tag", "", "player name prefix (default random)")
@@ -405,6 +407,9 @@ func play(runCtx, ctx context.Context, c *client, cfg loadConfig, i int, rng *mr
 		}
 		cancel()
 		outs = append(outs, o)
+		if !cfg.reads {
+			continue
+		}
 		c.do(runCtx, "GET leaderboard", "GET", "/v1/challenges/"+cfg.slug+"/leaderboard?limit=20", tok, nil, nil)
 		if passed && rng.IntN(2) == 0 {
 			c.do(runCtx, "GET leaderboard around=me", "GET", "/v1/challenges/"+cfg.slug+"/leaderboard?around=me&limit=11", tok, nil, nil)

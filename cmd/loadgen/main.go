@@ -8,6 +8,8 @@
 //	loadgen seed  -db D -players N board seeding for the scale run
 //	loadgen scale -url U[,U2] -db D  leaderboard latency through the API
 //	loadgen median FILE...         medians of several -json reports
+//	loadgen reads -url U -path P   board reads only, closed loop (cost per read)
+//	loadgen streams -url U [-submit-url U2] [-clients N]  live standings delay and memory
 //
 // It must never be pointed at a production database: seed writes rows.
 package main
@@ -31,7 +33,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: loadgen run|check|seed|scale|median [flags]")
+		return fmt.Errorf("usage: loadgen run|check|seed|scale|median|reads|streams [flags]")
 	}
 	switch args[0] {
 	case "run":
@@ -44,6 +46,10 @@ func run(ctx context.Context, args []string) error {
 		return cmdScale(ctx, args[1:])
 	case "median":
 		return cmdMedian(args[1:])
+	case "reads":
+		return cmdReads(ctx, args[1:])
+	case "streams":
+		return cmdStreams(ctx, args[1:])
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }

@@ -397,35 +397,36 @@ func TestLevelUpload(t *testing.T) {
 	if up.Outcome != "unchanged" || up.Challenge.Version != 1 {
 		t.Errorf("same content: %+v", up)
 	}
-	// No submissions yet: a change replaces version 1.
+	// A stored version never changes: even with no submissions, a change
+	// is version 2.
 	doc["title"] = "Renamed"
 	s.must(t, 200, req{method: "PUT", path: "/v1/challenges/my-level", token: author.token, body: doc}, &up)
-	if up.Outcome != "replaced" || up.Challenge.Version != 1 || up.Challenge.Title != "Renamed" {
+	if up.Outcome != "new_version" || up.Challenge.Version != 2 || up.Challenge.Title != "Renamed" {
 		t.Errorf("change without scores: %+v", up)
 	}
-	// With a score on it, a change starts version 2 with its own board.
+	// With a score on it, a change starts version 3 with its own board.
 	first := s.submit(t, p, "my-level", design(2))
-	if !first.Submission.Passed || first.Submission.Version != 1 {
+	if !first.Submission.Passed || first.Submission.Version != 2 {
 		t.Fatalf("submission on the new level: %+v", first)
 	}
 	doc["budget_per_hour"] = 0.5
 	s.must(t, 200, req{method: "PUT", path: "/v1/challenges/my-level", token: author.token, body: doc}, &up)
-	if up.Outcome != "new_version" || up.Challenge.Version != 2 {
+	if up.Outcome != "new_version" || up.Challenge.Version != 3 {
 		t.Errorf("change with scores: %+v", up)
 	}
-	var v1, v2 boardPage
-	s.must(t, 200, req{method: "GET", path: "/v1/challenges/my-level/leaderboard?version=1"}, &v1)
-	s.must(t, 200, req{method: "GET", path: "/v1/challenges/my-level/leaderboard"}, &v2)
-	if v1.Total != 1 || v1.Version != 1 || v2.Total != 0 || v2.Version != 2 {
-		t.Errorf("boards after new version: v1 %+v, v2 %+v", v1, v2)
+	var v2, v3 boardPage
+	s.must(t, 200, req{method: "GET", path: "/v1/challenges/my-level/leaderboard?version=2"}, &v2)
+	s.must(t, 200, req{method: "GET", path: "/v1/challenges/my-level/leaderboard"}, &v3)
+	if v2.Total != 1 || v2.Version != 2 || v3.Total != 0 || v3.Version != 3 {
+		t.Errorf("boards after new version: v2 %+v, v3 %+v", v2, v3)
 	}
 	second := s.submit(t, p, "my-level", design(2))
-	if second.Submission.Version != 2 || second.Rank == nil || *second.Rank != 1 {
+	if second.Submission.Version != 3 || second.Rank == nil || *second.Rank != 1 {
 		t.Errorf("submission after new version: %+v", second)
 	}
 	// Submitting against a version that is no longer current is a conflict.
 	if r := s.do(t, req{method: "POST", path: "/v1/challenges/my-level/submissions", token: p.token,
-		body: map[string]any{"design": design(2), "version": 1}}); r.status != 409 {
+		body: map[string]any{"design": design(2), "version": 2}}); r.status != 409 {
 		t.Errorf("stale version: %d", r.status)
 	}
 
@@ -507,6 +508,18 @@ func TestSimulationsAndHints(t *testing.T) {
 	}
 	if string(small.Evaluation) != string(full.Evaluation) {
 		t.Error("downsampling changed the evaluation")
+	}
+	// The verdict says why the run failed: the one app server is saturated.
+	var verdict struct {
+		Why []struct {
+			Component string `json:"component"`
+			Cause     string `json:"cause"`
+		} `json:"why"`
+		Busiest string `json:"busiest"`
+	}
+	if err := json.Unmarshal(full.Evaluation, &verdict); err != nil || len(verdict.Why) == 0 ||
+		verdict.Why[0].Component != "app" || verdict.Why[0].Cause != "saturated" || verdict.Busiest != "app" {
+		t.Errorf("evaluation's why %+v, busiest %q (%v): want app saturated", verdict.Why, verdict.Busiest, err)
 	}
 	// Nothing is stored by a dry run.
 	if n := s.count(t, "submissions"); n != 0 {

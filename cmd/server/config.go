@@ -10,21 +10,33 @@ import (
 	"time"
 
 	"backpressure/internal/api"
+	"backpressure/internal/store/pgstore"
 )
 
 // config is the whole configuration, read from the environment.
 type config struct {
-	Host            string
-	Port            string
-	DatabaseURL     string
-	LogLevel        slog.Level
-	LogFormat       string
-	ShutdownTimeout time.Duration
+	Host        string
+	Port        string
+	DatabaseURL string
+	// DatabaseDirectURL reaches PostgreSQL without a transaction-mode
+	// pooler, for what needs a session: migrations (golang-migrate's
+	// advisory lock), LISTEN. Default: DatabaseURL.
+	DatabaseDirectURL string
+	Database          pgstore.Options
+	LogLevel          slog.Level
+	LogFormat         string
+	ShutdownTimeout   time.Duration
 	// HeaderTimeout bounds reading a request's headers; IdleTimeout how
 	// long a keep-alive connection may wait for its next request.
 	HeaderTimeout time.Duration
 	IdleTimeout   time.Duration
 	API           api.Config
+	// EventCheckInterval: with the in-memory store, how often ended events
+	// are looked for and finished.
+	EventCheckInterval time.Duration
+	// EventFinishTimeout bounds the final runs of one event; a finish
+	// whose replica died is taken up by another after twice as long.
+	EventFinishTimeout time.Duration
 }
 
 // minAdminTokenLen keeps the admin token out of guessing range.
@@ -77,14 +89,22 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 
 	c := config{
-		Host:            str("HOST", ""),
-		Port:            str("PORT", "8080"),
-		DatabaseURL:     str("DATABASE_URL", ""),
+		Host:        str("HOST", ""),
+		Port:        str("PORT", "8080"),
+		DatabaseURL: str("DATABASE_URL", ""),
+		Database: pgstore.Options{
+			MaxConns:  integer("DATABASE_MAX_CONNS", 0, 1, 10_000),
+			QueryMode: str("DATABASE_QUERY_MODE", pgstore.QueryModeCacheStatement),
+		},
 		LogFormat:       str("LOG_FORMAT", "json"),
 		ShutdownTimeout: duration("SHUTDOWN_TIMEOUT", 30*time.Second),
 		HeaderTimeout:   duration("HEADER_TIMEOUT", 5*time.Second),
 		IdleTimeout:     duration("IDLE_TIMEOUT", 2*time.Minute),
 	}
+	// Live standings and events.
+	c.DatabaseDirectURL = str("DATABASE_DIRECT_URL", "")
+	c.EventCheckInterval = duration("EVENT_CHECK_INTERVAL", 10*time.Second)
+	c.EventFinishTimeout = duration("EVENT_FINISH_TIMEOUT", 5*time.Minute)
 	if p, err := strconv.Atoi(c.Port); err != nil || p < 0 || p > 65535 {
 		bad("PORT", "must be a port number (0 picks a free one), not %q", c.Port)
 	}
@@ -97,6 +117,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		// Not echoed: it may hold a password.
 		bad("DATABASE_URL", "must be a postgres:// or postgresql:// URL")
+	}
+	c.DatabaseDirectURL = str("DATABASE_DIRECT_URL", c.DatabaseURL)
+	if c.DatabaseDirectURL != "" && !strings.HasPrefix(c.DatabaseDirectURL, "postgres://") && !strings.HasPrefix(c.DatabaseDirectURL, "postgresql://") {
+		bad("DATABASE_DIRECT_URL", "must be a postgres:// or postgresql:// URL")
+	}
+	if m := c.Database.QueryMode; m != pgstore.QueryModeCacheStatement && m != pgstore.QueryModeCacheDescribe {
+		bad("DATABASE_QUERY_MODE", "must be %s (direct to PostgreSQL) or %s (behind PgBouncer in transaction mode), not %q",
+			pgstore.QueryModeCacheStatement, pgstore.QueryModeCacheDescribe, m)
 	}
 
 	a := api.Config{
@@ -118,6 +146,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		CORSOrigins:          list("CORS_ORIGINS"),
 		TrustedProxies:       list("TRUSTED_PROXIES"),
 	}
+	// Live streams.
+	a.MaxStreams = integer("MAX_STREAMS", api.DefaultMaxStreams, 1, 1_000_000)
+	a.MaxStreamsPerAddress = integer("MAX_STREAMS_PER_ADDRESS", api.DefaultMaxStreamsPerAddress, 1, 1_000_000)
+	a.StreamBuffer = integer("STREAM_BUFFER", api.DefaultStreamBuffer, 1, 100_000)
+	a.StreamHeartbeat = duration("STREAM_HEARTBEAT", api.DefaultStreamHeartbeat)
 	if a.AdminToken != "" && len(a.AdminToken) < minAdminTokenLen {
 		// Not echoed: it is a secret.
 		bad("ADMIN_TOKEN", "must be at least %d characters (try: openssl rand -base64 32)", minAdminTokenLen)

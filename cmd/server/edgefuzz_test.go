@@ -196,7 +196,12 @@ func (e *edgeTarget) send(method, path, token string, header map[string]string, 
 	for k, v := range header {
 		rq.Header.Set(k, v)
 	}
-	client := &http.Client{Timeout: 90 * time.Second}
+	timeout := 90 * time.Second
+	if p, _, _ := strings.Cut(path, "?"); strings.HasSuffix(p, "/stream") {
+		// A live stream never ends: its status is what is checked.
+		timeout = 2 * time.Second
+	}
+	client := &http.Client{Timeout: timeout}
 	resp, err := client.Do(rq)
 	if err != nil {
 		return 0, []byte(err.Error())

@@ -130,6 +130,10 @@ func TestConfigErrors(t *testing.T) {
 		"LOG_LEVEL":         "loud",
 		"MAX_BODY_BYTES":    "1",
 		"RATE_LIMIT_WINDOW": "0s",
+		// Database connection settings.
+		"DATABASE_DIRECT_URL": "mysql://root:" + secret + "@db/x",
+		"DATABASE_MAX_CONNS":  "0",
+		"DATABASE_QUERY_MODE": "prepared",
 	}
 	err := run(t.Context(), []string{"server"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
 	if err == nil {

@@ -60,9 +60,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer closeStore()
 
+	broker, stopLive := startLive(ctx, cfg, store, logger)
+	defer stopLive()
+
 	if err := api.LoadCampaign(ctx, store, logger, time.Now()); err != nil {
 		return err
 	}
+
+	deps := api.Deps{
+		Logger: logger,
+		Store:  store,
+		Config: cfg.API,
+		Web:    web.FS(),
+		Live:   broker,
+	}
+	stopEvents, err := startEvents(ctx, cfg, store, &deps, logger)
+	if err != nil {
+		return err
+	}
+	defer stopEvents()
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, cfg.Port))
 	if err != nil {
@@ -70,12 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	handlers := &inFlight{}
 	srv := &http.Server{
-		Handler: handlers.track(api.NewServer(api.Deps{
-			Logger: logger,
-			Store:  store,
-			Config: cfg.API,
-			Web:    web.FS(),
-		})),
+		Handler: handlers.track(api.NewServer(deps)),
 		// Per phase: the API bounds the body, the handler and the write
 		// of each /v1 request more tightly (internal/api/admission.go);
 		// these are the outer bounds for every route.
@@ -86,6 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	// Live streams never go idle: end them when shutdown starts.
+	srv.RegisterOnShutdown(broker.Close)
 	logger.InfoContext(ctx, "listening", "addr", ln.Addr().String(),
 		"sim_workers", cfg.API.SimWorkers, "sim_queue", cfg.API.SimQueue)
 
@@ -189,12 +202,20 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger) (api.Store,
 	}
 	where := databaseName(cfg.DatabaseURL)
 	logger.InfoContext(ctx, "migrating the database", "database", where)
-	if err := pgstore.Migrate(ctx, cfg.DatabaseURL); err != nil {
+	// Migrations hold a session-level advisory lock: not through a
+	// transaction-mode pooler.
+	if err := pgstore.Migrate(ctx, cfg.DatabaseDirectURL); err != nil {
 		return nil, nil, fmt.Errorf("migrate: %w", err)
 	}
-	store, err := pgstore.Open(ctx, cfg.DatabaseURL)
+	store, err := pgstore.OpenWith(ctx, cfg.DatabaseURL, cfg.Database)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the database: %w", err)
+	}
+	// A new level version whose old bests were still leaving the global
+	// board when a replica stopped is finished here (a no-op otherwise).
+	if err := store.DrainGlobal(ctx); err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("finish taking superseded level versions off the global board: %w", err)
 	}
 	logger.InfoContext(ctx, "using the PostgreSQL store", "database", where)
 	return store, store.Close, nil

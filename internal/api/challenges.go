@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -94,11 +95,11 @@ func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, newChallengeResponse(stored, l))
 }
 
-// Outcomes of a level upload.
+// Outcomes of a level upload. A stored version never changes, so new content
+// is always a new version with its own board.
 const (
 	uploadCreated    = "created"     // a new slug, version 1
-	uploadReplaced   = "replaced"    // the current version had no submissions: changed in place
-	uploadNewVersion = "new_version" // the current version had submissions: a new version and board
+	uploadNewVersion = "new_version" // new content: a new version and board
 	uploadUnchanged  = "unchanged"   // same content as the current version
 )
 
@@ -134,14 +135,23 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 		s.writeError(w, r, err)
 		return
 	}
-	var l *challenges.Level
-	parseCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
-	defer cancel()
-	err = s.pool.run(parseCtx, "level", func(context.Context) error {
-		var err error
-		l, err = challenges.Parse(body)
-		return err
-	})
+	// Every check of the document first (no simulation), then its starting
+	// design is run once, on the dry-run workers, paid from the author's
+	// budget, within the simulation timeout and the request's lifetime: an
+	// author who leaves stops the run.
+	l, err := challenges.Decode(body)
+	if err == nil {
+		costOf := func() (int64, error) {
+			cost, err := l.RunCost(l.StartingDesign)
+			if ps, ok := challenges.AsProblems(err); ok {
+				err = underStartingDesign(ps)
+			}
+			return cost, err
+		}
+		checkCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
+		defer cancel()
+		err = s.sched.run(checkCtx, w, keyByPlayerOrAddress(r), kindLevel, costOf, l.CheckStart)
+	}
 	if ps, ok := challenges.AsProblems(err); ok {
 		s.writeError(w, r, problemsError("the level is invalid", "", ps))
 		return
@@ -205,10 +215,8 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	case !written:
 	case !exists:
 		outcome, status = uploadCreated, http.StatusCreated
-	case stored.Version > current.Version:
-		outcome = uploadNewVersion
 	default:
-		outcome = uploadReplaced
+		outcome = uploadNewVersion
 	}
 	if written {
 		s.logger(ctx).InfoContext(ctx, "level stored", "slug", stored.Slug, "version", stored.Version,
@@ -216,4 +224,14 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	}
 	w.Header().Set("Location", "/v1/challenges/"+stored.Slug)
 	writeJSON(w, r, status, uploadResponse{Outcome: outcome, Challenge: newChallengeResponse(stored, l)})
+}
+
+// underStartingDesign places a design's problems under the level's starting_design.
+func underStartingDesign(ps challenges.Problems) challenges.Problems {
+	out := make(challenges.Problems, len(ps))
+	for i, p := range ps {
+		out[i] = p
+		out[i].Path = strings.TrimSuffix("starting_design."+p.Path, ".")
+	}
+	return out
 }

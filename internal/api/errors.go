@@ -44,6 +44,12 @@ var statusOf = map[string]int{
 	game.EINTERNAL:     http.StatusInternalServerError,
 	game.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	eBusy:              http.StatusServiceUnavailable,
+	// Event rules.
+	game.EEVENTNOTSTARTED: http.StatusConflict,
+	game.EEVENTENDED:      http.StatusConflict,
+	game.EATTEMPTLIMIT:    http.StatusConflict,
+	game.EEVENTFULL:       http.StatusConflict,
+	game.ENOTJOINED:       http.StatusForbidden,
 }
 
 // titleOf is the short, fixed summary of each problem type (RFC 9457 title).
@@ -62,6 +68,12 @@ var titleOf = map[string]string{
 	game.EINTERNAL:     "Internal error",
 	game.EUNAVAILABLE:  "Service unavailable",
 	eBusy:              "Server busy",
+	// Event rules.
+	game.EEVENTNOTSTARTED: "Event not started",
+	game.EEVENTENDED:      "Event ended",
+	game.EATTEMPTLIMIT:    "Attempt limit reached",
+	game.EEVENTFULL:       "Event full",
+	game.ENOTJOINED:       "Not joined",
 }
 
 // problemTypePrefix makes each code an absolute problem type URI.

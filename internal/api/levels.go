@@ -12,8 +12,7 @@ import (
 	"backpressure/internal/game"
 )
 
-// levelCache keeps parsed levels by content hash. Parsing a level runs its
-// starting design through the engine, so it is worth keeping; a content hash
+// levelCache keeps decoded levels by content hash. A content hash
 // names immutable content, so replicas cannot disagree about what is cached
 // (unlike a cache of ranks or of "the current version", which this is not:
 // the current version is read from the store on every request).
@@ -58,27 +57,33 @@ func (s *server) level(ctx context.Context, slug string, version int) (game.Leve
 	if l, ok := s.levels.get(stored.ContentHash); ok {
 		return stored, l, nil
 	}
-	var parsed *challenges.Level
-	parseCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
-	defer cancel()
-	err = s.pool.run(parseCtx, "level", func(context.Context) error {
-		var err error
-		parsed, err = challenges.Parse(stored.Definition)
-		return err
+	// A stored version was parsed in full, its starting design run, when it
+	// was stored; reading it back only decodes it (no simulation on a read
+	// path), and concurrent misses of one version share one decode.
+	v, err, _ := s.loads.Do(stored.ContentHash, func() (any, error) {
+		if l, ok := s.levels.get(stored.ContentHash); ok {
+			return l, nil
+		}
+		s.metrics.levelLoads.Inc()
+		parsed, err := challenges.Decode(stored.Definition)
+		if err != nil {
+			return nil, err
+		}
+		// Cached under the stored hash, which is what lookups use, even if
+		// the canonical form has changed since (a new field with a default).
+		s.levels.add(stored.ContentHash, parsed)
+		return parsed, nil
 	})
 	if err != nil {
 		if _, ok := challenges.AsProblems(err); ok {
 			// A stored level was valid when it was stored; an engine
 			// change has made it invalid. That is our bug, not the
 			// client's.
-			return game.Level{}, nil, fmt.Errorf("stored level %s v%d no longer parses: %w", slug, stored.Version, err)
+			return game.Level{}, nil, fmt.Errorf("stored level %s v%d no longer decodes: %w", slug, stored.Version, err)
 		}
 		return game.Level{}, nil, err
 	}
-	// Cached under the stored hash, which is what lookups use, even if
-	// the canonical form has changed since (a new field with a default).
-	s.levels.add(stored.ContentHash, parsed)
-	return stored, parsed, nil
+	return stored, v.(*challenges.Level), nil
 }
 
 // levelRecord is how a parsed level is stored: its canonical JSON (what
@@ -96,6 +101,8 @@ func levelRecord(l *challenges.Level, builtin bool, now time.Time) (game.Level, 
 		ContentHash: l.ContentHash(),
 		CreatedAt:   now,
 		Builtin:     builtin,
+		// Kept with the version: what storing it found.
+		WorstCaseCost: l.WorstCaseCost(),
 	}, nil
 }
 

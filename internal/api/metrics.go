@@ -25,6 +25,9 @@ type metrics struct {
 	shed        prometheus.Counter
 	inFlight    prometheus.Gauge
 	rateLimited *prometheus.CounterVec
+	simWaits    *prometheus.CounterVec
+	simCost     *prometheus.CounterVec
+	levelLoads  prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -70,14 +73,27 @@ func newMetrics() *metrics {
 		}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "backpressure_rate_limited_total",
-			Help: "Requests refused with 429, by limit (address, player, simulation).",
+			Help: "Requests refused with 429, by limit (address, player, simulation, simulation_budget, hint_in_flight, simulation_in_flight).",
 		}, []string{"limit"}),
+		simWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backpressure_simulation_waits_total",
+			Help: "Simulation jobs that found every worker of their kind busy and queued, by kind. Each kind has workers of its own, so a submission never waits behind a hint or a dry run.",
+		}, []string{"kind"}),
+		simCost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backpressure_simulation_cost_total",
+			Help: "Simulation cost charged to players' budgets before their runs started, in path-ticks, by kind.",
+		}, []string{"kind"}),
+		levelLoads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "backpressure_level_loads_total",
+			Help: "Stored level versions decoded into the level cache (concurrent misses of one version share one load; a load never simulates).",
+		}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.durations, m.simulations, m.simDuration,
 		m.queueDepth, m.running, m.rejections, m.shed, m.inFlight, m.rateLimited,
+		m.simWaits, m.simCost, m.levelLoads,
 	)
 	return m
 }

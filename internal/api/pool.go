@@ -8,7 +8,7 @@ import (
 	"backpressure/internal/challenges"
 )
 
-// pool runs simulations on a bounded number of workers with a bounded
+// pool runs simulations of one kind (see scheduler) on a bounded number of workers with a bounded
 // queue in front of them. A job that finds the queue full is refused at
 // once (503 with Retry-After) rather than making everyone wait longer; a
 // job whose context ends while it waits leaves the queue.
@@ -29,6 +29,9 @@ func newPool(workers, queue int, m *metrics) *pool {
 	}
 }
 
+// full reports whether a job would be refused now (a hint, not a promise: run decides).
+func (p *pool) full() bool { return len(p.admitted) == cap(p.admitted) }
+
 // errBusy is the refusal of a full queue.
 var errBusy = errorf(eBusy, "the server is busy running simulations; retry after the time in Retry-After")
 
@@ -42,14 +45,19 @@ func (p *pool) run(ctx context.Context, kind string, fn func(ctx context.Context
 		return errBusy
 	}
 	defer func() { <-p.admitted }()
-	p.m.queueDepth.Inc()
 	select {
 	case p.workers <- struct{}{}:
-		p.m.queueDepth.Dec()
-	case <-ctx.Done():
-		p.m.queueDepth.Dec()
-		p.m.simulations.WithLabelValues(kind, outcome(ctx.Err())).Inc()
-		return ctx.Err()
+	default:
+		p.m.simWaits.WithLabelValues(kind).Inc()
+		p.m.queueDepth.Inc()
+		select {
+		case p.workers <- struct{}{}:
+			p.m.queueDepth.Dec()
+		case <-ctx.Done():
+			p.m.queueDepth.Dec()
+			p.m.simulations.WithLabelValues(kind, outcome(ctx.Err())).Inc()
+			return ctx.Err()
+		}
 	}
 	defer func() { <-p.workers }()
 	p.m.running.Inc()

@@ -94,9 +94,11 @@ func TestBusyIs503(t *testing.T) {
 	}
 	h := s.routes()
 	block := make(chan struct{})
-	go func() { _ = s.pool.run(ctx, "test", func(context.Context) error { <-block; return nil }) }()
+	go func() {
+		_ = s.sched.pools[kindSimulation].run(ctx, "test", func(context.Context) error { <-block; return nil })
+	}()
 	defer close(block)
-	waitFor(t, func() bool { return len(s.pool.workers) == 1 })
+	waitFor(t, func() bool { return len(s.sched.pools[kindSimulation].workers) == 1 })
 
 	body := `{"level": "first-request", "design": {"components": [{"id": "app", "type": "app_service"}]}}`
 	rq := httptest.NewRequest("POST", "/v1/simulations", strings.NewReader(body))

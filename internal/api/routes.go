@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/cors"
 
 	"backpressure/internal/game"
@@ -27,7 +26,7 @@ func (s *server) routes() *chi.Mux {
 			MaxAge: 600,
 		}))
 	}
-	r.Use(middleware.Compress(5, "application/json", "application/problem+json"))
+	r.Use(compressLarge)
 	r.NotFound(s.handleNotFound)
 	r.MethodNotAllowed(s.handleMethodNotAllowed)
 
@@ -35,6 +34,16 @@ func (s *server) routes() *chi.Mux {
 	r.Get("/readyz", s.handleReadyz)
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 	r.Get("/openapi.json", s.handleOpenAPI)
+
+	// Live streams stay open for as long as their clients watch: they are
+	// capped by their own limits (streamSlots), not by MaxInFlight, which
+	// is for requests that end.
+	r.Group(func(r chi.Router) {
+		r.Use(s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress))
+		r.Use(s.authenticate)
+		r.Get("/v1/challenges/{slug}/leaderboard/stream", s.handleBoardStream)
+		r.Get("/v1/events/{id}/stream", s.handleEventStream)
+	})
 
 	r.Route("/v1", func(r chi.Router) {
 		r.NotFound(s.handleNotFound)
@@ -60,6 +69,15 @@ func (s *server) routes() *chi.Mux {
 		r.With(simLimit).Post("/challenges/{slug}/hint", s.handleHint)
 		r.With(s.requirePlayer, simLimit).Post("/challenges/{slug}/submissions", s.handleSubmit)
 		r.Get("/challenges/{slug}/leaderboard", s.handleLevelBoard)
+
+		// Events.
+		r.Get("/events", s.handleEvents)
+		r.With(authors).Post("/events", s.handleCreateEvent)
+		r.Get("/events/{id}", s.handleEvent)
+		r.With(s.requirePlayer).Post("/events/{id}/join", s.handleJoinEvent)
+		r.With(s.requirePlayer, simLimit).Post("/events/{id}/submissions", s.handleEventSubmit)
+		r.Get("/events/{id}/standings", s.handleEventStandings)
+		r.Get("/events/{id}/results/{player_id}", s.handleEventResult)
 
 		r.With(simLimit).Post("/simulations", s.handleSimulate)
 		r.Get("/submissions/{id}", s.handleSubmission)

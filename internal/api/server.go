@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"golang.org/x/sync/singleflight"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
@@ -21,10 +22,22 @@ type Config struct {
 	// grants and revokes roles. It is compared by hash and never logged.
 	AdminToken string
 
-	// SimWorkers simulations run at once; SimQueue more may wait for a
+	// SimWorkers submissions run at once; SimQueue more may wait for a
 	// worker. Beyond that requests are refused with 503 and Retry-After.
+	// Dry runs (and level uploads) and hints have workers of their own,
+	// half as many each (at least one), so that they never hold up a
+	// submission.
 	SimWorkers int
 	SimQueue   int
+	// SimBudgetBurst and SimBudgetPerSecond are each player's (or
+	// anonymous address's) budget of simulation work, in path-ticks
+	// (sim.Cost): a token bucket every run is paid from before it starts.
+	// 0 takes the defaults; a negative rate turns the budget off.
+	SimBudgetBurst     int64
+	SimBudgetPerSecond int64
+	// DryRunsPerPlayer dry runs of one player may be in flight at once
+	// (and one hint); beyond that, 429.
+	DryRunsPerPlayer int
 	// SimTimeout bounds one simulation request (queueing included);
 	// HintTimeout bounds a hint, which runs up to challenges.MaxHintRuns
 	// simulations.
@@ -62,6 +75,18 @@ type Config struct {
 	RateLimitSim    int
 	RateLimitWindow time.Duration
 
+	// Live streams: at most MaxStreams open on this server and
+	// MaxStreamsPerAddress per client address; StreamBuffer changes wait
+	// for a slow client before it is dropped; a comment every
+	// StreamHeartbeat keeps idle connections open through proxies.
+	MaxStreams           int
+	MaxStreamsPerAddress int
+	StreamBuffer         int
+	StreamHeartbeat      time.Duration
+	// StreamWriteTimeout bounds one write to a stream: a client whose
+	// connection takes no data for this long is dropped.
+	StreamWriteTimeout time.Duration
+
 	// CORSOrigins may call the API from browsers on other origins ("*" for
 	// any). Empty: same-origin only.
 	CORSOrigins []string
@@ -90,6 +115,20 @@ const (
 	DefaultRateLimitPlayer      = 300
 	DefaultRateLimitSim         = 60
 	DefaultRateLimitWindow      = time.Minute
+	// DefaultSimBudgetBurst is two of the costliest hints; DefaultSimBudgetPerSecond
+	// refills one of them a minute (a tutorial submission costs about 4,000).
+	DefaultSimBudgetBurst     = 2 * challenges.MaxHintCost
+	DefaultSimBudgetPerSecond = challenges.MaxHintCost / 60
+	DefaultDryRunsPerPlayer   = 2
+
+	// A stream costs a goroutine, a connection and a buffer of
+	// DefaultStreamBuffer changes: about 70 KiB of resident memory
+	// (BENCHMARKS.md), so the default cap is about 350 MiB.
+	DefaultMaxStreams           = 5000
+	DefaultMaxStreamsPerAddress = 8
+	DefaultStreamBuffer         = 64
+	DefaultStreamHeartbeat      = 15 * time.Second
+	DefaultStreamWriteTimeout   = 10 * time.Second
 )
 
 // WithDefaults fills in every unset field. Rate limits are left alone: 0
@@ -126,8 +165,32 @@ func (c Config) WithDefaults() Config {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if c.SimBudgetBurst <= 0 {
+		c.SimBudgetBurst = DefaultSimBudgetBurst
+	}
+	if c.SimBudgetPerSecond == 0 {
+		c.SimBudgetPerSecond = DefaultSimBudgetPerSecond
+	}
+	if c.DryRunsPerPlayer <= 0 {
+		c.DryRunsPerPlayer = DefaultDryRunsPerPlayer
+	}
 	if c.RateLimitWindow <= 0 {
 		c.RateLimitWindow = DefaultRateLimitWindow
+	}
+	if c.MaxStreams <= 0 {
+		c.MaxStreams = DefaultMaxStreams
+	}
+	if c.MaxStreamsPerAddress <= 0 {
+		c.MaxStreamsPerAddress = DefaultMaxStreamsPerAddress
+	}
+	if c.StreamBuffer <= 0 {
+		c.StreamBuffer = DefaultStreamBuffer
+	}
+	if c.StreamHeartbeat <= 0 {
+		c.StreamHeartbeat = DefaultStreamHeartbeat
+	}
+	if c.StreamWriteTimeout <= 0 {
+		c.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	return c
 }
@@ -142,6 +205,12 @@ type Deps struct {
 	Web fs.FS
 	// Now is the clock that stamps submissions; nil means time.Now.
 	Now func() time.Time
+	// Live, if not nil, serves the live streams; without it they are 503.
+	Live Live
+	// Scheduler, if not nil, is told of every new event, to finish it at
+	// its end (see EventFinisher.Finish); without it, something must call
+	// EventFinisher.Run.
+	Scheduler Scheduler
 }
 
 // server holds the handlers' shared dependencies.
@@ -150,7 +219,8 @@ type server struct {
 	store     Store
 	log       *slog.Logger
 	now       func() time.Time
-	pool      *pool
+	sched     *scheduler
+	loads     singleflight.Group // level loads by content hash
 	levels    *levelCache
 	metrics   *metrics
 	adminHash []byte
@@ -158,6 +228,11 @@ type server struct {
 	mux       *chi.Mux // set by routes, for the Allow header of 405s
 	// campaign orders the built-in levels in listings (slug -> position).
 	campaign map[string]int
+
+	// Live standings and events.
+	live      Live
+	streams   *streamSlots
+	scheduler Scheduler
 }
 
 // NewServer returns the whole HTTP API as one handler: every route, with
@@ -187,7 +262,10 @@ func newServer(d Deps) *server {
 		s.adminHash = sum[:]
 	}
 	s.metrics = newMetrics()
-	s.pool = newPool(cfg.SimWorkers, cfg.SimQueue, s.metrics)
+	s.sched = newScheduler(cfg, s.now, s.metrics)
+	s.live = d.Live
+	s.scheduler = d.Scheduler
+	s.streams = newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerAddress, s.metrics.registry)
 	s.levels = newLevelCache()
 	if levels, err := challenges.Campaign(); err == nil {
 		for i, l := range levels {

@@ -32,21 +32,42 @@ func parseDesign(raw json.RawMessage) (sim.Design, []byte, error) {
 	return d, compact.Bytes(), nil
 }
 
-// evaluate runs a design on a level in the worker pool, within the
-// simulation deadline and the client's lifetime.
-func (s *server) evaluate(ctx context.Context, kind string, l *challenges.Level, d sim.Design) (*challenges.Evaluation, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
+// evaluate runs a design on a level on the kind's workers, within the simulation deadline
+// and the client's lifetime, paid for from the client's simulation budget (its cost is
+// known before it runs).
+func (s *server) evaluate(w http.ResponseWriter, r *http.Request, kind string, l *challenges.Level, d sim.Design) (*challenges.Evaluation, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SimTimeout)
 	defer cancel()
 	var ev *challenges.Evaluation
-	err := s.pool.run(ctx, kind, func(ctx context.Context) error {
+	costOf := func() (int64, error) { return l.RunCost(d) }
+	err := s.sched.run(ctx, w, keyByPlayerOrAddress(r), kind, costOf, func(ctx context.Context) error {
 		var err error
 		ev, err = l.Evaluate(ctx, d)
 		return err
 	})
+	return ev, designProblems(err)
+}
+
+// evaluateBackground is evaluate for the server's own work (an event's final runs): on the
+// event workers, under the simulation timeout, paid by nobody.
+func (s *server) evaluateBackground(ctx context.Context, l *challenges.Level, d sim.Design) (*challenges.Evaluation, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
+	defer cancel()
+	var ev *challenges.Evaluation
+	err := s.sched.background(ctx, kindEvent, func(ctx context.Context) error {
+		var err error
+		ev, err = l.Evaluate(ctx, d)
+		return err
+	})
+	return ev, designProblems(err)
+}
+
+// designProblems names the design as the field at fault when the level refuses it.
+func designProblems(err error) error {
 	if ps, ok := challenges.AsProblems(err); ok {
-		return nil, problemsError("the design is invalid for this level", "design", ps)
+		return problemsError("the design is invalid for this level", "design", ps)
 	}
-	return ev, err
+	return err
 }
 
 type simulationRequest struct {
@@ -88,7 +109,7 @@ func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ev, err := s.evaluate(r.Context(), "simulation", l, d)
+	ev, err := s.evaluate(w, r, kindSimulation, l, d)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -163,11 +184,18 @@ func (s *server) handleHint(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.HintTimeout)
 	defer cancel()
 	var h *challenges.Hint
-	// A hint holds one worker but fans its candidate runs out over the
-	// CPUs itself (challenges.MaxHintRuns bounds them).
-	err = s.pool.run(ctx, "hint", func(ctx context.Context) error {
+	var cost int64
+	costOf := func() (int64, error) {
 		var err error
-		h, err = l.Hint(ctx, d)
+		cost, err = l.HintCost(d)
+		return cost, err
+	}
+	// A hint holds one hint worker and runs its candidates one at a time on
+	// it, within its cost bound (challenges.MaxHintCost), so that it takes
+	// no more than its share of the CPUs from other players.
+	err = s.sched.run(ctx, w, keyByPlayerOrAddress(r), kindHint, costOf, func(ctx context.Context) error {
+		var err error
+		h, err = l.HintWithin(ctx, d, challenges.HintLimits{MaxCost: cost, Parallelism: 1})
 		return err
 	})
 	if ps, ok := challenges.AsProblems(err); ok {

@@ -46,6 +46,12 @@ type Boards interface {
 	PlayerRank(ctx context.Context, slug string, version int, playerID uuid.UUID) (game.Entry, error)
 }
 
+// Changes reads what changed on a board, for live streams that resume
+// (see pgstore.Store.BoardChanges).
+type Changes interface {
+	BoardChanges(ctx context.Context, slug string, version int, after int64, limit int) ([]game.BoardChange, bool, error)
+}
+
 // Pinger reports whether the store can serve requests.
 type Pinger interface {
 	Ping(ctx context.Context) error
@@ -57,5 +63,7 @@ type Store interface {
 	Levels
 	Submissions
 	Boards
+	Changes
+	Events
 	Pinger
 }

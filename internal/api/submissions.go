@@ -33,7 +33,7 @@ type submissionView struct {
 	Score      int64           `json:"score"`
 	CreatedAt  time.Time       `json:"created_at"`
 	Design     json.RawMessage `json:"design"`
-	// Evaluation is the verdict (conditions, score, bottleneck...) without
+	// Evaluation is the verdict (conditions, score, why it happened...) without
 	// the per-tick timeline; re-run the design with POST /v1/simulations
 	// for that: the engine is deterministic.
 	Evaluation json.RawMessage `json:"evaluation"`
@@ -127,7 +127,7 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			"version %d of %q is not current (version %d is); submissions go to the current version", req.Version, slug, stored.Version))
 		return
 	}
-	ev, err := s.evaluate(ctx, "submission", l, d)
+	ev, err := s.evaluate(w, r, kindSubmission, l, d)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -186,8 +186,9 @@ func TestHintFixesEarlyLevels(t *testing.T) {
 	}
 }
 
-// The hint stays well under a second on every campaign level (and names the binding
-// constraint when nothing passes).
+// The hint's work is bounded on every campaign level (and it names the binding constraint
+// when nothing passes). Its time is logged, not asserted: on a shared machine a wall-clock
+// limit fails for other people's load, and timings belong in benchmarks (BENCHMARKS.md).
 func TestHintTimePerLevel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing")
@@ -202,12 +203,8 @@ func TestHintTimePerLevel(t *testing.T) {
 		if !h.Found && (h.Binding == nil || h.Binding.Detail == "") {
 			t.Errorf("%s: nothing found and no binding constraint named", l.Slug)
 		}
-		limit := time.Second
-		if raceEnabled {
-			limit *= 20
-		}
-		if elapsed > limit {
-			t.Errorf("%s: hint took %v, want under %v", l.Slug, elapsed, limit)
+		if h.Tried == 0 || h.Tried > MaxHintRuns {
+			t.Errorf("%s: the hint simulated %d candidates, want 1 to %d", l.Slug, h.Tried, MaxHintRuns)
 		}
 		what := "no single change: " + h.Message
 		if h.Found {

@@ -19,7 +19,8 @@ import (
 // service_time_ms or connections, capacity would be free and the budget meaningless. A
 // parameter the engine adds later is a world parameter until it is listed here.
 var knobs = map[sim.Kind][]string{
-	sim.KindLoadBalancer: {"instances", "algorithm", "health_checks", "instance_type"},
+	sim.KindLoadBalancer: {"instances", "algorithm", "health_checks", "health_check_interval_sec", "unhealthy_threshold",
+		"instance_type"},
 	sim.KindAPIGateway: {"instances", "rate_limit_rps", "breaker_error_threshold", "breaker_window_sec",
 		"breaker_open_sec", "breaker_probe_ratio", "instance_type"},
 	sim.KindAppService: {"replicas", "queue_per_replica", "instance_type"},
@@ -28,8 +29,9 @@ var knobs = map[sim.Kind][]string{
 	sim.KindServerless: {"max_concurrency", "max_execution_ms", "memory_mb", "instance_type"},
 	sim.KindCache:      {"instance_type"},
 	sim.KindCDN:        {"instance_type"},
-	sim.KindDatabase:   {"read_replicas", "queue_per_connection", "instance_type"},
-	sim.KindQueue:      {"workers", "buffer", "instance_type"},
+	sim.KindDatabase: {"read_replicas", "queue_per_connection", "read_from", "instance_type",
+		"replica_instance_type"},
+	sim.KindQueue: {"workers", "buffer", "instance_type"},
 }
 
 // Knobs returns the parameters of a kind a player may set, in the engine's table order.
@@ -287,7 +289,7 @@ func (c *compiled) prepareDesign(l *Level, d sim.Design, checkChaos bool) (sim.D
 			if w, fixed := ki.world[name]; fixed && !sameValue(v, w) {
 				ps.addf(p, "is fixed by this level at %s; remove it from your design", formatValue(w))
 			}
-			if name == "instance_type" && v != "" && !slices.Contains(ki.instanceTypes, v.(string)) {
+			if (name == "instance_type" || name == "replica_instance_type") && v != "" && !slices.Contains(ki.instanceTypes, v.(string)) {
 				ps.addf(p, "%q is not offered in this level (offered: %s)", v, quoteList(ki.instanceTypes))
 			}
 		}

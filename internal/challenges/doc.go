@@ -51,8 +51,10 @@
 // ever draining).
 //
 // The result lists each condition with its measured value, target and margin, each chaos
-// event's verdict, the engine's bottleneck, every component's peak utilisation and a
-// healthy flag: every component's peak below 90% (seed simple-model). Peaks leave out the
+// event's verdict, why it happened (for a failing run, the engine's timeline of failing
+// stretches that reach into the window, each with its limiting component and cause, and an
+// undrained queue as lost_writes from when it last stood empty), the
+// busiest component, every component's peak utilisation and a healthy flag: every component's peak below 90% (seed simple-model). Peaks leave out the
 // ticks under chaos (each event's window plus its recovery deadline), which are the
 // resilience condition's business and are reported separately; a queue's "peak" is the
 // mean utilisation of its consumers (each tick capped at 100%), since draining a burst flat

@@ -46,10 +46,13 @@ type Evaluation struct {
 	Failures []string `json:"failures"`
 	// Events is the resilience check of each chaos event, in schedule order.
 	Events []EventCheck `json:"events"`
-	// Bottleneck is the first tier to saturate (nil if none did); Busiest the component
-	// with the highest peak utilisation in the window.
-	Bottleneck *sim.Bottleneck `json:"bottleneck"`
-	Busiest    string          `json:"busiest"`
+	// Why is the "why it happened" timeline of a failing run: the engine's stretches of
+	// failing ticks (each naming the limiting component, the cause and the retry
+	// amplification on top of it) and structural failures, those that reach into the
+	// evaluation window. A passing run has none.
+	Why []sim.Why `json:"why"`
+	// Busiest is the component with the highest peak utilisation in the window.
+	Busiest string `json:"busiest"`
 	// Healthy: every component's peak utilisation outside chaos is below 90% (seed
 	// simple-model's headroom rule).
 	Healthy    bool            `json:"healthy"`
@@ -139,28 +142,34 @@ var ErrNotParsed = errors.New("challenges: level was not built by Parse or Campa
 //     resilience.recovery_deadline_sec. The condition's measured value is the worst
 //     event's Usage; a level without chaos passes it with 0.
 func (l *Level) Evaluate(ctx context.Context, d sim.Design) (*Evaluation, error) {
-	if l.c == nil {
-		return nil, ErrNotParsed
-	}
-	eff, ps := l.c.prepareDesign(l, d, true)
-	if len(ps) > 0 {
-		if err := sim.Validate(eff, l.c.cfg); err != nil {
-			var sp sim.Problems
-			if errors.As(err, &sp) {
-				ps = mergeProblems(ps, designProblems(sp, ps))
-			}
-		}
-		return nil, ps
-	}
-	res, err := sim.Run(ctx, eff, l.c.cfg)
+	ev, _, err := l.evaluate(ctx, d)
+	return ev, err
+}
+
+// evaluate is Evaluate, also returning the run's cost (sim.Cost), which is known, and
+// checked against the level's worst case, before the run starts.
+func (l *Level) evaluate(ctx context.Context, d sim.Design) (*Evaluation, int64, error) {
+	p, err := l.prepare(d)
 	if err != nil {
+		return nil, 0, err
+	}
+	ev, err := l.run(ctx, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	return ev, p.Cost(), nil
+}
+
+// designError is the level's problems with a design, with the engine's about the same
+// design added, so that a player sees every problem at once.
+func (l *Level) designError(eff sim.Design, ps Problems) Problems {
+	if err := sim.Validate(eff, l.c.cfg); err != nil {
 		var sp sim.Problems
 		if errors.As(err, &sp) {
-			return nil, designProblems(sp, nil)
+			ps = mergeProblems(ps, designProblems(sp, ps))
 		}
-		return nil, err
 	}
-	return l.judge(res), nil
+	return ps
 }
 
 // designProblems converts the engine's problems with a player's design. The level's own
@@ -298,15 +307,18 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 		}
 		ev.Components[i] = cp
 	}
-	if b := res.Summary.Bottleneck; b != nil {
-		bb := *b
-		bb.Utilization = math.Min(clean(bb.Utilization), maxReportedUtilization)
-		ev.Bottleneck = &bb
-	}
-
 	ev.Passed = len(ev.Failures) == 0
 	for _, c := range ev.Conditions {
 		ev.Passed = ev.Passed && c.Passed
+	}
+	ev.Why = []sim.Why{}
+	if !ev.Passed {
+		for _, w := range res.Summary.Why {
+			if w.EndSec > ev.Window.StartSec {
+				ev.Why = append(ev.Why, w)
+			}
+		}
+		ev.Why = append(ev.Why, undrainedWhy(res, ev.Failures)...)
 	}
 	if ev.Passed {
 		s := Score(ev)
@@ -339,6 +351,42 @@ func (l *Level) undrained(res *sim.Result, steady []sim.Tick, already []string) 
 		if last.Components[i].Backlog > oneSecond {
 			out = append(out, "undrained:"+c.ID)
 		}
+	}
+	return out
+}
+
+// undrainedWhy explains the level's own structural failure in the timeline: a queue still
+// holding acknowledged writes at the end lost them, from when its backlog last stood empty.
+func undrainedWhy(res *sim.Result, failures []string) []sim.Why {
+	var out []sim.Why
+	ticks := res.Ticks
+	dt := res.TickMs / 1000
+	for _, f := range failures {
+		id, ok := strings.CutPrefix(f, "undrained:")
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(res.Components, func(c sim.ComponentInfo) bool { return c.ID == id })
+		if i < 0 || len(ticks) == 0 {
+			continue
+		}
+		k := len(ticks)
+		for k > 0 && ticks[k-1].Components[i].Backlog > 0.5 {
+			k--
+		}
+		var offered, fresh float64
+		for _, t := range ticks[min(k, len(ticks)-1):] {
+			offered, fresh = offered+t.OfferedRPS, fresh+t.FreshRPS
+		}
+		amp := 1.0
+		if fresh > 0 {
+			amp = math.Max(1, math.Round(offered/fresh*100)/100)
+		}
+		out = append(out, sim.Why{StartSec: math.Round(float64(min(k, len(ticks)-1))*dt*1000) / 1000, EndSec: ticks[len(ticks)-1].T,
+			Component: id, Cause: sim.CauseLostWrites,
+			Detail: fmt.Sprintf("%s still held %.0f acknowledged writes when the run ended: they were never stored", id,
+				ticks[len(ticks)-1].Components[i].Backlog),
+			Advice: fmt.Sprintf("add workers to %s, or capacity to the database they write to", id), RetryAmplification: amp})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -72,7 +73,7 @@ func TestEvaluateJSONShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"level", "version", "passed", "score", "conditions", "failures", "events",
-		"bottleneck", "busiest", "healthy", "components", "window"} {
+		"why", "busiest", "healthy", "components", "window"} {
 		if _, ok := m[key]; !ok {
 			t.Errorf("evaluation JSON lacks %q", key)
 		}
@@ -111,6 +112,14 @@ func TestEvaluateRules(t *testing.T) {
 			"edges":[{"from":"lb","to":"a1"},{"from":"lb","to":"a2"},{"from":"lb","to":"a3"},{"from":"lb","to":"a4"},
 			{"from":"a1","to":"db"},{"from":"a2","to":"db"},{"from":"a3","to":"db"},{"from":"a4","to":"db"}]}`,
 			[]string{"components", "components"}}, // four app services (at most three); no app-b for the chaos
+		{"lose-a-node", `{"components":[{"id":"lb","type":"load_balancer"},{"id":"app-a","type":"app_service"},{"id":"app-b","type":"app_service"},
+			{"id":"db","type":"database","params":{"read_replicas":1,"read_from":"replicas","replica_instance_type":"db.large"}}],
+			"edges":[{"from":"lb","to":"app-a"},{"from":"lb","to":"app-b"},{"from":"app-a","to":"db"},{"from":"app-b","to":"db"}]}`,
+			[]string{"components[3].params.replica_instance_type"}}, // a replica type the level does not offer
+		{"lose-a-node", `{"components":[{"id":"lb","type":"load_balancer"},{"id":"app-a","type":"app_service"},{"id":"app-b","type":"app_service"},
+			{"id":"db","type":"database","params":{"read_from":"replicas"}}],
+			"edges":[{"from":"lb","to":"app-a"},{"from":"lb","to":"app-b"},{"from":"app-a","to":"db"},{"from":"app-b","to":"db"}]}`,
+			[]string{"components[3].params.read_from"}}, // reads to replicas the database does not have
 		{"the-queue-remembers", `{"components":[{"id":"app","type":"app_service"},{"id":"jobs","type":"queue"},{"id":"db","type":"database"}],
 			"edges":[{"from":"app","to":"jobs"},{"from":"app","to":"db"}]}`, []string{"edges"}},
 		{"cache-me-if-you-can", `{"components":[{"id":"app","type":"app_service","params":{"replicas":8}},{"id":"c","type":"cache","params":{"memory_gb":64}},{"id":"db","type":"database"}],
@@ -215,5 +224,57 @@ func TestPercentile(t *testing.T) {
 		if got := percentile(tt.xs, tt.p); got != tt.want {
 			t.Errorf("percentile(%d values, %g) = %g, want %g", len(tt.xs), tt.p, got, tt.want)
 		}
+	}
+}
+
+// Why it happened names what made the run fail, and nothing for a run that passed.
+func TestEvaluateWhy(t *testing.T) {
+	l := mustLevel(t, "lose-a-node")
+	ev, err := l.Evaluate(t.Context(), l.StartingDesign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The dead app server behind a balancer without health checks, not the database.
+	if len(ev.Why) == 0 || ev.Why[0].Component != "app-b" || ev.Why[0].Cause != sim.CauseNodeFailed {
+		t.Fatalf("why = %+v, want app-b node_failed first", ev.Why)
+	}
+	for _, w := range ev.Why {
+		if w.Component == "db" {
+			t.Errorf("why names the database: %+v", w)
+		}
+	}
+	for _, slug := range []string{"lose-a-node", "thundering-herd"} {
+		l := mustLevel(t, slug)
+		ev, err := l.Evaluate(t.Context(), solution(t, slug))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ev.Passed || ev.Why == nil || len(ev.Why) != 0 || ev.Busiest == "" {
+			t.Errorf("%s: passed %v, why %#v, busiest %q: want a passing run with an empty timeline and the busiest named",
+				slug, ev.Passed, ev.Why, ev.Busiest)
+		}
+	}
+}
+
+// A queue still holding acknowledged writes at the end is the level's own structural
+// failure; the timeline names it as lost writes from when the queue last stood empty.
+func TestEvaluateWhyUndrainedQueue(t *testing.T) {
+	l := mustLevel(t, "the-queue-remembers")
+	ev, err := l.Evaluate(t.Context(), design(t, `{"components":[{"id":"app","type":"app_service","params":{"replicas":4}},
+	 {"id":"jobs","type":"queue","params":{"workers":8,"buffer":20000}},{"id":"db","type":"database"}],
+	 "edges":[{"from":"app","to":"jobs"},{"from":"jobs","to":"db"},{"from":"app","to":"db"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"undrained:jobs"}, ev.Failing()); diff != "" {
+		t.Fatalf("failing (-want +got):\n%s", diff)
+	}
+	if len(ev.Why) != 1 {
+		t.Fatalf("why = %+v, want the undrained queue", ev.Why)
+	}
+	w := ev.Why[0]
+	if w.Component != "jobs" || w.Cause != sim.CauseLostWrites || w.StartSec < 60 || w.StartSec > 61 || w.EndSec != 240 ||
+		!strings.Contains(w.Detail, "acknowledged writes") {
+		t.Errorf("why %+v, want jobs lost_writes from the partition at 60 s to the end", w)
 	}
 }

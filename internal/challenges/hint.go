@@ -25,9 +25,13 @@ type Hint struct {
 	// Binding is the constraint that defeats the closest candidate when nothing passes.
 	Binding *Binding `json:"binding_constraint"`
 	// Tried counts the candidate designs simulated.
-	Tried  int         `json:"candidates_tried"`
-	Before *Evaluation `json:"before"`
-	After  *Evaluation `json:"after"`
+	Tried int `json:"candidates_tried"`
+	// Cost is the path-ticks (sim.Cost) of every run the hint made; CostBound says the
+	// search stopped at its cost bound (HintLimits.MaxCost) with candidates left.
+	Cost      int64       `json:"-"`
+	CostBound bool        `json:"-"`
+	Before    *Evaluation `json:"before"`
+	After     *Evaluation `json:"after"`
 }
 
 // Change kinds.
@@ -74,11 +78,33 @@ const MaxHintRuns = 400
 // and value. Each magnitude is simulated as a batch, in parallel; the search stops at the
 // first batch with a passing candidate, so the result does not depend on scheduling.
 func (l *Level) Hint(ctx context.Context, d sim.Design) (*Hint, error) {
-	before, err := l.Evaluate(ctx, d)
+	return l.HintWithin(ctx, d, HintLimits{})
+}
+
+// HintLimits bound one hint's search. Zero values take the defaults.
+type HintLimits struct {
+	// MaxCost bounds the path-ticks (sim.Cost) of all the hint's runs together; default
+	// and ceiling MaxHintCost. The search stops before a batch that would exceed it, so the
+	// answer depends on the bound, never on the machine.
+	MaxCost int64
+	// Parallelism is how many candidate runs go at once; default GOMAXPROCS. A server
+	// sharing its CPUs with other players' submissions runs hints one run at a time.
+	Parallelism int
+}
+
+// HintWithin is Hint within limits.
+func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*Hint, error) {
+	if lim.MaxCost <= 0 || lim.MaxCost > MaxHintCost {
+		lim.MaxCost = MaxHintCost
+	}
+	if lim.Parallelism <= 0 {
+		lim.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	before, spent, err := l.evaluate(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hint{Level: l.Slug, Before: before}
+	h := &Hint{Level: l.Slug, Before: before, Cost: spent}
 	if before.Passed {
 		h.Message = "The design already passes; there is nothing to fix."
 		return h, nil
@@ -101,15 +127,42 @@ func (l *Level) Hint(ctx context.Context, d sim.Design) (*Hint, error) {
 			end++
 		}
 		end = min(end, start+MaxHintRuns-h.Tried)
-		batch := cands[start:end]
-		parallel(ctx, len(batch), func(i int) {
-			ev, err := l.Evaluate(ctx, batch[i].design)
+		// The re-run of a found change is paid for before the batch that finds it.
+		reserve := h.Cost / max(int64(h.Tried)+1, 1)
+		batchCost := int64(0)
+		prepared := make([]*sim.Prepared, 0, end-start)
+		for i := start; i < end; i++ {
+			p, err := l.prepare(cands[i].design)
+			c := int64(0) // refused before it runs: costs nothing
+			if err == nil {
+				c = p.Cost()
+			}
+			if h.Cost+batchCost+c+reserve > lim.MaxCost {
+				end = i
+				h.CostBound = true
+				break
+			}
+			if err != nil {
+				results[i] = outcome{nil, err}
+			}
+			prepared = append(prepared, p)
+			batchCost += c
+		}
+		if end == start {
+			break
+		}
+		h.Cost += batchCost
+		parallel(ctx, lim.Parallelism, len(prepared), func(i int) {
+			if prepared[i] == nil {
+				return
+			}
+			ev, err := l.run(ctx, prepared[i])
 			results[start+i] = outcome{ev, err}
 		})
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		h.Tried += len(batch)
+		h.Tried += end - start
 		best := -1
 		for i := start; i < end; i++ {
 			r := results[i]
@@ -134,7 +187,8 @@ func (l *Level) Hint(ctx context.Context, d sim.Design) (*Hint, error) {
 			if err != nil {
 				return nil, fmt.Errorf("hint: applying its own patch: %w", err)
 			}
-			after, err := l.Evaluate(ctx, patched)
+			after, afterCost, err := l.evaluate(ctx, patched)
+			h.Cost += afterCost
 			if err != nil {
 				return nil, fmt.Errorf("hint: re-running the patched design: %w", err)
 			}
@@ -149,6 +203,11 @@ func (l *Level) Hint(ctx context.Context, d sim.Design) (*Hint, error) {
 		start = end
 	}
 	h.Binding = binding(closest, l)
+	defer func() {
+		if h.CostBound {
+			h.Message += fmt.Sprintf(" The search stopped at its bound of %d path-ticks of simulation with candidates left.", lim.MaxCost)
+		}
+	}()
 	if closestChange != "" {
 		h.Message = fmt.Sprintf("No single change passes with headroom (%d tried). The closest, %s, still fails on the binding constraint: %s.",
 			h.Tried, closestChange, h.Binding.Detail)
@@ -270,9 +329,9 @@ func worstEvent(ev *Evaluation) string {
 	return fmt.Sprintf("%s: %.1f%% errors during the event (ceiling %.1f%%), %s", w.ID, w.ErrorRate*100, w.ErrorCeiling*100, rec)
 }
 
-// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines.
-func parallel(ctx context.Context, n int, f func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
+// parallel runs f(0..n-1) on up to width goroutines.
+func parallel(ctx context.Context, width, n int, f func(i int)) {
+	workers := min(n, width)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range workers {
@@ -363,6 +422,11 @@ func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
 						add(candidate{class: 0, magnitude: 1, change: setParam(i, comp, spec.Name, curType, t)})
 					}
 				}
+			case spec.Name == "read_from" && currentValue(comp, ki.specs["read_replicas"]) == 0.0:
+				// Reads cannot go to replicas the database does not have.
+			case (spec.Name == "health_check_interval_sec" || spec.Name == "unhealthy_threshold") &&
+				(currentValue(comp, ki.specs["health_checks"]) != true || !l.backendsFail()):
+				// Tuning checks that are off, or that never see a backend go down, changes nothing.
 			case spec.Type == "boolean":
 				set(!cur.(bool), 1)
 			case spec.Type == "enum":
@@ -397,6 +461,17 @@ func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
 		return out[a].magnitude < out[b].magnitude
 	})
 	return out
+}
+
+// backendsFail reports whether the level's chaos takes a component down or cuts a link:
+// only then do a balancer's health checks have anything to notice.
+func (l *Level) backendsFail() bool {
+	for _, e := range l.Run.Chaos {
+		if e.Kind == sim.ChaosNodeFailure || e.Kind == sim.ChaosNetworkPartition {
+			return true
+		}
+	}
+	return false
 }
 
 type step struct {

@@ -140,7 +140,39 @@ func Parse(data []byte) (*Level, error) {
 	return parse(context.Background(), data, true)
 }
 
-// parse is Parse; checkStart=false skips running the starting design (calibration tools).
+// Decode is Parse without running the starting design: every check of the document, no
+// simulation. It is for a level that was parsed in full when it was stored (reading it
+// back must never simulate) and for a server that runs the starting design on workers of
+// its own with CheckStart.
+func Decode(data []byte) (*Level, error) {
+	return parse(context.Background(), data, false)
+}
+
+// CheckStart runs the starting design, within ctx: a level whose starting design passes
+// (or cannot be evaluated) is invalid, and is left unusable. Decode then CheckStart is
+// Parse.
+func (l *Level) CheckStart(ctx context.Context) error {
+	if l.c == nil {
+		return ErrNotParsed
+	}
+	var ps Problems
+	ev, err := l.Evaluate(ctx, l.StartingDesign)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil:
+		ps.addf("starting_design", "cannot be evaluated: %v", err)
+	case ev.Passed:
+		ps.addf("starting_design", "passes every condition untouched (score %d); a starting design must fail, so the player has something to fix", *ev.Score)
+	}
+	if len(ps) > 0 {
+		l.c = nil
+		return ps
+	}
+	return nil
+}
+
+// parse is Parse; checkStart=false skips running the starting design (Decode).
 func parse(ctx context.Context, data []byte, checkStart bool) (*Level, error) {
 	var ps Problems
 	if len(data) > MaxLevelBytes {
@@ -240,15 +272,12 @@ func (l *Level) validate(ctx context.Context, ps *Problems, checkStart bool) {
 		return
 	}
 	// Then it must fail.
-	ev, err := l.Evaluate(ctx, l.StartingDesign)
-	if err != nil {
-		l.c = nil
-		ps.addf("starting_design", "cannot be evaluated: %v", err)
-		return
-	}
-	if ev.Passed {
-		l.c = nil
-		ps.addf("starting_design", "passes every condition untouched (score %d); a starting design must fail, so the player has something to fix", *ev.Score)
+	if err := l.CheckStart(ctx); err != nil {
+		if sp, ok := AsProblems(err); ok {
+			*ps = append(*ps, sp...)
+		} else {
+			ps.addf("starting_design", "cannot be evaluated: %v", err)
+		}
 	}
 }
 
@@ -272,9 +301,14 @@ func (l *Level) validateRun(c *compiled, ps *Problems) {
 	if tick == 0 {
 		tick = 100
 	}
+	l.validateTraffic(tick, ps)
 	if tick > 0 && r.DurationSec > 0 {
 		if n := math.Ceil(r.DurationSec * 1000 / tick); n > MaxLevelTicks {
 			ps.addf("run.duration_sec", "gives %.0f ticks of %g ms; a level may have at most %d (raise run.tick_ms or shorten the run: the hint re-runs the level many times)", n, tick, MaxLevelTicks)
+		}
+		if w := l.WorstCaseCost(); w > MaxLevelRunCost {
+			ps.addf("run.duration_sec", "gives a worst-case run cost of %d path-ticks (%d ticks × %d request paths, the most the catalog's components permit); a level may cost at most %d: shorten the run, raise run.tick_ms or lower catalog max_count",
+				w, l.Ticks(), l.maxPaths(), MaxLevelRunCost)
 		}
 	}
 	if len(r.Chaos) == 0 || r.DurationSec <= 0 {
@@ -298,6 +332,38 @@ func (l *Level) validateRun(c *compiled, ps *Problems) {
 			ps.addf(p, "ends at %g s; with a recovery deadline of %g s the run must last at least %g s (the engine needs %d s of health to call a system recovered)",
 				end, l.Resilience.RecoveryDeadlineSec, need, recoveryHoldSec)
 		}
+	}
+}
+
+// MinTrafficRPS is the smallest non-zero rate a level's traffic may name: rates closer to
+// zero than this say nothing a player can see, and denormal rates make latencies infinite.
+const MinTrafficRPS = 0.001
+
+// validateTraffic adds the level's own rules to the engine's checks of the traffic curve:
+// a wave's period lasts at least one tick (a shorter one is sampled as noise, and a period
+// of 5e-324 makes every metric NaN), and every rate is 0 or at least MinTrafficRPS.
+func (l *Level) validateTraffic(tickMs float64, ps *Problems) {
+	tr := &l.Run.Traffic
+	rate := func(path string, x float64) {
+		if !math.IsNaN(x) && x > 0 && x < MinTrafficRPS {
+			ps.addf(path, "is %g req/s; a rate must be 0 or at least %g req/s", x, MinTrafficRPS)
+		}
+	}
+	rate("run.traffic.rps", tr.RPS)
+	if tr.Kind == "ramp" {
+		rate("run.traffic.to_rps", tr.ToRPS)
+	}
+	if tr.Kind == "wave" {
+		rate("run.traffic.amplitude_rps", tr.AmplitudeRPS)
+		if tickMs > 0 && tr.PeriodSec > 0 && tr.PeriodSec < tickMs/1000 {
+			ps.addf("run.traffic.period_sec", "is %g s, shorter than one tick (%g ms); a wave's period must last at least one tick", tr.PeriodSec, tickMs)
+		}
+	}
+	for i, s := range tr.Steps {
+		rate(index("run.traffic.steps", i)+".rps", s.RPS)
+	}
+	for i, s := range tr.Spikes {
+		rate(index("run.traffic.spikes", i)+".rps", s.RPS)
 	}
 }
 

@@ -170,21 +170,31 @@ var schemaRequired = map[string][]string{
 
 // schemaExtra adds keywords to a field's schema.
 var schemaExtra = map[string]map[string]any{
-	"Level.slug":                         {"pattern": slugPattern.String(), "maxLength": maxSlugLen},
-	"Level.title":                        {"minLength": 1, "maxLength": maxTitleLen},
-	"Level.briefing":                     {"minLength": 1, "maxLength": MaxBriefingBytes},
-	"Level.version":                      {"minimum": 1},
-	"Level.budget_per_hour":              {"exclusiveMinimum": 0},
-	"Run.tick_ms":                        {"minimum": 10, "maximum": 10000},
-	"Run.duration_sec":                   {"exclusiveMinimum": 0},
-	"Run.working_set_gb":                 {"minimum": 0},
-	"SLA.p99_latency_ms":                 {"exclusiveMinimum": 0},
-	"SLA.error_rate":                     {"exclusiveMinimum": 0, "exclusiveMaximum": 1},
-	"Resilience.error_ceiling":           {"exclusiveMinimum": 0, "maximum": 1},
-	"Resilience.recovery_deadline_sec":   {"exclusiveMinimum": 0},
-	"KindRules.max_count":                {"minimum": 1, "maximum": sim.MaxComponents},
-	"Traffic.kind":                       {"enum": []string{"constant", "ramp", "step", "wave"}},
-	"Traffic.rps":                        {"minimum": 0, "maximum": sim.MaxRPS},
+	"Level.slug":                       {"pattern": slugPattern.String(), "maxLength": maxSlugLen},
+	"Level.title":                      {"minLength": 1, "maxLength": maxTitleLen},
+	"Level.briefing":                   {"minLength": 1, "maxLength": MaxBriefingBytes},
+	"Level.version":                    {"minimum": 1},
+	"Level.budget_per_hour":            {"exclusiveMinimum": 0},
+	"Run.tick_ms":                      {"minimum": 10, "maximum": 10000},
+	"Run.duration_sec":                 {"exclusiveMinimum": 0},
+	"Run.working_set_gb":               {"minimum": 0},
+	"SLA.p99_latency_ms":               {"exclusiveMinimum": 0},
+	"SLA.error_rate":                   {"exclusiveMinimum": 0, "exclusiveMaximum": 1},
+	"Resilience.error_ceiling":         {"exclusiveMinimum": 0, "maximum": 1},
+	"Resilience.recovery_deadline_sec": {"exclusiveMinimum": 0},
+	"KindRules.max_count":              {"minimum": 1, "maximum": sim.MaxComponents},
+	"Traffic.kind":                     {"enum": []string{"constant", "ramp", "step", "wave"}},
+	"Traffic.rps":                      {"minimum": 0, "maximum": sim.MaxRPS, "not": tinyRate},
+	"Traffic.to_rps":                   {"minimum": 0, "maximum": sim.MaxRPS, "not": tinyRate},
+	"Traffic.amplitude_rps":            {"minimum": 0, "maximum": sim.MaxRPS, "not": tinyRate},
+	"TrafficStep.rps":                  {"minimum": 0, "maximum": sim.MaxRPS, "not": tinyRate},
+	"TrafficSpike.rps":                 {"minimum": 0, "maximum": sim.MaxRPS, "not": tinyRate},
+	// The smallest tick is 10 ms; Parse checks the period against the level's own tick.
+	"Traffic.period_sec":                 {"minimum": 0.01, "maximum": 1e7},
+	"Traffic.phase_sec":                  {"minimum": -1e7, "maximum": 1e7},
+	"TrafficStep.at_sec":                 {"minimum": 0, "maximum": 1e7},
+	"TrafficSpike.at_sec":                {"minimum": 0, "maximum": 1e7},
+	"TrafficSpike.duration_sec":          {"exclusiveMinimum": 0, "maximum": 1e7},
 	"Mix.static":                         {"minimum": 0, "maximum": 1},
 	"Mix.read":                           {"minimum": 0, "maximum": 1},
 	"Mix.write":                          {"minimum": 0, "maximum": 1},
@@ -208,6 +218,9 @@ var schemaExtra = map[string]map[string]any{
 	"InstanceType.base_error_rate":       {"minimum": 0, "maximum": 1},
 	"InstanceType.load_error_factor":     {"minimum": 0, "maximum": 1},
 }
+
+// tinyRate is the range of rates a level may not name (see MinTrafficRPS).
+var tinyRate = map[string]any{"exclusiveMinimum": 0, "exclusiveMaximum": MinTrafficRPS}
 
 var (
 	kindType       = reflect.TypeFor[sim.Kind]()

@@ -62,6 +62,11 @@ type BoardPage struct {
 	Next  string `json:"next"`
 	Prev  string `json:"prev"`
 	Total int64  `json:"total"` // entries on the whole board
+	// Seq is the number of the board's latest change (see BoardChange) in
+	// the same snapshot as the page: a live stream resumed after Seq
+	// continues from this page. 0 for the global board, which has no
+	// changes stream.
+	Seq int64 `json:"seq"`
 }
 
 // Normalize checks q, fills in the default limit and decodes its cursor (nil

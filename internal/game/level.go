@@ -21,6 +21,10 @@ type Level struct {
 	ContentHash string    `json:"content_hash"`
 	CreatedAt   time.Time `json:"created_at"`
 	Builtin     bool      `json:"builtin"`
+	// WorstCaseCost is what the server found when it stored the version: the
+	// most simulation work one run on it may cost, in path-ticks (0: stored
+	// before this was kept).
+	WorstCaseCost int64 `json:"worst_case_cost"`
 	// OwnerID is the player who created the slug (uuid.Nil for built-in
 	// levels and levels the configured admin created). Every version keeps
 	// its first version's owner; only the owner or an admin may change it.
@@ -36,18 +40,21 @@ type LevelSummary struct {
 	ContentHash string    `json:"content_hash"`
 	CreatedAt   time.Time `json:"created_at"`
 	Builtin     bool      `json:"builtin"`
+	// WorstCaseCost: see Level.
+	WorstCaseCost int64 `json:"worst_case_cost"`
 }
 
 // Summary returns l without its definition.
 func (l Level) Summary() LevelSummary {
 	return LevelSummary{
-		Slug:        l.Slug,
-		Version:     l.Version,
-		Title:       l.Title,
-		Difficulty:  l.Difficulty,
-		ContentHash: l.ContentHash,
-		CreatedAt:   l.CreatedAt,
-		Builtin:     l.Builtin,
+		Slug:          l.Slug,
+		Version:       l.Version,
+		Title:         l.Title,
+		Difficulty:    l.Difficulty,
+		ContentHash:   l.ContentHash,
+		CreatedAt:     l.CreatedAt,
+		Builtin:       l.Builtin,
+		WorstCaseCost: l.WorstCaseCost,
 	}
 }
 

@@ -38,6 +38,7 @@ func TestImportRules(t *testing.T) {
 	allowed := map[string][]string{
 		"backpressure/internal/challenges":     {"backpressure/internal/sim", "backpressure/challenges"},
 		"backpressure/internal/game":           {},
+		"backpressure/internal/live":           {"backpressure/internal/game"},
 		"backpressure/internal/store/memstore": {"backpressure/internal/game"},
 		"backpressure/internal/store/pgstore":  {"backpressure/internal/game", "backpressure/migrations"},
 	}

@@ -72,14 +72,19 @@ func threeReplicas(t *testing.T, rps float64) *Result {
 func TestNodeFailureBehindHealthCheckedBalancer(t *testing.T) {
 	// At 60% (720 of 1,200 rps) the two survivors run at 90%: absorbed. At 80% they need 120%.
 	at60 := threeReplicas(t, 720)
-	if e := window(at60, 20, 40, errRate); e > 0.01 {
-		t.Errorf("60%% load: error rate during the failure %.4f, want absorbed", e)
+	// The balancer's checks (every 5 s, 2 failures in a row) notice the dead backend 10 s
+	// after it fails: until then its third of the requests fails; then the survivors absorb it.
+	if e := window(at60, 20, 30, errRate); !near(e, 1.0/3, 0.02) {
+		t.Errorf("60%% load: error rate before the checks notice %.4f, want the dead backend's third", e)
+	}
+	if e := window(at60, 30, 40, errRate); e > 0.01 {
+		t.Errorf("60%% load: error rate once the checks noticed %.4f, want absorbed", e)
 	}
 	if s := at60.Ticks[int(30/0.1)].Components[comp(at60, "a")].Status; s != StatusFailed {
 		t.Errorf("failed replica status %q, want failed", s)
 	}
 	at80 := threeReplicas(t, 960)
-	if e := window(at80, 25, 40, errRate); e < 0.1 {
+	if e := window(at80, 30, 40, errRate); e < 0.1 {
 		t.Errorf("80%% load: error rate during the failure %.4f, want the survivors overwhelmed", e)
 	}
 	if e := window(at80, 50, 60, errRate); e > 0.01 {
@@ -375,5 +380,86 @@ func TestSlidingMaxMatchesBruteForce(t *testing.T) {
 		if got != want {
 			t.Fatalf("tick %d: max %v, want %v", tick, got, want)
 		}
+	}
+}
+
+// A balancer's health checks take interval × threshold to take a dead backend out; a cut
+// link is detected the same way, and a backend that comes back is used again at once.
+func TestHealthChecksNoticeAfterIntervalTimesThreshold(t *testing.T) {
+	design := func(lb string) Design {
+		return mustDesign(t, `{"components":[{"id":"lb","type":"load_balancer","params":`+lb+`},
+		 {"id":"a","type":"app_service","params":{"replicas":4}},{"id":"b","type":"app_service","params":{"replicas":4}}],
+		 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"}]}`)
+	}
+	tests := []struct {
+		name      string
+		lb        string
+		chaos     ChaosEvent
+		detectSec float64
+	}{
+		{"defaults: 2 checks 5 s apart", `{}`, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}, 10},
+		{"1 check every second", `{"health_check_interval_sec":1,"unhealthy_threshold":1}`,
+			ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}, 1},
+		{"3 checks 2 s apart", `{"health_check_interval_sec":2,"unhealthy_threshold":3}`,
+			ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}, 6},
+		{"a cut link", `{"health_check_interval_sec":1.5}`,
+			ChaosEvent{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 20, From: "lb", To: "a"}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := constant(400, 40)
+			cfg.Mix = Mix{Static: 1}
+			cfg.Chaos = []ChaosEvent{tt.chaos}
+			r := mustRun(t, design(tt.lb), cfg)
+			if e := window(r, 10, 10+tt.detectSec, errRate); !near(e, 0.5, 0.01) {
+				t.Errorf("error rate before detection %.3f, want the dead backend's half", e)
+			}
+			if e := window(r, 10+tt.detectSec, 30, errRate); e > 0.001 {
+				t.Errorf("error rate after detection %.4f, want none", e)
+			}
+			if in := window(r, 31, 40, func(tk Tick) float64 { return tk.Components[comp(r, "a")].InputRPS }); !near(in, 200, 1e-6) {
+				t.Errorf("a's input after it is back %.1f rps, want its half again", in)
+			}
+		})
+	}
+}
+
+// Round-robin deals every n-th request to each of n backends: a more regular stream than
+// Poisson (ca² = 1/n), which waits (ca² + 1)/2 as long (Allen–Cunneen). Least-connections
+// and consistent hashing split as a random draw would, and wait as M/M/c.
+func TestRoundRobinArrivalsWaitLess(t *testing.T) {
+	design := func(algorithm string, backends int) Design {
+		comps := `{"id":"lb","type":"load_balancer","params":{"algorithm":"` + algorithm + `"}}`
+		edges := ""
+		for i := range backends {
+			id := string(rune('a' + i))
+			comps += `,{"id":"` + id + `","type":"app_service"}`
+			if i > 0 {
+				edges += ","
+			}
+			edges += `{"from":"lb","to":"` + id + `"}`
+		}
+		return mustDesign(t, `{"components":[`+comps+`],"edges":[`+edges+`]}`)
+	}
+	// Each backend: 6 workers at 15 ms (400 rps), offered 320 rps: 80% busy.
+	wait := func(algorithm string, backends int) float64 {
+		cfg := constant(320*float64(backends), 20)
+		cfg.Mix = Mix{Static: 1}
+		r := mustRun(t, design(algorithm, backends), cfg)
+		return steadyComp(r, "a", func(c ComponentTick) float64 { return c.MeanMs }) - 15
+	}
+	for _, n := range []int{2, 3, 4} {
+		random := wait("least_connections", n)
+		if want := 1000 * erlangC(6, 4.8) / (400 - 320); !near(random, want, 1e-6) {
+			t.Errorf("least-connections over %d: wait %.4f ms, want M/M/6's %.4f", n, random, want)
+		}
+		rr := wait("round_robin", n)
+		if want := (1/float64(n) + 1) / 2; !near(rr/random, want, 1e-6) {
+			t.Errorf("round-robin over %d: wait %.4f ms = %.4f × M/M/c, want (1/%d + 1)/2 = %.4f", n, rr, rr/random, n, want)
+		}
+	}
+	// One backend gets the whole Poisson stream: exact M/M/c.
+	if one, random := wait("round_robin", 1), wait("least_connections", 1); !near(one, random, 1e-9) {
+		t.Errorf("round-robin over one backend waits %.4f ms, want M/M/c's %.4f", one, random)
 	}
 }

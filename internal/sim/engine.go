@@ -29,6 +29,9 @@ type runState struct {
 	lat         latencyCache
 	partitioned []bool    // per design edge
 	extraSec    []float64 // per design edge
+	cutSince    []float64 // per design edge: when the current cut began; +Inf while whole
+	cutStart    []float64 // scratch: the earliest start among the active cuts
+	tickStart   float64
 	spikeMult   float64
 	hist        latencyHistogram
 	acc         accumulators
@@ -78,6 +81,10 @@ func (m *model) newRunState() *runState {
 	}
 	for i := range st.retries {
 		st.retries[i] = make([]float64, cl.MaxRetries+1)
+	}
+	st.cutSince, st.cutStart = make([]float64, len(m.edgeTo)), make([]float64, len(m.edgeTo))
+	for e := range st.cutSince {
+		st.cutSince[e], st.cutStart[e] = math.Inf(1), math.Inf(1)
 	}
 	for g := 1; g <= cl.MaxRetries; g++ {
 		st.retryDelay[g] = m.retryDelayTicks(g)
@@ -224,6 +231,7 @@ func (m *model) resetFlows() {
 			nd.in = nd.pendingIn
 		}
 		nd.rejected, nd.processed, nd.errors, nd.ok, nd.terminal, nd.lost, nd.pushback = 0, 0, 0, 0, 0, 0, 0
+		nd.cut = 0
 	}
 }
 
@@ -233,6 +241,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	pl := &m.pools[p]
 	dt := m.dt
 	pl.in, pl.backlog0, pl.wIn = 0, 0, 0
+	cv2In := 0.0 // arrivals weighted by the squared coefficient of variation of their interarrival times
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
 		if nd.replay {
@@ -244,10 +253,15 @@ func (m *model) resolvePool(p int, st *runState) {
 			}
 		}
 		pl.in += nd.in
+		cv2In += nd.in * nd.arrivalCV2()
 		pl.backlog0 += nd.backlog
 		if nd.write || nd.replay {
 			pl.wIn += nd.in
 		}
+	}
+	cv2 := 1.0 // of the arrivals' interarrival times, squared (1: Poisson)
+	if pl.in > 0 {
+		cv2 = cv2In / pl.in
 	}
 	pl.wProc = 0
 	gated := 0.0 // refused at the door: rate limit (429) or open breaker (503)
@@ -255,6 +269,7 @@ func (m *model) resolvePool(p int, st *runState) {
 		admitted := g.admit(pl.in, dt)
 		gated, pl.in = max(0, pl.in-admitted), admitted
 	}
+	pl.gated = gated
 	lambda := pl.in / dt
 	if pl.failed {
 		pl.util, pl.processed, pl.rejected, pl.errRate = 0, 0, 0, 1
@@ -278,6 +293,9 @@ func (m *model) resolvePool(p int, st *runState) {
 		return
 	}
 	m.queueing(pl, lambda)
+	if cv2 < 1 {
+		pl.stage.WaitProb *= (cv2 + 1) / 2 // Allen–Cunneen: more regular arrivals wait less
+	}
 	if f := m.comps[pl.comp].fn; f != nil {
 		f.shape(pl, dt)
 	}
@@ -435,6 +453,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		return
 	}
 	perShare := amount / total
+	ways := m.roundRobinWays(nd)
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
 		part := max(0, c.share*perShare)
@@ -442,6 +461,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		case part == 0:
 		case c.edge >= 0 && st.partitioned[c.edge]:
 			nd.lost += part
+			c.cut = part
 		case c.deferred:
 			c.pendingNext += part
 		case c.role == roleDispatch:
@@ -450,6 +470,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 			m.forward(ch, part, st)
 		default:
 			c.in = part
+			c.rrWays = ways
 		}
 	}
 }
@@ -475,7 +496,7 @@ func (m *model) splitShares(n int, st *runState) float64 {
 			}
 		}
 		if health && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
-			w = 0
+			w *= 1 - m.detected(nd.comp, c, st)
 		}
 		c.share = w
 		total += w

@@ -52,6 +52,7 @@ func (m *model) warmupOf(e ChaosEvent, comp int) float64 {
 
 // apply sets the chaos state of the tick [t0, t1).
 func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
+	st.tickStart = t0
 	if !et.any(t0, t1) {
 		return // no event acts now, and none left any state behind in the last tick
 	}
@@ -60,10 +61,12 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	}
 	for c := range m.comps {
 		m.comps[c].failed = false
+		m.comps[c].failStart = math.Inf(1)
 	}
 	for e := range st.partitioned {
 		st.partitioned[e] = false
 		st.extraSec[e] = 0
+		st.cutStart[e] = math.Inf(1)
 	}
 	st.spikeMult = 1
 	for i, e := range et.events {
@@ -84,6 +87,7 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 		switch e.Kind {
 		case ChaosNodeFailure:
 			m.comps[et.comp[i]].failed = true
+			m.comps[et.comp[i]].failStart = min(m.comps[et.comp[i]].failStart, e.AtSec)
 			for _, p := range m.comps[et.comp[i]].pools {
 				m.pools[p].failed = true
 			}
@@ -91,10 +95,44 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 			st.spikeMult *= e.Params.Multiplier
 		case ChaosNetworkPartition:
 			st.partitioned[et.edge[i]] = true
+			st.cutStart[et.edge[i]] = min(st.cutStart[et.edge[i]], e.AtSec)
 		case ChaosLatencyInjection:
 			st.extraSec[et.edge[i]] += e.Params.ExtraLatencyMs / 1000
 		}
 	}
+	// A failure that goes on keeps its start, even when a later event takes over from the
+	// first: health checks keep counting from when the backend went down.
+	for c := range m.comps {
+		cp := &m.comps[c]
+		switch {
+		case !cp.failed:
+			cp.failedSince = math.Inf(1)
+		case math.IsInf(cp.failedSince, 1):
+			cp.failedSince = cp.failStart
+		}
+	}
+	for e, cut := range st.partitioned {
+		switch {
+		case !cut:
+			st.cutSince[e] = math.Inf(1)
+		case math.IsInf(st.cutSince[e], 1):
+			st.cutSince[e] = st.cutStart[e]
+		}
+	}
+}
+
+// detected is the share of the current tick during which balancer lb's health checks know
+// that the backend of node c is down or cut off: from detectSec after it went down.
+func (m *model) detected(lb int, c *node, st *runState) float64 {
+	since := m.comps[c.comp].failedSince
+	if c.edge >= 0 {
+		since = min(since, st.cutSince[c.edge])
+	}
+	if math.IsInf(since, 1) {
+		return 0
+	}
+	known := since + m.comps[lb].detectSec
+	return min(1, max(0, (st.tickStart+m.dt-known)/m.dt))
 }
 
 // any reports whether an event acts in [t0, t1) or acted in the previous tick, whose

@@ -7,10 +7,10 @@ type accumulators struct {
 	offered, fresh, retries, served, rejected, errors, timedOut, dropped float64
 	costSum, latencySum, latencyWeight                                   float64
 	firstFailing                                                         int
-	bottleneck                                                           int
-	bottleneckAt, bottleneckUtil                                         float64
 	comps                                                                []compAcc
 	splitBrains                                                          []string
+	causes                                                               []tickCause // the failing ticks, diagnosed
+	diag                                                                 diagScratch
 }
 
 func (a *accumulators) splitBrain(from, to string, t int) {
@@ -31,7 +31,7 @@ type compAcc struct {
 }
 
 func (a *accumulators) init(n int) {
-	a.firstFailing, a.bottleneck = -1, -1
+	a.firstFailing = -1
 	a.comps = make([]compAcc, n)
 }
 
@@ -44,7 +44,6 @@ func saturated(util, rejected, in float64) bool {
 func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	dt := m.dt
 	lastFifth := t == m.v.ticks-1-m.v.ticks/5
-	anySaturated := false
 	steadyTick := t >= m.v.ticks/5
 	for i := range m.comps {
 		c := &m.comps[i]
@@ -132,37 +131,12 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		if lastFifth {
 			a.backlogAtLastFifth, a.lagAtLastFifth = backlog, ct.LagMs
 		}
-		anySaturated = anySaturated || (ct.Status == StatusSaturated && !failed)
 	}
-	if st.acc.bottleneck < 0 && anySaturated {
-		m.findBottleneck(tick, st)
-	}
-}
-
-// findBottleneck names, at the first tick in which a tier saturates, the tier with the most
-// demand on its own work: not one whose workers merely wait on a slower tier below it.
-// (A tier whose own demand reaches its capacity is saturated itself, so no tick before the
-// first saturated one can have a bottleneck.)
-func (m *model) findBottleneck(tick *Tick, st *runState) {
-	m.computeDemand(st)
-	worst, worstUtil := -1, -1.0
-	for i := range m.comps {
-		c := &m.comps[i]
-		if c.failed {
-			continue
+	attempts, lost := tick.OfferedRPS*dt, (tick.RejectedRPS+tick.ErrorRPS+tick.TimedOutRPS)*dt
+	if failingTick(attempts, lost) {
+		if d, ok := m.diagnose(t, st, attempts, tick.FreshRPS*dt, tick.TimedOutRPS*dt); ok {
+			st.acc.causes = append(st.acc.causes, d)
 		}
-		for _, p := range c.pools {
-			pl := &m.pools[p]
-			if pl.workers == 0 || pl.unlimited {
-				continue
-			}
-			if u := pl.demand / m.dt * (pl.serviceSec + pl.bareHold) / float64(pl.workers); u > worstUtil {
-				worst, worstUtil = i, u
-			}
-		}
-	}
-	if worst >= 0 {
-		st.acc.bottleneck, st.acc.bottleneckAt, st.acc.bottleneckUtil = worst, tick.T, worstUtil
 	}
 }
 
@@ -174,6 +148,8 @@ func (m *model) costPerHour(c *component, handledRPS, inRPS float64) float64 {
 	it := c.it
 	cost := c.units*it.PricePerHour + handledRPS*3600/1e6*it.PricePerMillion
 	switch c.kind {
+	case KindDatabase:
+		cost += (c.units - 1) * (c.rit.PricePerHour - it.PricePerHour) // replicas at their own type's price
 	case KindQueue:
 		cost += c.queueWorkers * it.PricePerWorkerHour
 	case KindServerless:
@@ -197,8 +173,7 @@ func (a *accumulators) addTick(m *model, t int, tick *Tick, attempts, fresh, ret
 		a.latencySum += tick.MeanMs * w
 		a.latencyWeight += w
 	}
-	lost := rejected + failed + timedOut
-	if a.firstFailing < 0 && attempts > 0 && lost > 0.05*attempts {
+	if a.firstFailing < 0 && failingTick(attempts, rejected+failed+timedOut) {
 		a.firstFailing = t
 	}
 }
@@ -227,9 +202,6 @@ func (m *model) summarize(res *Result, st *runState) {
 	var q [3]float64
 	st.hist.quantiles(tickQuantiles, q[:])
 	s.P50Ms, s.P95Ms, s.P99Ms = q[0]*1000, q[1]*1000, q[2]*1000
-	if a.bottleneck >= 0 {
-		s.Bottleneck = &Bottleneck{Component: m.comps[a.bottleneck].id, AtSec: a.bottleneckAt, Utilization: a.bottleneckUtil}
-	}
 	if a.firstFailing >= 0 {
 		at := res.Ticks[a.firstFailing].T
 		s.FirstFailingSec = &at
@@ -264,5 +236,15 @@ func (m *model) summarize(res *Result, st *runState) {
 		}
 	}
 	s.Failures = append(s.Failures, a.splitBrains...)
+	s.Why = m.structuralWhy(res, st, m.buildWhy(a.causes))
+	if s.Why == nil {
+		s.Why = []Why{}
+	}
+	busiest := -1.0
+	for _, cs := range s.Components {
+		if cs.PeakUtilization > busiest {
+			busiest, s.Busiest = cs.PeakUtilization, cs.ID
+		}
+	}
 	s.Events = m.eventImpacts(res, st)
 }

@@ -43,6 +43,7 @@ type node struct {
 	replay     bool // a replica's replication stream (background root)
 	consumer   bool // a queue's consumers (background root)
 	source     int  // replay: the primary pool whose writes it replays
+	rrWays     int  // fed by a round-robin balancer splitting over this many backends; 0 if not
 	children   []int
 	weights    []float64 // static split weights (consistent hash), else nil
 	pathStart  int       // this node's path, root first, in model.paths
@@ -57,6 +58,7 @@ type node struct {
 	in, rejected, processed, errors, ok, terminal, lost float64
 	pushback                                            float64 // refused by a full queue
 	held                                                float64 // replay held back by a cut link
+	cut                                                 float64 // sent to this node across a cut link, lost at the parent
 	backlogNext, pendingNext                            float64
 	meanResp                                            float64 // mean seconds from arrival here to the answer, downstream included
 	downMean                                            float64 // mean seconds spent in calls below this node
@@ -90,6 +92,7 @@ type pool struct {
 	wIn                                     float64 // writes and replay arriving (not reads)
 	bareHold                                float64 // mean time its workers would wait on calls if no callee queued
 	demand                                  float64
+	gated                                   float64 // refused at a gateway's door: rate limit or open breaker
 	stage                                   Stage
 	nodeRejected, nodeFailed                float64 // over its nodes: refused (rejects, a full queue's push-back), failed (errors, nowhere to go)
 	meanSec                                 float64 // stageMean(stage)
@@ -101,6 +104,7 @@ type component struct {
 	kind  Kind
 	p     paramValues
 	it    InstanceType
+	rit   InstanceType // a database's replicas' instance type
 	pools []int
 	edges []int // outgoing design edges
 
@@ -116,8 +120,15 @@ type component struct {
 	queueWorkers float64 // queues: consumer workers, priced per hour
 	memoryGB     float64 // serverless: memory per execution, priced per GB-second
 
-	healthChecks bool // balancers: send nothing to failed or cut-off backends
-	failed       bool // any of its pools stopped by chaos this tick
+	healthChecks bool // balancers: send nothing to failed or cut-off backends once detected
+	// Balancers: a failed or cut-off backend is detected detectSec (checks every
+	// checkIntervalSec, unhealthyThreshold failures in a row) after it went down.
+	checkIntervalSec   float64
+	unhealthyThreshold int
+	detectSec          float64
+	failedSince        float64 // when the current failure began; +Inf while up
+	failStart          float64 // scratch: the earliest start among the active failures
+	failed             bool    // any of its pools stopped by chaos this tick
 
 	gate   *gateState   // api gateways
 	scaler *scalerState // container pools
@@ -164,7 +175,8 @@ func compile(v *validated) (*model, error) {
 	m.primary = make([]int, n)
 	for i, c := range d.Components {
 		m.primary[i] = -1
-		m.comps[i] = component{id: c.ID, kind: c.Type, p: v.params[i], it: v.types[i], flushedAt: math.Inf(-1)}
+		m.comps[i] = component{id: c.ID, kind: c.Type, p: v.params[i], it: v.types[i], rit: v.replicaTypes[i],
+			flushedAt: math.Inf(-1), failedSince: math.Inf(1)}
 		m.addPools(i)
 	}
 	m.edgeTo = make([]int, len(d.Edges))
@@ -222,6 +234,8 @@ func (m *model) addPools(i int) {
 	case KindLoadBalancer:
 		c.units = p.f("instances")
 		c.healthChecks = p.b("health_checks")
+		c.checkIntervalSec, c.unhealthyThreshold = p.f("health_check_interval_sec"), p.i("unhealthy_threshold")
+		c.detectSec = c.checkIntervalSec * float64(c.unhealthyThreshold)
 		m.newPool(i, fixedPool(c.units, it, balancerServiceSec))
 	case KindAPIGateway:
 		c.units = p.f("instances")
@@ -276,8 +290,12 @@ func (m *model) addPools(i int) {
 		nodes := 1 + p.i("read_replicas")
 		c.units = float64(nodes)
 		for k := 0; k < nodes; k++ {
-			idx := m.newPool(i, pool{workers: p.i("connections"), serviceSec: p.f("query_time_ms") / 1000 / speed,
-				buffer: p.f("queue_per_connection") * p.f("connections"), baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
+			nt := it
+			if k > 0 {
+				nt = c.rit // a replica may have its own instance type
+			}
+			idx := m.newPool(i, pool{workers: p.i("connections"), serviceSec: p.f("query_time_ms") / 1000 / speedOf(nt),
+				buffer: p.f("queue_per_connection") * p.f("connections"), baseErr: nt.BaseErrorRate, loadErr: nt.LoadErrorFactor})
 			if k == 0 {
 				m.primary[i] = idx
 			}

@@ -70,8 +70,10 @@ var paramTable = map[Kind][]ParamSpec{
 	KindLoadBalancer: {
 		integer("instances", 1, 1000, 1, "balancer instances; capacity and buffer scale with them"),
 		enum("algorithm", "round_robin", []string{"round_robin", "least_connections", "consistent_hash"},
-			"how requests are split over backends: round-robin splits evenly, least-connections in proportion to capacity, consistent hash by each backend's share of a hash ring"),
-		boolean("health_checks", true, "route around failed backends; without them a failed backend still receives its share, which fails"),
+			"how requests are split over backends: round-robin splits evenly and deals each backend a more regular stream (shorter waits), least-connections in proportion to capacity, consistent hash by each backend's share of a hash ring"),
+		boolean("health_checks", true, "route around failed or cut-off backends once the checks notice; without them a failed backend still receives its share, which fails"),
+		num("health_check_interval_sec", 0.1, 3600, 5, "time between two health checks of a backend"),
+		integer("unhealthy_threshold", 1, 100, 2, "failed checks in a row before a backend is taken out: until then, interval × threshold after it fails, its share still fails"),
 	},
 	KindAPIGateway: {
 		integer("instances", 1, 1000, 1, "gateway instances; capacity and buffer scale with them"),
@@ -120,6 +122,9 @@ var paramTable = map[Kind][]ParamSpec{
 		num("query_time_ms", 0.01, 600_000, 8, "time one query holds a connection"),
 		integer("queue_per_connection", 0, 1_000_000, 200, "waiting queries per connection before rejects"),
 		integer("read_replicas", 0, 64, 0, "read replicas; each serves reads and replays every write at 40% of its cost"),
+		enum("read_from", "spread", []string{"spread", "replicas"},
+			"where reads go: spread over the primary and the replicas in proportion to their spare capacity, or to the replicas only, leaving the primary to the writes"),
+		str("replica_instance_type", "", "catalog database type of the read replicas; empty means the primary's"),
 	},
 	KindQueue: {
 		integer("workers", 0, 100_000, 4, "consumers; each processes one job at a time"),

@@ -154,8 +154,12 @@ type Summary struct {
 	P99Ms       float64 `json:"p99_ms"`
 	CostPerHour float64 `json:"mean_cost_per_hour"`
 	TotalCost   float64 `json:"total_cost"`
-	// Bottleneck is the first component to saturate, nil if none did.
-	Bottleneck *Bottleneck `json:"bottleneck"`
+	// Why is the "why it happened" timeline: for each stretch of failing ticks, the
+	// limiting component and the cause, then the structural failures (see doc.go). A run
+	// with no failing tick and no structural failure has none.
+	Why []Why `json:"why"`
+	// Busiest is the component with the highest peak utilisation over the run.
+	Busiest string `json:"busiest"`
 	// FirstFailingSec is the end of the first tick in which more than 5% of the attempts
 	// failed (seed architecture-simulator's failure rule), nil if none did.
 	FirstFailingSec *float64 `json:"first_failing_sec"`
@@ -167,15 +171,6 @@ type Summary struct {
 	Failures   []string           `json:"failures"`
 	Components []ComponentSummary `json:"components"`
 	Events     []EventImpact      `json:"events"`
-}
-
-// Bottleneck names the first tier to saturate and when. Utilization is the demand on it
-// (what would reach it if no tier above refused or throttled anything) over its capacity
-// from its own service time: 1.6 means the tier needs 60% more than it has.
-type Bottleneck struct {
-	Component   string  `json:"component"`
-	AtSec       float64 `json:"at_sec"`
-	Utilization float64 `json:"utilization"`
 }
 
 // ComponentSummary is one component over the run.

@@ -216,7 +216,11 @@ func (m *model) readFrom(n int, class Class, dbs, services []int, onPath []bool,
 	for _, e := range dbs {
 		to := m.edgeTo[e]
 		d := m.newNode(node{pool: -1, comp: to, parent: n, edge: e, class: class, role: roleDispatch, split: splitSpare, background: bg})
-		for _, pl := range m.comps[to].pools {
+		db := &m.comps[to]
+		for k, pl := range db.pools {
+			if k == 0 && len(db.pools) > 1 && db.p.s("read_from") == "replicas" {
+				continue // the primary takes writes only
+			}
 			m.newNode(node{pool: pl, comp: to, parent: d, edge: -1, class: class, role: roleServe, background: bg})
 		}
 	}
@@ -326,4 +330,30 @@ func (m *model) sourcePool(n int) int {
 		return nd.source
 	}
 	return -1
+}
+
+// roundRobinWays is over how many backends a round-robin balancer node deals its requests
+// this tick (those with a share, dead ones included when nothing checks health); 0 for any
+// other node.
+func (m *model) roundRobinWays(nd *node) int {
+	if nd.split != splitEven || m.comps[nd.comp].kind != KindLoadBalancer {
+		return 0
+	}
+	ways := 0
+	for _, ch := range nd.children {
+		if m.nodes[ch].share > 0 {
+			ways++
+		}
+	}
+	return ways
+}
+
+// arrivalCV2 is the squared coefficient of variation of the interarrival times of the
+// requests reaching node nd: a Poisson stream dealt round-robin over n backends gives each
+// every n-th arrival, an Erlang-n stream with ca² = 1/n; anything else is taken as Poisson.
+func (nd *node) arrivalCV2() float64 {
+	if nd.rrWays > 1 {
+		return 1 / float64(nd.rrWays)
+	}
+	return 1
 }

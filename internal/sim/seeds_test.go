@@ -33,14 +33,8 @@ func TestArchitectureSimulatorDefaultDatabaseSaturatesFirst(t *testing.T) {
 	d, cfg := archSim("")
 	r := mustRun(t, d, cfg)
 	s := r.Summary
-	if s.Bottleneck == nil || s.Bottleneck.Component != "db" {
-		t.Fatalf("bottleneck = %+v, want db", s.Bottleneck)
-	}
-	if !near(s.Bottleneck.Utilization, 1.6, 1e-9) {
-		t.Errorf("bottleneck demand = %v, want 400/250 = 1.6", s.Bottleneck.Utilization)
-	}
-	if s.Bottleneck.AtSec != 0.25 {
-		t.Errorf("db saturates at %v s, want the first step", s.Bottleneck.AtSec)
+	if len(s.Why) == 0 || s.Why[0].Component != "db" || s.Why[0].Cause != CauseSaturated {
+		t.Fatalf("why = %+v, want db saturated", s.Why)
 	}
 	if s.FirstFailingSec == nil {
 		t.Fatal("no failing step reported; the seed's rule (>5% failing in a step) must trip")
@@ -68,8 +62,11 @@ func TestArchitectureSimulatorCacheHolds(t *testing.T) {
 	if s.FirstFailingSec != nil {
 		t.Fatalf("failing step at %v s; a 60%% hit ratio leaves the database at 64%% and must hold", *s.FirstFailingSec)
 	}
-	if s.Bottleneck != nil {
-		t.Errorf("bottleneck %+v, want none", s.Bottleneck)
+	if len(s.Why) != 0 {
+		t.Errorf("why %+v, want none", s.Why)
+	}
+	if s.Busiest != "app" {
+		t.Errorf("busiest %q, want app", s.Busiest)
 	}
 	if db := steadyComp(r, "db", func(c ComponentTick) float64 { return c.InputRPS }); !near(db, 160, 0.01) {
 		t.Errorf("database input %.1f rps, want 40%% of 400 = 160", db)
@@ -430,27 +427,6 @@ func TestAutoscalerDoesNotOvershootWhenReplicasJoin(t *testing.T) {
 	pool := comp(r, "pool")
 	if got := r.Ticks[len(r.Ticks)-1].Components[pool].Replicas; got != 4 {
 		t.Errorf("replicas %d, want 4: utilisation measured on 3 replicas must not be charged to 4", got)
-	}
-}
-
-func TestBottleneckIsTheTierWithTheMostDemandOnItsOwnWork(t *testing.T) {
-	// The app's workers wait on a database near its limit and overflow first; the database
-	// is still the bottleneck. The app alone needs 490 × (15 + 8) ms of 16 workers: 70%.
-	d := mustDesign(t, `{"components":[
-	 {"id":"app","type":"app_service","params":{"replicas":4,"concurrency":4}},
-	 {"id":"db","type":"database","params":{"connections":4,"query_time_ms":8}}],
-	 "edges":[{"from":"app","to":"db"}]}`)
-	r := mustRun(t, d, constant(490, 20))
-	if b := r.Summary.Bottleneck; b == nil || b.Component != "db" || !near(b.Utilization, 0.98, 1e-3) {
-		t.Errorf("bottleneck %+v, want db at 98%%", b)
-	}
-	// An app too small for its own work plus the bare time of its calls is the bottleneck,
-	// though its own service alone would fit: 300 × (15 + 8) ms of 6 workers is 115%.
-	d = mustDesign(t, `{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database"}],
-	 "edges":[{"from":"app","to":"db"}]}`)
-	r = mustRun(t, d, constant(300, 20))
-	if b := r.Summary.Bottleneck; b == nil || b.Component != "app" || !near(b.Utilization, 1.15, 1e-3) {
-		t.Errorf("bottleneck %+v, want app at 115%%", b)
 	}
 }
 

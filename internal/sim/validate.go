@@ -36,14 +36,16 @@ var computeCallees = map[Kind]bool{
 
 // validated is a design and configuration that passed every check, with parameters decoded.
 type validated struct {
-	design  Design
-	cfg     Config
-	params  []paramValues
-	types   []InstanceType
-	index   map[string]int
-	ticks   int
-	dt      float64
-	catalog Catalog
+	design Design
+	cfg    Config
+	params []paramValues
+	types  []InstanceType
+	// replicaTypes is a database's replicas' instance type (its own type when it names none).
+	replicaTypes []InstanceType
+	index        map[string]int
+	ticks        int
+	dt           float64
+	catalog      Catalog
 }
 
 // Validate checks a design against a configuration and returns every problem at once
@@ -80,6 +82,7 @@ func validate(d Design, cfg Config) (*validated, error) {
 	}
 	v.params = make([]paramValues, len(d.Components))
 	v.types = make([]InstanceType, len(d.Components))
+	v.replicaTypes = make([]InstanceType, len(d.Components))
 	for i, c := range d.Components {
 		path := fmt.Sprintf("components[%d]", i)
 		switch {
@@ -102,6 +105,9 @@ func validate(d Design, cfg Config) (*validated, error) {
 		}
 		v.params[i] = decodeParams(c.Type, c.Params, path+".params", &errs)
 		v.types[i] = resolveInstanceType(v.catalog, c.Type, v.params[i].s("instance_type"), path+".params.instance_type", &errs)
+		if c.Type == KindDatabase {
+			v.replicaTypes[i] = validateReplicas(v, i, path+".params", &errs)
+		}
 		if c.Type == KindContainerPool && v.params[i].f("min_replicas") > v.params[i].f("max_replicas") {
 			errs.add(path+".params.min_replicas", "must not exceed max_replicas")
 		}
@@ -182,6 +188,23 @@ func validate(d Design, cfg Config) (*validated, error) {
 		return nil, errs
 	}
 	return v, nil
+}
+
+// validateReplicas checks a database's replica settings and returns its replicas' type.
+func validateReplicas(v *validated, i int, path string, errs *Problems) InstanceType {
+	p := v.params[i]
+	replicas := p.i("read_replicas")
+	if p.s("read_from") == "replicas" && replicas == 0 {
+		errs.add(path+".read_from", `is "replicas" but the database has no read_replicas: add one, or read from "spread"`)
+	}
+	name := p.s("replica_instance_type")
+	if name == "" {
+		return v.types[i]
+	}
+	if replicas == 0 {
+		errs.add(path+".replica_instance_type", "names a type for read replicas the database does not have: add read_replicas or remove it")
+	}
+	return resolveInstanceType(v.catalog, KindDatabase, name, path+".replica_instance_type", errs)
 }
 
 func calleeHint(k Kind) string {

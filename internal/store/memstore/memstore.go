@@ -28,16 +28,20 @@ type Store struct {
 	// Now returns the current time; it stamps new players only (every other
 	// time comes from the caller). Replace it before first use.
 	Now func() time.Time
+	// Notify, if set, is told of every board change as it is stored, in
+	// order, while the store is locked: it must not block or call the store
+	// (an in-process broker's Publish). Set it before first use.
+	Notify func(game.Notice)
 
 	mu          sync.Mutex
 	players     map[uuid.UUID]game.Player
 	nameKeys    map[string]uuid.UUID
 	tokens      map[string]uuid.UUID // by string(token hash)
 	levels      map[string][]game.Level
-	used        map[levelRef]bool // level versions with submissions
 	submissions map[uuid.UUID]game.Submission
 	requests    map[requestRef]request
 	boards      map[levelRef]*board // the global board is levelRef{}
+	events      map[uuid.UUID]*eventState
 }
 
 type levelRef struct {
@@ -65,7 +69,6 @@ func New() *Store {
 		nameKeys:    map[string]uuid.UUID{},
 		tokens:      map[string]uuid.UUID{},
 		levels:      map[string][]game.Level{},
-		used:        map[levelRef]bool{},
 		submissions: map[uuid.UUID]game.Submission{},
 		requests:    map[requestRef]request{},
 		boards:      map[levelRef]*board{{}: newBoard()},
@@ -158,11 +161,7 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 	if cur.ContentHash == l.ContentHash {
 		return copyLevel(cur), false, nil
 	}
-	if !s.used[levelRef{l.Slug, cur.Version}] {
-		l.Version = cur.Version
-		versions[len(versions)-1] = l
-		return copyLevel(l), true, nil
-	}
+	// A stored version never changes: new content is a new version.
 	l.Version = cur.Version + 1
 	s.levels[l.Slug] = append(versions, l)
 	s.boards[levelRef{l.Slug, l.Version}] = newBoard()
@@ -301,7 +300,6 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 	}
 	s.submissions[sub.ID] = sub
 	lref := levelRef{sub.Slug, sub.Version}
-	s.used[lref] = true
 	rec := game.SubmissionReceipt{Submission: copySubmission(sub)}
 	if sub.Passed {
 		b := s.boards[lref]
@@ -332,6 +330,9 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 			}
 		}
 		rec.Rank = b.rank(b.entries[sub.PlayerID].key)
+		if rec.Improved {
+			s.recordChange(b, sub, old, hadBest, rec.Rank)
+		}
 	}
 	if idempotencyKey != "" {
 		s.requests[ref] = request{hash: requestHash, subID: sub.ID, improved: rec.Improved, rank: rec.Rank}
@@ -387,7 +388,7 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 	if err != nil {
 		return game.BoardPage{}, err
 	}
-	page := game.BoardPage{Slug: q.Slug, Version: version, Entries: []game.Entry{}, Total: int64(len(b.order))}
+	page := game.BoardPage{Slug: q.Slug, Version: version, Entries: []game.Entry{}, Total: int64(len(b.order)), Seq: b.seq}
 	var from, to int // page is b.order[from:to]
 	switch {
 	case q.AroundPlayer != nil:
@@ -473,6 +474,10 @@ type entry struct {
 type board struct {
 	entries map[uuid.UUID]entry
 	order   []game.BoardKey
+	// seq numbers the latest change; changes holds the latest ones, at
+	// most game.ChangeRetention, oldest first (level boards only).
+	seq     int64
+	changes []game.BoardChange
 }
 
 func newBoard() *board { return &board{entries: map[uuid.UUID]entry{}} }

@@ -21,6 +21,17 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 	if err != nil {
 		return game.BoardPage{}, err
 	}
+	if q.Slug == "" {
+		q.Version = 0
+	}
+	switch {
+	case q.AroundPlayer != nil:
+		page, err := s.pageAround(ctx, q)
+		return page, translate("board", err)
+	case cur == nil:
+		page, err := s.firstPage(ctx, q)
+		return page, translate("board", err)
+	}
 	var page game.BoardPage
 	err = s.tx(ctx, readOnly, func(tx pgx.Tx) error {
 		board, version, err := resolveBoard(ctx, tx, q.Slug, q.Version)
@@ -28,8 +39,10 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 			return err
 		}
 		page = game.BoardPage{Slug: q.Slug, Version: version, Entries: []game.Entry{}}
-		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(n), 0) FROM board_buckets WHERE board_id = $1`,
-			board).Scan(&page.Total); err != nil {
+		if err := tx.QueryRow(ctx, `
+			SELECT coalesce((SELECT sum(n) FROM board_buckets WHERE board_id = $1), 0),
+				(SELECT last_seq FROM boards WHERE id = $1)`,
+			board).Scan(&page.Total, &page.Seq); err != nil {
 			return err
 		}
 		var entries []game.Entry

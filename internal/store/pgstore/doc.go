@@ -53,8 +53,48 @@
 // entries in its range at all times. Deadlock (40P01) and serialization
 // (40001) failures are retried anyway.
 //
-// Board reads run in one REPEATABLE READ read-only transaction, so every
-// rank on a page, and Total, come from the same snapshot.
+// A submission's write is one transaction: the steps above, in that lock
+// order, so a broken connection leaves it either committed whole or not at
+// all (the caller retries with the same idempotency key, which replays a
+// committed one). It stays in Go rather than in one plpgsql statement
+// because it also takes a player's best off an old level version still
+// being drained from the global board, and logs the board change that the
+// live streams announce, in the same transaction.
+//
+// The first page of a board and the page around a player are each one
+// statement (one snapshot, so every rank on the page and Total agree); other
+// pages run in one REPEATABLE READ read-only transaction.
+//
+// # Caches
+//
+// Two lookups on every request are cached per replica, neither in a way
+// that can serve anything stale that matters:
+//
+//   - token hash -> player, for players whose role is "player" only, for up
+//     to 10 s. A token's player, id, name and creation time never change; the
+//     role can, but only the lowest role is cached, so a stale entry can
+//     withhold a promotion made on another replica for up to 10 s (fail
+//     closed) and can never grant a revoked role. SetRole clears this
+//     replica's cache at once.
+//   - slug -> current level version, for up to 1 s. A replica may, for that
+//     second, score a design against a version another replica has just
+//     replaced; the write then checks, under the level row's lock, that the
+//     version it scored against still has that content and is still
+//     current, and otherwise stores nothing and answers ECONFLICT ("submit
+//     again"), dropping the entry. So no submission is ever stored against
+//     content it was not scored on, or on a version that stopped being
+//     current. Boards and ranks are never cached: every read is a fresh
+//     snapshot of the database, on every replica.
+//
+// # Connection pool and poolers
+//
+// Options sets the pool size (DefaultMaxConns unless the URL or the caller
+// says otherwise) and pgx's query mode. Behind PgBouncer in transaction
+// mode use QueryModeCacheDescribe: no named prepared statement outlives a
+// transaction. Everything here is transaction-scoped (row locks,
+// pg_advisory_xact_lock), so it works through such a pooler; what needs a
+// session (Migrate's advisory lock, LISTEN) must use a direct connection
+// (the server's DATABASE_DIRECT_URL).
 //
 // Publishing a new version of a level (PutLevel when the current version has
 // submissions) subtracts the old version's bests from the global board,
@@ -66,6 +106,26 @@
 // RebuildRanks recomputes every board's buckets from board_entries; use it
 // after bulk-loading entries with plain SQL (for example to seed a scale
 // test).
+//
+// # Board changes and notices
+//
+// An improving submission numbers its move on the level board as the last
+// write of its transaction (UPDATE boards SET last_seq = last_seq + 1,
+// whose row lock is held to commit), so changes are numbered in commit
+// order without gaps, and the rank it logs in board_changes is read after
+// the lock: exact as of that change. The same transaction sends the change
+// with NOTIFY on NoticeChannel, which PostgreSQL delivers at commit. Board
+// pages carry last_seq from their snapshot. BoardChanges serves a stream
+// that resumes; the latest game.ChangeRetention changes of a board are
+// kept. Events number their attempts and their finish the same way under
+// the event's row lock (events.seq).
+//
+// # Events
+//
+// An event's joins, attempts and finish each lock its row (FOR UPDATE), so
+// its rules (window, attempts, entrant cap, join) are checked and applied
+// atomically, and FinishEvent writes the final results and finished_at
+// once: a second finisher finds finished_at set and writes nothing.
 //
 // # Migrations
 //

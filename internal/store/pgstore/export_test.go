@@ -11,6 +11,9 @@ import (
 // SetBucketSize makes tests split rank buckets early.
 func SetBucketSize(s *Store, n int) { s.bucketSize = n }
 
+// Translate exposes the error translation.
+var Translate = translate
+
 // Pool exposes the pool to invariant checks.
 func Pool(s *Store) *pgxpool.Pool { return s.pool }
 
@@ -25,4 +28,9 @@ func MigrateDown(ctx context.Context, dbURL string) error {
 		return err
 	}
 	return nil
+}
+
+// SetDrain sets the players moved per drain transaction and a hook run after each.
+func SetDrain(s *Store, batch int, after func(moved int)) {
+	s.drainBatch, s.afterDrainBatch = batch, after
 }

@@ -27,10 +27,13 @@ const (
 //   - the same ContentHash as the current version is a no-op (created is
 //     false and the stored level is returned), so loading the built-in
 //     campaign at every start-up is idempotent;
-//   - different content replaces the current version in place if nobody has
-//     submitted to it yet, and otherwise becomes version+1, leaving the old
-//     version and its board readable. The old version's scores leave the
-//     global board.
+//   - different content becomes version+1 with a new, empty board, leaving
+//     the old version and its board readable. A stored version never changes
+//     (a trigger refuses it), so a submission stored against a version was
+//     scored on exactly its content. The old version's scores leave the
+//     global board (see drainGlobal): the switch is one short transaction,
+//     and each player's total then moves in a short transaction of its own
+//     batch, so no other player's submission waits for the whole board.
 //
 // l.Version is ignored; the returned level carries the version written.
 // l.OwnerID is used only for a new slug: every later version keeps the
@@ -43,9 +46,9 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 	l.CreatedAt = game.Timestamp(l.CreatedAt)
 	l.Definition = append([]byte(nil), l.Definition...)
 	var out game.Level
-	var created bool
+	var created, drain bool
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		out, created = game.Level{}, false
+		out, created, drain = game.Level{}, false, false
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int4, hashtext($2))`, lockLevel, l.Slug); err != nil {
 			return err
 		}
@@ -66,23 +69,6 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 			return nil
 		}
 		l.OwnerID = cur.OwnerID
-		var used bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM submissions WHERE slug = $1 AND version = $2)`,
-			l.Slug, cur.Version).Scan(&used); err != nil {
-			return err
-		}
-		if !used {
-			l.Version = cur.Version
-			if _, err := tx.Exec(ctx, `
-				UPDATE levels SET title = $3, difficulty = $4, definition = $5, content_hash = $6,
-					builtin = $7, created_at = $8
-				WHERE slug = $1 AND version = $2`,
-				l.Slug, l.Version, l.Title, l.Difficulty, []byte(l.Definition), l.ContentHash, l.Builtin, l.CreatedAt); err != nil {
-				return err
-			}
-			out, created = l, true
-			return nil
-		}
 		l.Version = cur.Version + 1
 		if _, err := tx.Exec(ctx, `UPDATE levels SET is_current = false WHERE slug = $1 AND version = $2`,
 			l.Slug, cur.Version); err != nil {
@@ -91,14 +77,26 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 		if err := insertLevel(ctx, tx, l); err != nil {
 			return err
 		}
-		if err := s.dropFromGlobal(ctx, tx, boardID); err != nil {
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO global_drains (board_id)
+			SELECT $1 WHERE EXISTS (SELECT 1 FROM board_entries WHERE board_id = $1)`, boardID)
+		if err != nil {
 			return err
 		}
-		out, created = l, true
+		out, created, drain = l, true, tag.RowsAffected() == 1
 		return nil
 	})
+	s.levels.forget(l.Slug)
 	if err != nil {
 		return game.Level{}, false, translate("put level", err)
+	}
+	if drain {
+		// The new version is stored and current whatever happens next; the
+		// drain finishes even if the caller leaves, and one interrupted by a
+		// crash is finished by the next PutLevel or DrainGlobal.
+		if err := s.DrainGlobal(context.WithoutCancel(ctx)); err != nil {
+			return game.Level{}, false, translate("put level: take the old version off the global board", err)
+		}
 	}
 	return out, created, nil
 }
@@ -129,6 +127,7 @@ func (s *Store) CreateLevel(ctx context.Context, l game.Level) (game.Level, erro
 		}
 		return insertLevel(ctx, tx, l)
 	})
+	s.levels.forget(l.Slug)
 	if err != nil {
 		return game.Level{}, translate("create level", err)
 	}
@@ -147,14 +146,14 @@ func insertLevel(ctx context.Context, tx pgx.Tx, l game.Level) error {
 	}
 	_, err := tx.Exec(ctx, `
 		INSERT INTO levels (slug, version, title, difficulty, definition, content_hash, builtin,
-			created_at, is_current, board_id, owner_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, $9, $10)`,
+			created_at, is_current, board_id, owner_id, worst_case_cost)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, $9, $10, $11)`,
 		l.Slug, l.Version, l.Title, l.Difficulty, []byte(l.Definition), l.ContentHash, l.Builtin,
-		l.CreatedAt, boardID, ownerArg(l.OwnerID))
+		l.CreatedAt, boardID, ownerArg(l.OwnerID), max(l.WorstCaseCost, 0))
 	return err
 }
 
-const levelColumns = `slug, version, title, difficulty, definition, content_hash, created_at, builtin, owner_id`
+const levelColumns = `slug, version, title, difficulty, definition, content_hash, created_at, builtin, owner_id, worst_case_cost`
 
 // ownerArg stores uuid.Nil (no owner) as NULL.
 func ownerArg(id uuid.UUID) any {
@@ -170,7 +169,7 @@ func scanLevel(row pgx.Row) (game.Level, int64, error) {
 	var def []byte
 	var boardID int64
 	var owner *uuid.UUID
-	err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &def, &l.ContentHash, &l.CreatedAt, &l.Builtin, &owner, &boardID)
+	err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &def, &l.ContentHash, &l.CreatedAt, &l.Builtin, &owner, &l.WorstCaseCost, &boardID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return game.Level{}, 0, game.Errorf(game.ENOTFOUND, "level not found")
 	}
@@ -186,25 +185,37 @@ func scanLevel(row pgx.Row) (game.Level, int64, error) {
 }
 
 // Level returns a level version; version 0 means the current one.
+// The current version is cached briefly (see levelCache).
 func (s *Store) Level(ctx context.Context, slug string, version int) (game.Level, error) {
+	if version == 0 {
+		if l, ok := s.levels.current(slug, s.Now()); ok {
+			return l, nil
+		}
+	}
 	l, _, err := scanLevel(s.pool.QueryRow(ctx, `
 		SELECT `+levelColumns+`, board_id FROM levels
 		WHERE slug = $1 AND (version = $2 OR ($2 = 0 AND is_current))`, slug, version))
-	return l, translate("level", err)
+	if err != nil {
+		return game.Level{}, translate("level", err)
+	}
+	if version == 0 {
+		s.levels.put(l, s.Now())
+	}
+	return l, nil
 }
 
 // Levels returns the current version of every level, ordered by slug
 // (bytewise).
 func (s *Store) Levels(ctx context.Context) ([]game.LevelSummary, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT slug, version, title, difficulty, content_hash, created_at, builtin
+		SELECT slug, version, title, difficulty, content_hash, created_at, builtin, worst_case_cost
 		FROM levels WHERE is_current ORDER BY slug COLLATE "C"`)
 	if err != nil {
 		return nil, translate("levels", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.LevelSummary, error) {
 		var l game.LevelSummary
-		err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &l.ContentHash, &l.CreatedAt, &l.Builtin)
+		err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &l.ContentHash, &l.CreatedAt, &l.Builtin, &l.WorstCaseCost)
 		l.CreatedAt = l.CreatedAt.UTC()
 		return l, err
 	})

@@ -3,8 +3,11 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,14 +19,20 @@ import (
 	"backpressure/internal/pgtest"
 	"backpressure/internal/store/pgstore"
 	"backpressure/internal/store/storetest"
+	"backpressure/migrations"
 )
 
 // open returns a store on a fresh database. With bucketSize > 0 rank
 // buckets split early, and the buckets' invariants are checked when t ends.
 func open(t *testing.T, bucketSize int) *pgstore.Store {
 	t.Helper()
+	return openWith(t, bucketSize, pgstore.Options{})
+}
+
+func openWith(t *testing.T, bucketSize int, o pgstore.Options) *pgstore.Store {
+	t.Helper()
 	url := pgtest.NewDatabase(t)
-	s, err := pgstore.Open(t.Context(), url)
+	s, err := pgstore.OpenWith(t.Context(), url, o)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -45,6 +54,16 @@ func TestContract(t *testing.T) {
 func TestContractTinyBuckets(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) storetest.Store { return open(t, 2) })
+}
+
+// TestContractPoolerMode runs the contract in the query mode used behind
+// PgBouncer in transaction mode (no named prepared statements: arguments
+// are typed from cached descriptions), with a small pool and tiny buckets.
+func TestContractPoolerMode(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) storetest.Store {
+		return openWith(t, 2, pgstore.Options{QueryMode: pgstore.QueryModeCacheDescribe, MaxConns: 4})
+	})
 }
 
 // checkBuckets verifies that every bucket counts exactly the entries in its
@@ -264,7 +283,7 @@ func TestMigrateUpDownUp(t *testing.T) {
 		}
 		return out
 	}
-	all := []string{"board_buckets", "board_entries", "boards", "levels", "players", "schema_migrations", "submission_requests", "submissions"}
+	all := []string{"board_buckets", "board_changes", "board_entries", "boards", "event_entrants", "event_results", "event_submissions", "events", "global_drains", "levels", "players", "schema_migrations", "submission_requests", "submissions"}
 	for i, step := range []struct {
 		name string
 		run  func(context.Context, string) error
@@ -319,9 +338,27 @@ func TestMigrateConcurrently(t *testing.T) {
 	if err := pgstore.Pool(s).QueryRow(t.Context(), `SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty); err != nil {
 		t.Fatal(err)
 	}
-	if version != 2 || dirty {
-		t.Errorf("schema_migrations = %d dirty=%v, want 2 clean", version, dirty)
+	if want := latestMigration(t); version != want || dirty {
+		t.Errorf("schema_migrations = %d dirty=%v, want %d clean", version, dirty, want)
 	}
+}
+
+// latestMigration is the highest migration number embedded in the binary.
+func latestMigration(t *testing.T) int {
+	t.Helper()
+	files, err := fs.Glob(migrations.FS, "*.up.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("embedded migrations: %v %v", files, err)
+	}
+	latest := 0
+	for _, f := range files {
+		n, err := strconv.Atoi(strings.SplitN(f, "_", 2)[0])
+		if err != nil {
+			t.Fatalf("migration %s: %v", f, err)
+		}
+		latest = max(latest, n)
+	}
+	return latest
 }
 
 func TestMigrateBadURL(t *testing.T) {

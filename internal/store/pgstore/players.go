@@ -44,11 +44,18 @@ func scanPlayer(row pgx.Row) (game.Player, error) {
 }
 
 // PlayerByTokenHash returns the player whose token hashes to hash, ENOTFOUND
-// if there is none.
+// if there is none. Players are cached briefly (see tokenCache).
 func (s *Store) PlayerByTokenHash(ctx context.Context, hash []byte) (game.Player, error) {
+	if p, ok := s.tokens.get(hash, s.Now()); ok {
+		return p, nil
+	}
 	p, err := scanPlayer(s.pool.QueryRow(ctx,
 		`SELECT `+playerColumns+` FROM players WHERE token_hash = $1`, hash))
-	return p, translate("player by token", err)
+	if err != nil {
+		return game.Player{}, translate("player by token", err)
+	}
+	s.tokens.put(hash, p, s.Now())
+	return p, nil
 }
 
 // PlayerByID returns the player with the given ID, ENOTFOUND if there is none.
@@ -67,6 +74,7 @@ func (s *Store) SetRole(ctx context.Context, playerID uuid.UUID, role game.Role)
 	if err != nil {
 		return translate("set role", err)
 	}
+	s.tokens.clear()
 	if tag.RowsAffected() == 0 {
 		return game.Errorf(game.ENOTFOUND, "player not found")
 	}

@@ -269,49 +269,6 @@ func (s *Store) RebuildRanks(ctx context.Context) error {
 	return nil
 }
 
-// dropFromGlobal removes the bests on oldBoard (a level version that just
-// stopped being current) from the global board.
-func (s *Store) dropFromGlobal(ctx context.Context, tx pgx.Tx, oldBoard int64) error {
-	var used bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM board_entries WHERE board_id = $1)`, oldBoard).Scan(&used); err != nil {
-		return err
-	}
-	if !used {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int4, 0)`, lockGlobal); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `
-		UPDATE board_entries g SET score = g.score - e.score
-		FROM board_entries e
-		WHERE e.board_id = $1 AND g.board_id = 0 AND g.player_id = e.player_id`, oldBoard); err != nil {
-		return fmt.Errorf("subtract old version from global board: %w", err)
-	}
-	// A player reached their new total when they set the latest of their
-	// remaining current-version bests.
-	if _, err := tx.Exec(ctx, `
-		UPDATE board_entries g SET achieved_at = x.achieved_at, submission_id = x.submission_id
-		FROM (
-			SELECT DISTINCT ON (c.player_id) c.player_id, c.achieved_at, c.submission_id
-			FROM board_entries c JOIN levels l ON l.board_id = c.board_id AND l.is_current
-			WHERE c.player_id IN (SELECT player_id FROM board_entries WHERE board_id = $1)
-			ORDER BY c.player_id, c.achieved_at DESC, c.submission_id DESC) x
-		WHERE g.board_id = 0 AND g.player_id = x.player_id`, oldBoard); err != nil {
-		return fmt.Errorf("recompute global achieved_at: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `
-		DELETE FROM board_entries g
-		WHERE g.board_id = 0
-		  AND g.player_id IN (SELECT player_id FROM board_entries WHERE board_id = $1)
-		  AND NOT EXISTS (
-			SELECT 1 FROM board_entries c JOIN levels l ON l.board_id = c.board_id AND l.is_current
-			WHERE c.player_id = g.player_id)`, oldBoard); err != nil {
-		return fmt.Errorf("drop players without current bests from global board: %w", err)
-	}
-	return s.rebuildBuckets(ctx, tx, globalBoard)
-}
-
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)

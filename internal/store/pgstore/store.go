@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,14 +31,72 @@ type Store struct {
 	Now func() time.Time
 
 	bucketSize int
+	// afterDrainBatch, if set (tests), is called after each batch of
+	// DrainGlobal with the number of players it moved.
+	afterDrainBatch func(moved int)
+	drainBatch      int
+	levels          *levelCache
+	tokens          *tokenCache
+}
+
+// DefaultMaxConns is the pool size when Options.MaxConns is 0 and the URL
+// sets no pool_max_conns. A connection is held only for a store call (one
+// round trip for a submission's write), never during a simulation; 16 keeps
+// the 128 requests a 2-CPU replica admits from queueing for connections,
+// and is small enough for three replicas to share a PgBouncer pool or a
+// PostgreSQL's default 100 connections.
+const DefaultMaxConns = 16
+
+// Query modes (Options.QueryMode), as pgx names them.
+const (
+	// QueryModeCacheStatement prepares each statement once per connection
+	// (pgx's default): for a direct connection to PostgreSQL.
+	QueryModeCacheStatement = "cache_statement"
+	// QueryModeCacheDescribe caches statement descriptions (parameter and
+	// result types) in the client and runs unnamed statements: no
+	// server-side state outlives a statement, so it is safe behind
+	// PgBouncer in transaction mode. (pgx's "exec" mode, which types
+	// arguments from Go values alone, sends []byte as bytea and so cannot
+	// write the json columns.)
+	QueryModeCacheDescribe = "cache_describe"
+)
+
+// Options tune the connection pool; the zero value is a direct
+// connection with DefaultMaxConns connections.
+type Options struct {
+	// MaxConns bounds the pool; 0 means the URL's pool_max_conns, else
+	// DefaultMaxConns.
+	MaxConns int
+	// QueryMode is one of the QueryMode constants; "" is
+	// QueryModeCacheStatement.
+	QueryMode string
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value DSN),
 // pings it and returns the store. It does not migrate; see Migrate.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// OpenWith is Open with pool options.
+func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: parse database url: %w", err)
+	}
+	switch {
+	case o.MaxConns > 0:
+		cfg.MaxConns = int32(min(o.MaxConns, 10_000))
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns
+	}
+	switch o.QueryMode {
+	case "", QueryModeCacheStatement:
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	case QueryModeCacheDescribe:
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	default:
+		return nil, fmt.Errorf("pgstore: unknown query mode %q", o.QueryMode)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -46,7 +106,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: ping: %w", err)
 	}
-	return &Store{pool: pool, Now: time.Now, bucketSize: DefaultBucketSize}, nil
+	return &Store{pool: pool, Now: time.Now, bucketSize: DefaultBucketSize, drainBatch: defaultDrainBatch, levels: newLevelCache(), tokens: newTokenCache()}, nil
 }
 
 // Close waits for in-flight queries and closes every connection.
@@ -66,6 +126,17 @@ const maxAttempts = 5
 func (s *Store) tx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		err := pgx.BeginTxFunc(ctx, s.pool, opts, fn)
+		if err == nil || attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// retry runs one statement (fn), again when PostgreSQL reports a deadlock
+// or serialization failure.
+func (s *Store) retry(ctx context.Context, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
 		if err == nil || attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
 			return err
 		}
@@ -116,10 +187,19 @@ func translate(op string, err error) error {
 	}
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
-	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) {
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) || connectionLost(err) {
 		return game.Errorf(game.EUNAVAILABLE, "database unavailable")
 	}
 	return fmt.Errorf("pgstore: %s: %v", op, err)
+}
+
+// connectionLost reports an error from a connection that broke under a
+// statement (PostgreSQL or PgBouncer restarted, a reset): the statement
+// may or may not have committed, so the caller must retry with the same
+// idempotency key, which replays it if it did.
+func connectionLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // contextErr returns the context error inside err's chain.

@@ -31,6 +31,11 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 	if sub.Result != nil {
 		sub.Result = append([]byte(nil), sub.Result...)
 	}
+	// A level this store served from its cache as current is checked in
+	// the write: if it stopped being current since, nothing is stored and
+	// the player is asked to submit again (versions never change, so the
+	// content itself cannot differ).
+	expectHash, expectCurrent := s.levels.expectation(sub.Slug, sub.Version)
 	var rec game.SubmissionReceipt
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		rec = game.SubmissionReceipt{Submission: sub}
@@ -53,13 +58,18 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 		var current bool
 		// FOR SHARE: PutLevel must not replace or supersede this version
 		// while submissions to it are being written.
-		err := tx.QueryRow(ctx, `SELECT board_id, is_current FROM levels WHERE slug = $1 AND version = $2 FOR SHARE`,
-			sub.Slug, sub.Version).Scan(&board, &current)
+		var contentHash string
+		err := tx.QueryRow(ctx, `SELECT board_id, is_current, content_hash FROM levels WHERE slug = $1 AND version = $2 FOR SHARE`,
+			sub.Slug, sub.Version).Scan(&board, &current, &contentHash)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return game.Errorf(game.ENOTFOUND, "level not found")
 		}
 		if err != nil {
 			return err
+		}
+		if expectCurrent && (!current || contentHash != expectHash) {
+			s.levels.forget(sub.Slug)
+			return game.Errorf(game.ECONFLICT, "level %s changed while this design was scored; submit again", sub.Slug)
 		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO submissions (id, player_id, slug, version, design, result, passed, score, created_at)
@@ -69,16 +79,37 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 			return err
 		}
 		if sub.Passed {
+			if !current {
+				// An old version still being taken off the global board:
+				// this player's best there leaves it first, so that the
+				// improvement below never reaches the global board.
+				var draining bool
+				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM global_drains WHERE board_id = $1)`,
+					board).Scan(&draining); err != nil {
+					return err
+				}
+				if draining {
+					if err := s.leaveGlobal(ctx, tx, board, sub.PlayerID); err != nil {
+						return err
+					}
+				}
+			}
 			key := game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID}
-			improved, oldScore, hadBest, err := s.raiseBest(ctx, tx, board, key, sub.ID)
+			improved, old, hadBest, err := s.raiseBest(ctx, tx, board, key, sub.ID, current)
 			if err != nil {
 				return err
 			}
 			rec.Improved = improved
 			if improved && current {
+				// A total never counts two versions of one level: the
+				// player's best on a version still being drained leaves
+				// the global board before this one joins it.
+				if err := s.leaveDrainingVersions(ctx, tx, sub.Slug, sub.PlayerID); err != nil {
+					return err
+				}
 				delta := sub.Score
 				if hadBest {
-					delta -= oldScore
+					delta -= old.Score
 				}
 				// An equal score reached earlier replaced the best:
 				// the total is the same, but when it was reached may
@@ -88,11 +119,24 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 					return err
 				}
 			}
-			e, err := playerEntry(ctx, tx, board, sub.PlayerID)
-			if err != nil {
-				return err
+			if improved {
+				var prev *game.BoardKey
+				if hadBest {
+					prev = &old
+				}
+				// Last: it holds the board's change counter until commit.
+				change, err := recordChange(ctx, tx, board, sub, prev)
+				if err != nil {
+					return err
+				}
+				rec.Rank = change.Rank
+			} else {
+				e, err := playerEntry(ctx, tx, board, sub.PlayerID)
+				if err != nil {
+					return err
+				}
+				rec.Rank = e.Rank
 			}
-			rec.Rank = e.Rank
 		}
 		if idempotencyKey != "" {
 			if _, err := tx.Exec(ctx, `
@@ -138,38 +182,40 @@ func replay(ctx context.Context, tx pgx.Tx, player uuid.UUID, key, requestHash s
 
 // raiseBest makes k (with submission subID) the player's entry on board if
 // it beats their current one. It reports whether it did and the previous
-// best score, if any.
-func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.BoardKey, subID uuid.UUID) (improved bool, oldScore int64, hadBest bool, err error) {
+// best, if any.
+//
+// current says whether board is a current version's: a first entry on any
+// other board is marked left_global (it never counts on the global board).
+func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.BoardKey, subID uuid.UUID, current bool) (improved bool, old game.BoardKey, hadBest bool, err error) {
 	for {
-		var old game.BoardKey
-		old.PlayerID = k.PlayerID
+		old = game.BoardKey{PlayerID: k.PlayerID}
 		err := tx.QueryRow(ctx, `
 			SELECT score, achieved_at FROM board_entries WHERE board_id = $1 AND player_id = $2 FOR UPDATE`,
 			board, k.PlayerID).Scan(&old.Score, &old.AchievedAt)
 		if err == nil {
 			if !k.Beats(old) {
-				return false, old.Score, true, nil
+				return false, old, true, nil
 			}
 			if _, err := tx.Exec(ctx, `
 				UPDATE board_entries SET score = $3, achieved_at = $4, submission_id = $5
 				WHERE board_id = $1 AND player_id = $2`,
 				board, k.PlayerID, k.Score, k.AchievedAt, subID); err != nil {
-				return false, 0, false, err
+				return false, old, false, err
 			}
-			return true, old.Score, true, s.moveKey(ctx, tx, board, &old, k)
+			return true, old, true, s.moveKey(ctx, tx, board, &old, k)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return false, 0, false, err
+			return false, old, false, err
 		}
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (board_id, player_id) DO NOTHING`,
-			board, k.PlayerID, k.Score, k.AchievedAt, subID)
+			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id, left_global)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (board_id, player_id) DO NOTHING`,
+			board, k.PlayerID, k.Score, k.AchievedAt, subID, !current)
 		if err != nil {
-			return false, 0, false, err
+			return false, old, false, err
 		}
 		if tag.RowsAffected() == 1 {
-			return true, 0, false, s.moveKey(ctx, tx, board, nil, k)
+			return true, game.BoardKey{}, false, s.moveKey(ctx, tx, board, nil, k)
 		}
 		// A concurrent transaction of the same player inserted the entry
 		// first (and has committed, or the insert would still wait): read

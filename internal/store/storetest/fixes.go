@@ -148,17 +148,17 @@ func testCreateLevel(t *testing.T, f *fixture) {
 	if l, err := f.s.Level(f.ctx, "new", 0); err != nil || l.ContentHash != "h1" || l.OwnerID != author.ID {
 		t.Errorf("after a refused CreateLevel: %+v, %v; want h1 owned by author", l, err)
 	}
-	// PutLevel keeps the owner of the slug, in place and in a new version.
-	if l, _, err := f.s.PutLevel(f.ctx, again); err != nil || l.OwnerID != author.ID {
-		t.Errorf("PutLevel replacing: owner %v, %v; want the author", l.OwnerID, err)
+	// PutLevel keeps the owner of the slug in every new version.
+	if l, _, err := f.s.PutLevel(f.ctx, again); err != nil || l.Version != 2 || l.OwnerID != author.ID {
+		t.Errorf("PutLevel new content: v%d owner %v, %v; want v2 owned by the author", l.Version, l.OwnerID, err)
 	}
-	f.submit(author.ID, "new", 1, 1, at(1))
+	f.submit(author.ID, "new", 2, 1, at(1))
 	third := level("new", "h3")
-	if l, _, err := f.s.PutLevel(f.ctx, third); err != nil || l.Version != 2 || l.OwnerID != author.ID {
-		t.Errorf("PutLevel new version: v%d owner %v, %v; want v2 owned by the author", l.Version, l.OwnerID, err)
+	if l, _, err := f.s.PutLevel(f.ctx, third); err != nil || l.Version != 3 || l.OwnerID != author.ID {
+		t.Errorf("PutLevel new version: v%d owner %v, %v; want v3 owned by the author", l.Version, l.OwnerID, err)
 	}
-	if l, err := f.s.Level(f.ctx, "new", 2); err != nil || l.OwnerID != author.ID {
-		t.Errorf("Level v2: owner %v, %v; want the author", l.OwnerID, err)
+	if l, err := f.s.Level(f.ctx, "new", 3); err != nil || l.OwnerID != author.ID {
+		t.Errorf("Level v3: owner %v, %v; want the author", l.OwnerID, err)
 	}
 	// No owner (built-in levels, the configured admin).
 	if l, err := f.s.CreateLevel(f.ctx, level("unowned", "h4")); err != nil || l.OwnerID != uuid.Nil {

@@ -15,6 +15,7 @@ func testLevels(t *testing.T, f *fixture) {
 	// Opaque JSON comes back byte for byte: spacing, key order, duplicates.
 	in.Definition = json.RawMessage(`{ "z": 1,  "a" : [1, 2.50, "\u00e9"], "a": null }`)
 	in.CreatedAt = t0.Add(123456789) // nanoseconds are truncated to µs
+	in.WorstCaseCost = 123_456       // what storing it found is kept with the version
 	got, created, err := f.s.PutLevel(f.ctx, in)
 	if err != nil || !created {
 		t.Fatalf("PutLevel = %v, %v; want created", created, err)
@@ -79,63 +80,66 @@ func testLevelVersioning(t *testing.T, f *fixture) {
 	p := f.player("ada")
 	f.level("lvl", "h1")
 
-	// No submissions yet: new content replaces version 1 in place.
+	// A stored version never changes: new content is version 2, even
+	// with no submissions on version 1.
 	in := level("lvl", "h2")
 	in.Title = "Renamed"
 	got, created, err := f.s.PutLevel(f.ctx, in)
-	if err != nil || !created || got.Version != 1 || got.Title != "Renamed" {
-		t.Fatalf("PutLevel unused = %+v, %v, %v; want version 1 replaced", got, created, err)
+	if err != nil || !created || got.Version != 2 || got.Title != "Renamed" {
+		t.Fatalf("PutLevel unused = %+v, %v, %v; want version 2", got, created, err)
+	}
+	if v1, err := f.s.Level(f.ctx, "lvl", 1); err != nil || v1.ContentHash != "h1" || v1.Title != "Level lvl" {
+		t.Errorf("version 1 after a change = %+v, %v; want it unchanged", v1, err)
 	}
 
-	// A failed submission counts as use: the next change is version 2.
-	if _, err := f.s.CreateSubmission(f.ctx, newSub(p.ID, "lvl", 1, 0, false, at(1)), "", ""); err != nil {
+	// A failed submission and a pass on version 2; the next change is version 3.
+	if _, err := f.s.CreateSubmission(f.ctx, newSub(p.ID, "lvl", 2, 0, false, at(1)), "", ""); err != nil {
 		t.Fatal(err)
 	}
-	f.submit(p.ID, "lvl", 1, 50, at(2))
+	f.submit(p.ID, "lvl", 2, 50, at(2))
 	got, created, err = f.s.PutLevel(f.ctx, level("lvl", "h3"))
-	if err != nil || !created || got.Version != 2 {
-		t.Fatalf("PutLevel used = %+v, %v, %v; want version 2", got, created, err)
+	if err != nil || !created || got.Version != 3 {
+		t.Fatalf("PutLevel used = %+v, %v, %v; want version 3", got, created, err)
 	}
-	// Version 2 unused: replaced in place again.
 	got, created, err = f.s.PutLevel(f.ctx, level("lvl", "h4"))
-	if err != nil || !created || got.Version != 2 || got.ContentHash != "h4" {
-		t.Fatalf("PutLevel v2 unused = %+v, %v, %v; want version 2 replaced", got, created, err)
+	if err != nil || !created || got.Version != 4 || got.ContentHash != "h4" {
+		t.Fatalf("PutLevel v3 unused = %+v, %v, %v; want version 4", got, created, err)
 	}
 	// Going back to old content is new content too.
-	f.submit(p.ID, "lvl", 2, 10, at(3))
+	f.submit(p.ID, "lvl", 4, 10, at(3))
 	got, _, err = f.s.PutLevel(f.ctx, level("lvl", "h2"))
-	if err != nil || got.Version != 3 {
-		t.Fatalf("PutLevel old content = %+v, %v; want version 3", got, err)
+	if err != nil || got.Version != 5 {
+		t.Fatalf("PutLevel old content = %+v, %v; want version 5", got, err)
 	}
 
-	for v, hash := range map[int]string{1: "h2", 2: "h4", 3: "h2", 0: "h2"} {
+	for v, hash := range map[int]string{1: "h1", 2: "h2", 3: "h3", 4: "h4", 5: "h2", 0: "h2"} {
 		l, err := f.s.Level(f.ctx, "lvl", v)
 		if err != nil || l.ContentHash != hash {
 			t.Errorf("Level(v%d) = %q, %v; want hash %q", v, l.ContentHash, err, hash)
 		}
 	}
 	levels, _ := f.s.Levels(f.ctx)
-	if len(levels) != 1 || levels[0].Version != 3 {
-		t.Errorf("Levels = %+v, want only version 3", levels)
+	if len(levels) != 1 || levels[0].Version != 5 {
+		t.Errorf("Levels = %+v, want only version 5", levels)
 	}
 
 	// Old boards stay readable; the current one starts empty.
-	for v, score := range map[int]int64{1: 50, 2: 10} {
+	for v, score := range map[int]int64{2: 50, 4: 10} {
 		page := f.board(game.BoardQuery{Slug: "lvl", Version: v})
 		if page.Version != v || len(page.Entries) != 1 || page.Entries[0].Score != score {
 			t.Errorf("board v%d = %+v, want ada with %d", v, page, score)
 		}
 	}
 	page := f.board(game.BoardQuery{Slug: "lvl"})
-	if page.Version != 3 || len(page.Entries) != 0 || page.Total != 0 {
-		t.Errorf("current board = %+v, want empty version 3", page)
+	if page.Version != 5 || len(page.Entries) != 0 || page.Total != 0 {
+		t.Errorf("current board = %+v, want empty version 5", page)
 	}
 	// Submissions to an old version still land on its board.
-	rec := f.submit(p.ID, "lvl", 1, 70, at(4))
+	rec := f.submit(p.ID, "lvl", 2, 70, at(4))
 	if !rec.Improved || rec.Rank != 1 {
 		t.Errorf("submission to old version: %+v, want improved rank 1", rec)
 	}
-	if _, err := f.s.Board(f.ctx, game.BoardQuery{Slug: "lvl", Version: 4}); game.ErrorCode(err) != game.ENOTFOUND {
+	if _, err := f.s.Board(f.ctx, game.BoardQuery{Slug: "lvl", Version: 6}); game.ErrorCode(err) != game.ENOTFOUND {
 		t.Errorf("board of unknown version: %v, want ENOTFOUND", err)
 	}
 }

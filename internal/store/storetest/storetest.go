@@ -36,6 +36,17 @@ type Store interface {
 
 	Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, error)
 	PlayerRank(ctx context.Context, slug string, version int, playerID uuid.UUID) (game.Entry, error)
+	BoardChanges(ctx context.Context, slug string, version int, after int64, limit int) ([]game.BoardChange, bool, error)
+
+	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
+	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
+	Events(ctx context.Context) ([]game.Event, error)
+	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
+	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
+	EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error)
+	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
+	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)
+	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
 
 	Ping(ctx context.Context) error
 }
@@ -66,6 +77,12 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"IdempotencyLookup", testIdempotencyLookup},
 		{"CreateLevelInsertOnly", testCreateLevel},
 		{"CreateLevelConcurrent", testCreateLevelConcurrent},
+		{"BoardChanges", testBoardChanges},
+		{"BoardChangesRetention", testBoardChangesRetention},
+		{"BoardChangesConcurrent", testBoardChangesConcurrent},
+		{"Events", testEvents},
+		{"EventRules", testEventRules},
+		{"EventStandingsAndFinish", testEventStandingsAndFinish},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

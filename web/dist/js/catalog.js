@@ -55,6 +55,13 @@ export function catalogOf(challenge) {
         p.default = defaultType;
         p.knob = types.length > 1 && p.knob;
       }
+      if (s.name === 'replica_instance_type') {
+        // Empty: the read replicas are of the primary's type.
+        p.type = 'enum';
+        p.enum = ['', ...types];
+        p.default = '';
+        p.knob = types.length > 1 && p.knob;
+      }
       return p;
     });
     return { kind, maxCount: rules.max_count ?? 1, instanceTypes: types, defaultType, params, prices };
@@ -79,4 +86,51 @@ export function humanize(name) {
   }
   const s = words.join(' ');
   return s.charAt(0).toUpperCase() + s.slice(1) + unit;
+}
+
+// CALLEES mirrors the engine's rule of what each kind may call (internal/sim/validate.go,
+// calleeKinds), so that the editor refuses a connection before the server has to.
+const COMPUTE = ['load_balancer', 'api_gateway', 'app_service', 'container_pool', 'serverless', 'cache', 'database', 'queue'];
+export const CALLEES = {
+  load_balancer: ['api_gateway', 'app_service', 'container_pool', 'serverless', 'load_balancer'],
+  api_gateway: ['load_balancer', 'app_service', 'container_pool', 'serverless'],
+  cdn: ['load_balancer', 'api_gateway', 'app_service', 'container_pool', 'serverless'],
+  app_service: COMPUTE,
+  container_pool: COMPUTE,
+  serverless: COMPUTE,
+  cache: [],
+  database: ['database'],
+  queue: ['database'],
+};
+
+const article = (s) => (/^[aeiou]/i.test(s) ? `an ${s}` : `a ${s}`);
+
+// connectProblem says why from may not call to in design ('' when it may).
+export function connectProblem(design, from, to, labelOf) {
+  const a = design.components.find((c) => c.id === from);
+  const b = design.components.find((c) => c.id === to);
+  if (!a || !b) return 'Pick two components of the design.';
+  if (from === to) return 'A component cannot call itself.';
+  if (design.edges.some((e) => e.from === from && e.to === to)) return `${from} already calls ${to}.`;
+  const ok = CALLEES[a.type];
+  if (ok && !ok.includes(b.type)) {
+    const la = labelOf(a.type).toLowerCase();
+    const lb = labelOf(b.type).toLowerCase();
+    if (!ok.length) return `${capital(article(la))} calls nothing: connect the components that use it to it instead.`;
+    return `${capital(article(la))} cannot call ${article(lb)}; it can call ${ok.map((k) => labelOf(k).toLowerCase()).filter((v, i, s) => s.indexOf(v) === i).join(', ')}.`;
+  }
+  return '';
+}
+
+const capital = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+
+// rangeProblem checks a numeric value against the level's own range ('' when it fits).
+export function rangeProblem(p, v) {
+  if (p.type !== 'integer' && p.type !== 'number') return '';
+  if (v === '' || v === undefined || v === null) return `enter a number from ${p.min.toLocaleString('en')} to ${p.max.toLocaleString('en')}`;
+  const n = Number(v);
+  if (!Number.isFinite(n)) return 'must be a number';
+  if (p.type === 'integer' && !Number.isInteger(n)) return 'must be a whole number';
+  if (n < p.min || n > p.max) return `this level allows ${p.min.toLocaleString('en')} to ${p.max.toLocaleString('en')}`;
+  return '';
 }

@@ -24,14 +24,29 @@ function marksPlugin(opts) {
             ctx.fillStyle = 'rgba(100,100,110,0.10)';
             ctx.fillRect(Math.max(left, x1), top, Math.min(x2, left + width) - Math.max(left, x1), height);
           }
+          // Bands at least 6 px wide (an instant event is still visible); labels in up to
+          // three rows, each placed in the first row where it overlaps no other label.
+          const dpr = devicePixelRatio;
+          ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+          const rows = [];
           for (const ev of opts.events || []) {
             const x1 = u.valToPos(ev.start, 'x', true);
             const x2 = u.valToPos(Math.max(ev.end, ev.start), 'x', true);
-            ctx.fillStyle = 'rgba(213,94,0,0.13)';
-            ctx.fillRect(x1, top, Math.max(x2 - x1, 2 * devicePixelRatio), height);
+            ctx.fillStyle = 'rgba(213,94,0,0.16)';
+            ctx.fillRect(x1, top, Math.max(x2 - x1, 6 * dpr), height);
+            ctx.fillStyle = 'rgba(213,94,0,0.7)';
+            ctx.fillRect(x1, top, 1.5 * dpr, height);
+            const text = `⚡ ${ev.label}`;
+            const w = ctx.measureText(text).width + 6 * dpr;
+            let x = x1 + 3 * dpr;
+            if (x + w > left + width) x = Math.max(left, left + width - w);
+            let row = rows.findIndex((end) => end <= x);
+            if (row < 0) row = rows.length < 3 ? rows.length : rows.indexOf(Math.min(...rows));
+            rows[row] = x + w;
+            ctx.fillStyle = 'rgba(255,255,255,0.85)';
+            ctx.fillRect(x - 2 * dpr, top + (2 + row * 14) * dpr, w - 2 * dpr, 13 * dpr);
             ctx.fillStyle = '#8a3a00';
-            ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
-            ctx.fillText(`⚡ ${ev.label}`, x1 + 3 * devicePixelRatio, top + 12 * devicePixelRatio);
+            ctx.fillText(text, x, top + (12 + row * 14) * dpr);
           }
           ctx.restore();
         },
@@ -79,7 +94,8 @@ function marksPlugin(opts) {
 
 // TimeChart is one chart over the run's time axis.
 //   xs: seconds; series: [{label, values, color, width, dash, fill}]
-//   opts: {title, desc, yFmt, yMin, yMax, target, targetLabel, events, warmupSec, height, sync}
+//   opts: {title, desc, yFmt, yMin, yMax, target, targetLabel, events, warmupSec, height, sync,
+//   bands} (bands: uPlot's fills between two series, for stacked areas)
 export class TimeChart {
   constructor(container, xs, series, opts = {}) {
     this.opts = opts;
@@ -107,7 +123,7 @@ export class TimeChart {
       scales: {
         x: { time: false },
         y: {
-          range: (u, min, max) => [opts.yMin ?? Math.min(0, min), yMax != null ? Math.max(yMax, max) : max > 0 ? max * 1.08 : 1],
+          range: (u, min, max) => [opts.yMin ?? Math.min(0, min), yMax != null ? Math.max(yMax, max * 1.06) : max > 0 ? max * 1.08 : 1],
         },
       },
       axes: [
@@ -128,6 +144,7 @@ export class TimeChart {
       ],
       plugins: [marksPlugin(this.marks)],
     };
+    if (opts.bands) cfg.bands = opts.bands;
     this.plot = new uPlot(cfg, [xs, ...series.map((s) => s.values)], this.plotEl);
     this.ro = new ResizeObserver(() => {
       const w = Math.max(240, container.clientWidth);

@@ -1,21 +1,29 @@
-// The design editor: components with their parameters (within the level's limits) and the
-// calls between them. It owns no state beyond the form: every change is reported with the
-// whole new design through onChange, and errors from the server are shown next to the
-// field whose JSON path they name.
-import { h, clear, kindLabel, clone, uid } from './util.js';
-import { valueOf, humanize } from './catalog.js';
+// The side panel of the design: the selected component's knobs (within the level's limits,
+// with each instance type's price and what it buys), its connections with a "connect to"
+// choice, and delete; or the selected connection. Every component is also a button here,
+// so that everything the canvas does can be done from the keyboard. The panel owns no state
+// beyond the form: every change goes out through the callbacks, and errors from the server
+// are shown next to the field whose JSON path they name.
+import { h, clear, kindLabel, uid, fmt } from './util.js';
+import { valueOf, humanize, connectProblem, rangeProblem } from './catalog.js';
+import { buys, priceWords, componentCost, perHour, typeOf } from './cost.js';
 
-const ID_BASE = {
-  load_balancer: 'lb', api_gateway: 'gateway', app_service: 'app', container_pool: 'pool',
-  serverless: 'fn', cache: 'cache', cdn: 'cdn', database: 'db', queue: 'queue',
-};
+// CALLEES_NONE: kinds that answer calls and make none.
+const CALLEES_NONE = new Set(['cache']);
 
 export class Editor {
-  constructor(container, { catalog, onChange }) {
+  // opts: catalog; rps (the level's mean load, for per-request prices); callbacks
+  // onChange(design, {structural}), onSelect(id|null), onConnect(from, to), onDelete(id),
+  // onDisconnect(from, to).
+  constructor(container, opts) {
     this.el = container;
-    this.catalog = catalog;
-    this.onChange = onChange;
+    this.opts = opts;
+    this.catalog = opts.catalog;
     this.design = { components: [], edges: [] };
+    this.selected = null;
+    this.selectedEdge = null;
+    this.serverErrors = [];
+    this.blank = new Set(); // paths of numeric fields left empty
   }
 
   kindInfo(kind) {
@@ -23,30 +31,53 @@ export class Editor {
   }
 
   setDesign(design) {
-    this.design = clone(design);
-    this.design.components ||= [];
-    this.design.edges ||= [];
+    this.design = design;
+    if (this.selected && !design.components.some((c) => c.id === this.selected)) this.selected = null;
+    if (this.selectedEdge && !design.edges.some((e) => e.from === this.selectedEdge.from && e.to === this.selectedEdge.to)) this.selectedEdge = null;
     this.render();
   }
 
-  changed(structural) {
-    this.onChange?.(clone(this.design), { structural });
+  select(id, { edge } = {}) {
+    this.selected = id || null;
+    this.selectedEdge = edge || null;
+    this.render();
+  }
+
+  changed() {
+    this.opts.onChange?.(this.design, { structural: false });
   }
 
   render() {
     const d = this.design;
     this.general = h('div', { class: 'form-errors', role: 'alert' });
-    const list = h('ol', { class: 'comp-list' });
-    d.components.forEach((c, i) => list.append(h('li', {}, this.renderComponent(c, i))));
-    clear(this.el,
-      this.general,
-      h('h3', {}, 'Components'),
-      d.components.length ? list : h('p', { class: 'muted' }, 'No components yet.'),
-      this.renderAdd(),
-      h('h3', {}, 'Connections'),
-      h('p', { class: 'help' }, 'A connection is a call: the first component sends requests to the second. Requests enter at the components nobody calls.'),
-      this.renderEdges(),
-    );
+    const chips = h('ul', { class: 'comp-chips', 'aria-label': 'Components of the design' },
+      d.components.map((c) => h('li', {}, h('button', {
+        type: 'button', class: ['chip', c.id === this.selected && 'on'], 'aria-pressed': c.id === this.selected ? 'true' : 'false',
+        dataset: { select: c.id }, onclick: () => this.opts.onSelect?.(c.id),
+      }, c.id, h('span', { class: 'chip-kind' }, ` ${kindLabel(c.type)}`)))));
+    let body;
+    const i = d.components.findIndex((c) => c.id === this.selected);
+    if (i >= 0) body = this.renderComponent(d.components[i], i);
+    else if (this.selectedEdge) body = this.renderEdge(this.selectedEdge);
+    else {
+      body = h('p', { class: 'muted' }, d.components.length
+        ? 'Select a component on the canvas, or its button above, to edit it.'
+        : 'Add components from the palette.');
+    }
+    clear(this.el, this.general, d.components.length ? chips : null, body);
+    this.placeErrors();
+  }
+
+  renderEdge(e) {
+    const j = this.design.edges.findIndex((x) => x.from === e.from && x.to === e.to);
+    return h('div', { class: 'edge-panel', dataset: { path: `edges[${j}]` } },
+      h('h3', {}, `Connection ${e.from} → ${e.to}`),
+      h('p', { class: 'help' }, `${e.from} sends requests to ${e.to} and waits for its answer${this.typeOf(e.to) === 'queue' ? ' (a queue answers at once: the work is done later)' : ''}.`),
+      h('button', { type: 'button', class: 'danger', id: 'remove-edge', onclick: () => this.opts.onDisconnect?.(e.from, e.to) }, 'Remove connection'));
+  }
+
+  typeOf(id) {
+    return this.design.components.find((c) => c.id === id)?.type;
   }
 
   renderComponent(c, i) {
@@ -59,29 +90,72 @@ export class Editor {
     idInput.addEventListener('change', () => this.rename(i, idInput));
     const fields = [field(idInput, 'Name', `${path}.id`)];
     const fixed = [];
-    for (const p of info?.params || []) {
-      if (p.knob) fields.push(this.paramField(c, i, p));
-      else if (p.name !== 'instance_type' || info.instanceTypes.length === 1) fixed.push(p);
+    // The instance type first: it decides the price and what the other numbers buy.
+    const params = [...(info?.params || [])].sort((a, b) => (b.name === 'instance_type') - (a.name === 'instance_type'));
+    for (const p of params) {
+      if (p.knob) fields.push(this.paramField(c, i, p, info));
+      else fixed.push(p);
     }
+    const cost = info ? componentCost(info, c, this.opts.rps || 0) : null;
+    const { name: typeName } = typeOf(info, c);
+    const costLine = cost
+      ? h('p', { class: 'comp-cost', id: 'comp-cost' },
+        h('strong', {}, cost.fixedMax > cost.fixed ? `${perHour(cost.fixed)}–${perHour(cost.fixedMax)}` : perHour(cost.fixed)),
+        cost.perUse > 0.0005 ? ` + ≈ ${perHour(cost.perUse)} per-request charges at ${fmt(this.opts.rps)} rps` : '',
+        ` · ${typeName}: ${priceWords(c.type, info.prices[typeName])}`)
+      : null;
     const fs = h('fieldset', { class: 'comp', dataset: { path, id: c.id }, id: `comp-${cssId(c.id)}` },
       h('legend', {}, h('span', { class: 'comp-id' }, c.id), ' ', h('span', { class: 'comp-kind' }, kindLabel(c.type))),
+      costLine,
       h('div', { class: 'fields' }, fields),
       fixed.length
-        ? h('details', { class: 'fixed' },
+        ? h('details', { class: 'fixed', open: true },
           h('summary', {}, 'Set by the level'),
-          h('dl', {}, fixed.map((p) => [h('dt', { title: p.doc }, humanize(p.name)), h('dd', {}, String(valueOf(c, p)))])))
+          h('dl', {}, fixed.map((p) => [h('dt', { title: p.doc }, humanize(p.name)), h('dd', {}, fixedValue(c, p, info))])))
         : null,
-      h('button', {
-        type: 'button', class: 'link danger',
-        onclick: () => this.remove(i),
-        'aria-label': `Remove ${c.id}`,
-      }, 'Remove'),
+      this.renderConnections(c),
+      h('div', { class: 'toolbar' },
+        h('button', { type: 'button', class: 'danger', id: 'delete-comp', 'aria-label': `Delete ${c.id}`, onclick: () => this.opts.onDelete?.(c.id) }, `Delete ${c.id}`),
+        h('span', { class: 'help' }, 'or press Delete on the canvas')),
     );
     if (!info) fs.append(h('p', { class: 'field-error' }, `This level does not offer ${kindLabel(c.type)}.`));
     return fs;
   }
 
-  paramField(c, i, p) {
+  renderConnections(c) {
+    const d = this.design;
+    const out = d.edges.map((e, j) => ({ e, j })).filter(({ e }) => e.from === c.id || e.to === c.id);
+    const list = out.length
+      ? h('ul', { class: 'edge-list' }, out.map(({ e, j }) => h('li', { dataset: { path: `edges[${j}]` } },
+        h('span', { class: 'edge-text' }, e.from, ' → ', e.to),
+        h('button', { type: 'button', class: 'link danger', 'aria-label': `Remove connection ${e.from} to ${e.to}`, onclick: () => this.opts.onDisconnect?.(e.from, e.to) }, 'Remove'))))
+      : h('p', { class: 'muted' }, `${c.id} is not connected yet${d.edges.some((e) => e.to === c.id) ? '' : ': nobody calls it, so users send it their requests'}.`);
+    const others = d.components.filter((o) => o.id !== c.id);
+    const label = (k) => kindLabel(k);
+    const allowed = others.filter((o) => !connectProblem(d, c.id, o.id, label));
+    const sel = h('select', { id: uid('connect'), 'aria-label': `Connect ${c.id} to`, dataset: { connectFrom: c.id } },
+      allowed.map((o) => h('option', { value: o.id }, `${o.id} (${kindLabel(o.type)})`)));
+    const msg = h('p', { class: 'field-error', hidden: true, role: 'alert' });
+    const btn = h('button', { type: 'button', class: 'secondary', id: 'connect-btn' }, 'Connect');
+    btn.addEventListener('click', () => {
+      const problem = connectProblem(d, c.id, sel.value, label);
+      msg.hidden = !problem;
+      msg.textContent = problem;
+      if (!problem) this.opts.onConnect?.(c.id, sel.value);
+    });
+    let connectRow = null;
+    if (allowed.length) connectRow = h('div', { class: 'add-row' }, h('label', { for: sel.id }, `${c.id} calls`), sel, btn);
+    else if (others.length) {
+      connectRow = h('p', { class: 'help' }, `${c.id} ${d.edges.some((e) => e.from === c.id) ? 'already calls everything it may call here' : 'may call none of the other components'}${CALLEES_NONE.has(c.type) ? ' (it answers calls but makes none)' : ''}.`);
+    }
+    return h('div', { class: 'connections' },
+      h('h4', {}, 'Connections'),
+      list,
+      connectRow,
+      msg);
+  }
+
+  paramField(c, i, p, info) {
     const path = `components[${i}].params.${p.name}`;
     const v = valueOf(c, p);
     const id = uid('p');
@@ -90,116 +164,88 @@ export class Editor {
       c.params ||= {};
       if (val === undefined) delete c.params[p.name];
       else c.params[p.name] = val;
-      this.changed(false);
+      if (!Object.keys(c.params).length) delete c.params;
+      this.changed();
     };
+    let extra = '';
     if (p.type === 'boolean') {
       input = h('input', { id, type: 'checkbox', checked: Boolean(v), dataset: { path } });
       input.addEventListener('change', () => set(input.checked));
+    } else if (p.name === 'instance_type' || p.name === 'replica_instance_type') {
+      input = h('select', { id, dataset: { path } }, (p.enum || []).map((o) => h('option', { value: o, selected: o === v },
+        o ? `${o} — ${priceWords(c.type, info.prices[o])}` : 'same as the primary')));
+      input.addEventListener('change', () => {
+        set(input.value || undefined);
+        this.render();
+      });
+      extra = v ? buys(info, c, v) : '';
     } else if (p.type === 'enum') {
       input = h('select', { id, dataset: { path } }, (p.enum || []).map((o) => h('option', { value: o, selected: o === v }, o)));
       input.addEventListener('change', () => set(input.value));
     } else if (p.type === 'integer' || p.type === 'number') {
+      const blank = this.blank.has(path);
       input = h('input', {
         id, type: 'number', inputmode: p.type === 'integer' ? 'numeric' : 'decimal',
-        min: p.min, max: p.max, step: p.type === 'integer' ? 1 : 'any', value: String(v), dataset: { path },
+        min: p.min, max: p.max, step: p.type === 'integer' ? 1 : 'any', value: blank ? '' : String(v), dataset: { path },
       });
       input.addEventListener('input', () => {
         const raw = input.value.trim();
+        if (raw === '') this.blank.add(path);
+        else this.blank.delete(path);
+        setFieldError(input, rangeProblem(p, raw));
         const n = Number(raw);
-        let problem = '';
-        if (raw === '') problem = '';
-        else if (!Number.isFinite(n)) problem = 'must be a number';
-        else if (p.type === 'integer' && !Number.isInteger(n)) problem = 'must be a whole number';
-        else if (n < p.min || n > p.max) problem = `must be between ${p.min} and ${p.max}`;
-        setFieldError(input, problem);
         if (raw === '') set(undefined);
         else if (Number.isFinite(n)) set(n);
       });
+      input.addEventListener('change', () => this.opts.onCommit?.());
+      if (blank) queueMicrotask(() => setFieldError(input, rangeProblem(p, '')));
+      else if (rangeProblem(p, v)) queueMicrotask(() => setFieldError(input, rangeProblem(p, v)));
     } else {
       input = h('input', { id, type: 'text', value: String(v ?? ''), dataset: { path } });
       input.addEventListener('change', () => set(input.value || undefined));
     }
     const range = p.type === 'integer' || p.type === 'number' ? `${p.min.toLocaleString('en')}–${p.max.toLocaleString('en')}` : '';
     const doc = sentence(p.doc).toLowerCase() === `${humanize(p.name).toLowerCase()}.` ? '' : sentence(p.doc);
-    return field(input, humanize(p.name), path, [doc, range && `Allowed: ${range}.`].filter(Boolean).join(' '));
+    const help = p.name === 'instance_type' || (p.name === 'replica_instance_type' && extra)
+      ? `Buys: ${extra}${p.name === 'replica_instance_type' ? ' for each read replica' : ''}.`
+      : p.name === 'replica_instance_type'
+        ? 'Read replicas of the primary\u2019s type (choose one only when the design has read replicas).'
+      : [doc, range && `This level allows ${range}.`].filter(Boolean).join(' ');
+    return field(input, humanize(p.name), path, help);
   }
 
-  renderAdd() {
-    const counts = {};
-    for (const c of this.design.components) counts[c.type] = (counts[c.type] || 0) + 1;
-    const sel = h('select', { id: uid('add'), 'aria-label': 'Component type to add' },
-      this.catalog.map((k) => {
-        const n = counts[k.kind] || 0;
-        return h('option', { value: k.kind, disabled: n >= k.maxCount },
-          `${kindLabel(k.kind)} (${n}/${k.maxCount})`);
-      }));
-    const first = [...sel.options].find((o) => !o.disabled);
-    (first || sel.options[0])?.setAttribute('selected', '');
-    const btn = h('button', { type: 'button', class: 'secondary', disabled: !first }, 'Add component');
-    btn.addEventListener('click', () => this.add(sel.value));
-    return h('div', { class: 'add-row' }, h('label', { for: sel.id }, 'Add'), sel, btn);
-  }
-
-  renderEdges() {
-    const d = this.design;
-    const ul = h('ul', { class: 'edge-list' });
-    d.edges.forEach((e, j) => {
-      ul.append(h('li', { dataset: { path: `edges[${j}]` } },
-        h('span', { class: 'edge-text' }, e.from, ' → ', e.to),
-        h('button', { type: 'button', class: 'link danger', 'aria-label': `Remove connection ${e.from} to ${e.to}`, onclick: () => this.removeEdge(j) }, 'Remove'),
-      ));
+  // clientProblems lists what the server would refuse that the form already knows:
+  // values outside the level's ranges and numeric fields left empty ({field, reason}).
+  clientProblems() {
+    const out = [];
+    this.design.components.forEach((c, i) => {
+      const info = this.kindInfo(c.type);
+      for (const p of info?.params || []) {
+        if (!p.knob) continue;
+        const path = `components[${i}].params.${p.name}`;
+        const reason = this.blank.has(path) ? rangeProblem(p, '') : rangeProblem(p, valueOf(c, p));
+        if (reason) out.push({ field: path, reason: `${c.id}: ${humanize(p.name).toLowerCase()}: ${reason}` });
+      }
+      if (c.type === 'database' && c.params?.replica_instance_type && !(Number(c.params.read_replicas) > 0)) {
+        out.push({ field: `components[${i}].params.replica_instance_type`, reason: `${c.id}: a replica instance type needs read replicas: add some, or choose “same as the primary”` });
+      }
     });
-    const ids = d.components.map((c) => c.id);
-    const from = h('select', { id: uid('ef'), 'aria-label': 'Caller' }, ids.map((id) => h('option', { value: id }, id)));
-    const to = h('select', { id: uid('et'), 'aria-label': 'Callee' }, ids.map((id) => h('option', { value: id }, id)));
-    if (ids.length > 1) to.selectedIndex = 1;
-    const btn = h('button', { type: 'button', class: 'secondary' }, 'Connect');
-    const msg = h('p', { class: 'field-error', id: uid('em'), hidden: true });
-    btn.addEventListener('click', () => {
-      const f = from.value;
-      const t = to.value;
-      let problem = '';
-      if (!f || !t) problem = 'Add components first.';
-      else if (f === t) problem = 'A component cannot call itself.';
-      else if (d.edges.some((e) => e.from === f && e.to === t)) problem = `${f} already calls ${t}.`;
-      msg.hidden = !problem;
-      msg.textContent = problem;
-      if (problem) return;
-      d.edges.push({ from: f, to: t });
-      this.render();
-      this.changed(true);
-    });
-    return h('div', {},
-      d.edges.length ? ul : h('p', { class: 'muted' }, 'No connections yet.'),
-      h('div', { class: 'add-row' },
-        h('label', { for: from.id }, 'From'), from,
-        h('label', { for: to.id }, 'to'), to, btn),
-      msg);
+    return out;
   }
 
-  add(kind) {
-    const info = this.kindInfo(kind);
-    if (!info) return;
-    const base = ID_BASE[kind] || kind;
-    let id = base;
-    for (let n = 2; this.design.components.some((c) => c.id === id); n++) id = `${base}-${n}`;
-    this.design.components.push({ id, type: kind });
-    this.render();
-    this.changed(true);
-    this.focusComponent(id);
+  // showLocal selects the component of the first of clientProblems' findings; its fields
+  // show their own messages.
+  showLocal(problems) {
+    this.serverErrors = [];
+    const m = /^components\[(\d+)\]/.exec(problems[0]?.field || '');
+    const first = m ? this.design.components[Number(m[1])] : null;
+    if (first && first.id !== this.selected) this.opts.onSelect?.(first.id);
+    else this.render();
+    queueMicrotask(() => this.el.querySelector('[aria-invalid="true"]')?.focus());
   }
 
-  remove(i) {
-    const [c] = this.design.components.splice(i, 1);
-    this.design.edges = this.design.edges.filter((e) => e.from !== c.id && e.to !== c.id);
-    this.render();
-    this.changed(true);
-  }
-
-  removeEdge(j) {
-    this.design.edges.splice(j, 1);
-    this.render();
-    this.changed(true);
+  forgetBlank(prefix) {
+    for (const p of [...this.blank]) if (!prefix || p.startsWith(prefix)) this.blank.delete(p);
   }
 
   rename(i, input) {
@@ -213,53 +259,42 @@ export class Editor {
       setFieldError(input, `"${next}" is already the name of another component`);
       return;
     }
-    const prev = c.id;
-    c.id = next;
-    for (const e of this.design.edges) {
-      if (e.from === prev) e.from = next;
-      if (e.to === prev) e.to = next;
-    }
-    this.render();
-    this.changed(true);
+    this.opts.onRename?.(c.id, next);
   }
 
-  focusComponent(id) {
-    const fs = this.el.querySelector(`fieldset[data-id="${CSS.escape(id)}"]`);
-    if (!fs) return;
-    fs.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
-    const first = fs.querySelector('input, select');
-    first?.focus({ preventScroll: true });
-    fs.classList.add('flash');
-    setTimeout(() => fs.classList.remove('flash'), 1200);
-  }
-
-  // showErrors places each {field, reason} (paths relative to the design) next to its field;
-  // those that name no field are listed above the form. It returns how many were placed.
+  // showErrors keeps {field, reason} (paths relative to the design), selects the component
+  // of the first, and places each next to its field when that field is on screen; the
+  // others are listed above the panel with a button that shows them.
   showErrors(fields) {
-    this.clearErrors();
+    this.serverErrors = fields;
+    const m = /^components\[(\d+)\]/.exec(fields[0]?.field || '');
+    const first = m ? this.design.components[Number(m[1])] : null;
+    if (first && first.id !== this.selected) this.opts.onSelect?.(first.id);
+    else this.render();
+    this.el.querySelector('[aria-invalid="true"]')?.focus();
+  }
+
+  clearErrors() {
+    this.serverErrors = [];
+    this.render();
+  }
+
+  placeErrors() {
     const loose = [];
-    for (const f of fields) {
+    for (const f of this.serverErrors) {
       const target = this.findPath(f.field);
       if (target) addFieldError(target, f.reason, f.field);
       else loose.push(f);
     }
-    if (loose.length) {
-      clear(this.general, h('p', {}, 'The design has problems:'),
-        h('ul', {}, loose.map((f) => h('li', {}, f.field ? h('code', {}, f.field) : '', f.field ? ' ' : '', f.reason))));
-    }
-    const firstBad = this.el.querySelector('[aria-invalid="true"]');
-    firstBad?.focus();
-    return fields.length - loose.length;
-  }
-
-  clearErrors() {
-    for (const el of this.el.querySelectorAll('.server-error')) el.remove();
-    for (const el of this.el.querySelectorAll('[aria-invalid="true"]')) {
-      el.removeAttribute('aria-invalid');
-      el.setAttribute('aria-describedby', (el.dataset.help || '').trim());
-    }
-    for (const el of this.el.querySelectorAll('.has-error')) el.classList.remove('has-error');
-    clear(this.general);
+    if (!loose.length) return;
+    clear(this.general, h('p', {}, 'The design has problems:'),
+      h('ul', {}, loose.map((f) => {
+        const m = /^components\[(\d+)\]/.exec(f.field || '');
+        const comp = m ? this.design.components[Number(m[1])] : null;
+        return h('li', {},
+          comp ? h('button', { type: 'button', class: 'link', onclick: () => this.opts.onSelect?.(comp.id) }, comp.id) : (f.field ? h('code', {}, f.field) : ''),
+          comp || f.field ? ': ' : '', f.reason);
+      })));
   }
 
   // findPath finds the input (or fieldset, or edge row) for a JSON path, walking up to the
@@ -271,6 +306,29 @@ export class Editor {
     }
     return null;
   }
+}
+
+// fixedValue is a parameter the level sets, in words: the cache's memory comes from its
+// instance type when the design sets none.
+function fixedValue(c, p, info) {
+  const v = valueOf(c, p);
+  if (p.name === 'memory_gb' && !v) {
+    const { name, it } = typeOf(info, c);
+    return it?.memory_gb ? `${fmt(it.memory_gb)} GB (${name}'s memory)` : String(v);
+  }
+  if (p.name === 'replica_instance_type' && !v) return 'same as the primary';
+  if (p.name === 'instance_type') return `${v || info.defaultType} — ${priceWords(c.type, info.prices[v || info.defaultType])}`;
+  if (typeof v === 'number') return `${fmt(v)}${unitOf(p.name)}`;
+  return String(v);
+}
+
+function unitOf(name) {
+  if (name.endsWith('_ms')) return ' ms';
+  if (name.endsWith('_sec')) return ' s';
+  if (name.endsWith('_gb')) return ' GB';
+  if (name.endsWith('_mb')) return ' MB';
+  if (name.endsWith('_rps')) return ' rps';
+  return '';
 }
 
 function sentence(s) {
@@ -296,7 +354,7 @@ function field(input, label, path, help) {
     input.dataset.help = helpId;
   }
   const isCheck = input.type === 'checkbox';
-  return h('div', { class: ['field', isCheck && 'check'] },
+  return h('div', { class: ['field', isCheck && 'check', input.tagName === 'SELECT' && 'wide'] },
     h('label', { for: input.id }, label),
     input,
     help ? h('p', { class: 'help', id: helpId }, help) : null,
@@ -306,6 +364,7 @@ function field(input, label, path, help) {
 // setFieldError shows (or, with '', clears) a client-side error under an input.
 function setFieldError(input, reason) {
   const wrap = input.closest('.field') || input.parentElement;
+  if (!wrap) return;
   let el = wrap.querySelector('.client-error');
   if (!reason) {
     el?.remove();

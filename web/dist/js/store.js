@@ -1,5 +1,5 @@
 // What the browser keeps between visits: the player's identity (name and token), the
-// last design per level, and the best result seen per level. Everything is in
+// last design per level and its boxes' places on the canvas, and the best result seen per level. Everything is in
 // localStorage under "bp." keys; a browser that refuses storage simply forgets.
 
 const get = (key) => {
@@ -37,6 +37,14 @@ export function saveProgress(slug, update) {
   set(`progress.${slug}`, next);
   return next;
 }
+// layout is where the player put each box on the canvas: {id: {x, y}}. It is kept apart
+// from the design, which the server takes exactly as the level format defines it.
+export const loadLayout = (slug) => get(`layout.${slug}`) || {};
+export const saveLayout = (slug, pos) => set(`layout.${slug}`, pos);
+
+// passedCount is how many of the given levels this browser has seen passed.
+export const passedCount = (slugs) => slugs.filter((s) => get(`progress.${s}`)?.passed).length;
+
 export const loadSpeed = () => get('speed');
 export const saveSpeed = (s) => set('speed', s);
 

@@ -51,12 +51,21 @@ export function curve(run) {
   return { xs, base, withChaos, hasSpike: spikes.length > 0 };
 }
 
-// eventBands turns the chaos schedule into chart bands.
-export function eventBands(chaos, label) {
-  return (chaos || []).map((e) => ({
-    id: chaosId(e),
-    start: e.at_sec,
-    end: e.at_sec + (e.duration_sec || 0),
-    label: label ? label(e) : chaosId(e),
-  }));
+// eventBands turns the chaos schedule into chart bands. A cache flush is instant but acts
+// while the cache refills: its band lasts the event's warmup_sec, else the level's warm-up
+// of that cache (the fixed warmup_sec or ttl_sec, else the parameter's default) when def,
+// the level document, is given.
+export function eventBands(chaos, label, def) {
+  return (chaos || []).map((e) => {
+    let dur = e.duration_sec || 0;
+    if (!dur && e.kind === 'cache_flush' && e.params?.warmup_sec != null) dur = e.params.warmup_sec;
+    else if (!dur && e.kind === 'cache_flush' && def) {
+      const flushed = def.starting_design?.components?.find((c) => c.id === e.target);
+      const kind = flushed?.type || 'cache';
+      dur = kind === 'cdn'
+        ? def.catalog?.components?.cdn?.fixed?.ttl_sec ?? 300
+        : def.catalog?.components?.[kind]?.fixed?.warmup_sec ?? 60;
+    }
+    return { id: chaosId(e), start: e.at_sec, end: e.at_sec + dur, label: label ? label(e) : chaosId(e) };
+  });
 }

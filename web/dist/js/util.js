@@ -126,8 +126,19 @@ export const CONDITION_LABELS = {
   latency: 'p99 latency',
   errors: 'Error rate',
   cost: 'Cost',
-  resilience: 'Resilience',
+  resilience: 'Resilience during chaos',
 };
+
+// HEALTHY_UTILIZATION is the one healthy limit the server judges by
+// (challenges.HealthyUtilization; web_test.go keeps the two equal): a component is healthy
+// while its utilisation stays below it.
+export const HEALTHY_UTILIZATION = 0.9;
+// HINT_HEADROOM is the margin the fix hint aims for (challenges.HeadroomUtilization):
+// every component at or below it outside chaos, so that a hinted design is not on the edge.
+export const HINT_HEADROOM = 0.85;
+// BUSY_UTILIZATION is where the engine calls a component busy (internal/sim, StatusBusy):
+// the knee of the latency curve, a warning rather than a verdict.
+export const BUSY_UTILIZATION = 0.8;
 
 // toast shows a short status message.
 export function toast(message) {

@@ -1,63 +1,94 @@
-// One level: briefing, targets, traffic and chaos; the design (diagram and editor); runs
-// with playback, charts and the verdict; the fix hint; submitting a score.
-import { h, clear, uid, fmt, fmtMs, fmtPct, fmtCost, fmtSec, kindLabel, toast, download, clone } from '../util.js';
+// One level: briefing, targets, the clients' retries, traffic and chaos; the design (a
+// palette, the canvas and the side panel, with a live cost estimate); runs with playback,
+// charts, the verdict and why it happened; the fix hint; submitting a score.
+import { h, clear, uid, fmt, fmtMs, fmtPct, fmtCost, fmtSec, kindLabel, toast, download, clone, HEALTHY_UTILIZATION, BUSY_UTILIZATION, HINT_HEADROOM } from '../util.js';
 import * as api from '../api.js';
-import { loadDesign, saveDesign, forgetDesign, loadPlayer, loadProgress, saveProgress } from '../store.js';
+import { loadDesign, saveDesign, forgetDesign, loadPlayer, loadProgress, saveProgress, loadLayout, saveLayout, passedCount } from '../store.js';
 import { markdown } from '../md.js';
-import { catalogOf } from '../catalog.js';
+import { catalogOf, connectProblem } from '../catalog.js';
 import { Editor } from '../editor.js';
+import { Palette } from '../palette.js';
+import { meanRate } from '../cost.js';
+import { renderEstimate } from '../estimate.js';
+import { clientWords, idleSummary, plainReason } from '../words.js';
 import { Diagram, chaosId, describeChaos } from '../diagram.js';
 import { TimeChart, PALETTE } from '../charts.js';
 import { curve, eventBands } from '../traffic.js';
 import { Playback } from '../playback.js';
 import { applyPatch } from '../patch.js';
-import { renderVerdict, renderCharts, renderStepTable } from './results.js';
+import { renderVerdict, renderCharts, renderStepTable, whyOf } from './results.js';
+
+const ID_BASE = {
+  load_balancer: 'lb', api_gateway: 'gateway', app_service: 'app', container_pool: 'pool',
+  serverless: 'fn', cache: 'cache', cdn: 'cdn', database: 'db', queue: 'queue',
+};
 
 export async function levelView(main, slug) {
-  const lv = await api.level(slug);
+  const [lv, all] = await Promise.all([api.level(slug), api.levels().catch(() => [])]);
   const def = lv.definition;
   const catalog = catalogOf(lv);
   const chaos = def.run.chaos || [];
   const state = {
     design: validStored(loadDesign(slug)) || clone(def.starting_design),
+    positions: {},
+    // autoPlaced: boxes added without a place (from the keyboard); dagre re-places them as
+    // their connections change, until the player moves them.
+    autoPlaced: new Set(),
     run: null, // the last run: {design, response}
     stale: false,
     playback: null,
     charts: [],
     hint: null,
   };
+  state.design.edges ||= [];
   const cleanups = [];
   document.title = `${lv.title} · Backpressure`;
+  const order = all.map((l) => l.slug);
+  const here = order.indexOf(slug);
+  const next = here >= 0 ? all[here + 1] : null;
 
-  // --- Briefing, targets, traffic -------------------------------------------------------
+  // --- Briefing, targets, clients, traffic ---------------------------------------------
+  const cl = def.run.client || {};
   const targets = h('dl', { class: 'targets' },
     h('div', {}, h('dt', {}, 'p99 latency'), h('dd', {}, `≤ ${fmtMs(def.sla.p99_latency_ms)}`)),
     h('div', {}, h('dt', {}, 'Error rate'), h('dd', {}, `≤ ${fmtPct(def.sla.error_rate)}`)),
-    h('div', {}, h('dt', {}, 'Budget'), h('dd', {}, `≤ ${fmtCost(def.budget_per_hour)}`)),
+    h('div', {}, h('dt', {}, 'Budget'), h('dd', { id: 'budget' }, `≤ ${fmtCost(def.budget_per_hour)}`)),
     def.resilience
-      ? h('div', { class: 'wide' }, h('dt', {}, 'During chaos'), h('dd', {}, `errors ≤ ${fmtPct(def.resilience.error_ceiling)}, recover in ≤ ${fmtSec(def.resilience.recovery_deadline_sec)}`))
-      : h('div', {}, h('dt', {}, 'Chaos'), h('dd', {}, 'none')),
+      ? h('div', { class: 'wide' }, h('dt', {}, 'During each chaos event'), h('dd', {}, `errors ≤ ${fmtPct(def.resilience.error_ceiling)}, back to normal ≤ ${fmtSec(def.resilience.recovery_deadline_sec)} after it ends`))
+      : h('div', {}, h('dt', {}, 'Chaos'), h('dd', {}, 'none in this level')),
   );
+  const clientBox = h('div', { class: 'client-box', id: 'client' },
+    h('h3', {}, 'The clients'),
+    h('p', {}, clientWords(cl)),
+    h('p', { class: 'help' }, 'So the load your design sees can exceed the traffic below: each failed or late request may come back as a retry.'));
   const trafficBox = h('div', { class: 'chart-box' });
   const warmupSec = 0.2 * def.run.duration_sec;
   const chaosList = chaos.length
     ? h('ul', { class: 'chaos-list' }, chaos.map((e) => h('li', {},
       h('strong', {}, `${fmt(e.at_sec)} s`), e.duration_sec ? `–${fmt(e.at_sec + e.duration_sec)} s` : '',
       ': ', describeChaos(e), ` (${chaosId(e)})`)))
-    : h('p', { class: 'muted' }, 'No chaos is scheduled.');
+    : h('p', { class: 'muted' }, 'No chaos in this level.');
   const brief = h('section', { class: 'panel brief', 'aria-labelledby': 'brief-h' },
-    h('h2', { id: 'brief-h' }, 'Briefing'),
-    markdown(def.briefing),
-    h('h3', {}, 'Targets'),
-    targets,
-    h('p', { class: 'help' }, `Measured after a ${fmt(warmupSec)} s warm-up, over the rest of the ${fmt(def.run.duration_sec)} s run.`),
-    h('h3', {}, 'Traffic and chaos'),
-    trafficBox,
-    chaosList,
-  );
+    h('div', { class: 'brief-grid' },
+      h('div', {},
+        h('h2', { id: 'brief-h' }, 'Briefing'),
+        markdown(def.briefing),
+        h('h3', {}, 'Targets'),
+        targets,
+        h('p', { class: 'help' }, `Measured after a ${fmt(warmupSec)} s warm-up, over the rest of the ${fmt(def.run.duration_sec)} s run.`),
+        clientBox),
+      h('div', {},
+        h('h3', {}, 'Traffic and chaos'),
+        trafficBox,
+        chaosList)));
 
-  // --- Design: diagram, toolbar, editor -------------------------------------------------
-  const diagramBox = h('div', { class: 'diagram' });
+  // --- Design: palette, canvas, side panel, toolbar ------------------------------------
+  const tc = curve(def.run);
+  const meanRps = meanRate(tc.xs, tc.withChaos);
+  const paletteBox = h('div', { class: 'palette-box' });
+  const canvasBox = h('div', { class: 'canvas-box' });
+  const sideBox = h('div', { class: 'side-box', 'aria-live': 'polite' });
+  const costBox = h('div', { class: 'cost-estimate', id: 'cost-estimate', 'aria-live': 'polite' });
   const liveEvents = h('p', { class: 'live-events', 'aria-live': 'polite' });
   const playbackBox = h('div', { class: 'playback-box' });
   const runStatus = h('p', { class: 'run-status', role: 'status', 'aria-live': 'polite' });
@@ -71,18 +102,19 @@ export async function levelView(main, slug) {
     runBtn, hintBtn, exportBtn, importBtn, importInput, resetBtn);
   const stage = h('section', { class: 'panel stage', 'aria-labelledby': 'stage-h' },
     h('h2', { id: 'stage-h' }, 'Your design'),
-    diagramBox,
-    h('p', { class: 'legend help' },
-      h('span', { class: 'lg ok' }, '● ok'), h('span', { class: 'lg busy' }, '▲ busy (≥ 80%)'),
-      h('span', { class: 'lg sat' }, '■ saturated'), h('span', { class: 'lg failed' }, '✖ failed'),
-      h('span', {}, 'bar: utilisation'), h('span', {}, 'right edge: backlog'),
-      h('span', { class: 'lg async' }, '┈ purple: asynchronous hand-off'), h('span', {}, 'thick orange outline: bottleneck')),
-    playbackBox, liveEvents, toolbar, runStatus);
-  const editorBox = h('div', { class: 'editor' });
-  const editorPanel = h('section', { class: 'panel editor-panel', 'aria-labelledby': 'edit-h' },
-    h('h2', { id: 'edit-h' }, 'Build'),
-    h('p', { class: 'help' }, 'Catalog: ', catalog.map((k, i) => [i ? ', ' : '', `${kindLabel(k.kind)} (up to ${k.maxCount})`]), '.'),
-    editorBox);
+    costBox,
+    h('div', { class: 'build-grid' },
+      paletteBox,
+      h('div', { class: 'canvas-col' }, canvasBox,
+        h('p', { class: 'legend help' },
+          h('span', { class: 'lg ok' }, '● ok'), h('span', { class: 'lg busy' }, `▲ busy (≥ ${fmtPct(BUSY_UTILIZATION, 0)}: latency starts to climb)`),
+          h('span', { class: 'lg sat' }, '■ saturated'), h('span', { class: 'lg failed' }, '✖ failed'),
+          h('span', {}, `healthy: below ${fmtPct(HEALTHY_UTILIZATION, 0)} busy`),
+          h('span', { class: 'lg async' }, '┈ purple dashes: asynchronous hand-off to a queue'),
+          h('span', {}, 'thick orange outline: named in “why it happened”')),
+        playbackBox, liveEvents),
+      h('div', { class: 'side-col' }, h('h3', {}, 'Selected'), sideBox)),
+    toolbar, runStatus);
 
   // --- Results, hint, submit ------------------------------------------------------------
   const resultsBox = h('section', { class: 'panel results', 'aria-labelledby': 'res-h', hidden: true },
@@ -90,51 +122,189 @@ export async function levelView(main, slug) {
   const hintBox = h('section', { class: 'panel hint', 'aria-labelledby': 'hint-h', hidden: true });
   const submitBox = h('section', { class: 'panel submit', 'aria-labelledby': 'sub-h' });
 
+  const progressLine = h('p', { class: 'head-links', id: 'campaign' });
+  const showCampaign = () => {
+    clear(progressLine,
+      h('a', { href: `#/levels/${encodeURIComponent(slug)}/leaderboard` }, 'Leaderboard'),
+      ` · version ${lv.version}`,
+      here >= 0 ? ` · level ${here + 1} of ${order.length} · ${passedCount(order)} passed` : '',
+      next ? [' · next: ', h('a', { href: `#/levels/${encodeURIComponent(next.slug)}` }, next.title)] : '');
+  };
+  showCampaign();
   const header = h('header', { class: 'level-head' },
     h('p', { class: 'crumbs' }, h('a', { href: '#/' }, 'Levels'), ' / ', h('span', { class: `diff diff-${lv.difficulty}` }, lv.difficulty)),
     h('h1', {}, lv.title),
-    h('p', { class: 'head-links' }, h('a', { href: `#/levels/${encodeURIComponent(slug)}/leaderboard` }, 'Leaderboard'),
-      ` · version ${lv.version}`),
+    progressLine,
   );
-  clear(main, header,
-    h('div', { class: 'level-grid' },
-      h('div', { class: 'col-left' }, brief, editorPanel),
-      h('div', { class: 'col-right' }, stage, hintBox, resultsBox, submitBox)));
+  clear(main, header, brief, stage, resultsBox, hintBox, submitBox);
 
   // Traffic chart (drawn once the box has a width).
-  const tc = curve(def.run);
-  const bands = eventBands(chaos, describeChaos);
+  const bands = eventBands(chaos, describeChaos, lv.definition);
   const trafficSeries = [{ label: 'offered load', values: tc.base, color: PALETTE[0], width: 2 }];
   if (tc.hasSpike) trafficSeries.push({ label: 'with spikes', values: tc.withChaos, color: PALETTE[1], dash: [5, 4] });
   const trafficChart = new TimeChart(trafficBox, tc.xs, trafficSeries, {
-    title: 'Offered load (requests per second)',
+    title: 'Fresh requests per second (before retries)',
     desc: `Offered load over ${fmt(def.run.duration_sec)} seconds; the shaded start is the warm-up; chaos events are marked.`,
     events: bands, warmupSec, height: 150, sync: false,
   });
   cleanups.push(() => trafficChart.destroy());
 
-  // Diagram and editor.
-  const diagram = new Diagram(diagramBox, {
-    caption: 'Design diagram: requests flow from left to right',
-    onSelect: (id) => editor.focusComponent(id),
+  // --- Canvas, palette and side panel ---------------------------------------------------
+  const diagram = new Diagram(canvasBox, {
+    editable: true,
+    caption: 'Design canvas: requests flow from the users through your components',
+    summary: (c) => idleSummary(c, catalog),
+    onSelect: (id, { edge } = {}) => select(id, edge),
+    onConnect: (from, to) => connect(from, to),
+    onDelete: ({ node, edge }) => (node ? removeComponent(node) : disconnect(edge.from, edge.to)),
+    onMove: (id, p) => {
+      state.positions[id] = p;
+      state.autoPlaced.delete(id);
+      saveLayout(layoutKey(), state.positions);
+    },
+    onLayout: (pos) => {
+      state.positions = pos;
+      saveLayout(layoutKey(), pos);
+    },
   });
   cleanups.push(() => diagram.destroy());
-  const editor = new Editor(editorBox, {
+  // A phone's canvas runs top to bottom and a wide one left to right: each keeps its own layout.
+  const layoutKey = () => (diagram.direction() === 'TB' ? `${slug}.narrow` : slug);
+  state.positions = loadLayout(layoutKey());
+  const palette = new Palette(paletteBox, {
     catalog,
-    onChange: (design, { structural }) => {
+    onAdd: (kind, point) => addComponent(kind, point),
+  });
+  const editor = new Editor(sideBox, {
+    catalog,
+    rps: meanRps,
+    onChange: (design) => {
       state.design = design;
       saveDesign(slug, design);
       markStale();
-      if (structural) redrawDiagram();
-      else redrawDiagramSoon();
+      if (runStatus.classList.contains('bad') && !editor.clientProblems().length) {
+        // The values that stopped the last run are fixed now.
+        runStatus.classList.remove('bad');
+        runStatus.textContent = '';
+      }
+      showCost();
+      redrawDiagramSoon();
     },
+    onSelect: (id) => select(id),
+    onConnect: (from, to) => connect(from, to),
+    onDisconnect: (from, to) => disconnect(from, to),
+    onDelete: (id) => removeComponent(id),
+    onRename: (from, to) => rename(from, to),
   });
+
+  function commit() {
+    saveDesign(slug, state.design);
+    saveLayout(layoutKey(), state.positions);
+    markStale();
+    redrawDiagram();
+    editor.setDesign(state.design);
+    palette.render(state.design);
+    showCost();
+  }
+
+  function select(id, edge) {
+    editor.select(id, { edge });
+    if (id) diagram.select(id);
+    else if (edge) diagram.selectEdge(edge.from, edge.to);
+    else diagram.select(null);
+  }
+
+  function addComponent(kind, point) {
+    const info = catalog.find((k) => k.kind === kind);
+    if (!info) return;
+    const n = state.design.components.filter((c) => c.type === kind).length;
+    if (n >= info.maxCount) {
+      toast(`This level allows at most ${info.maxCount} ${kindLabel(kind).toLowerCase()}${info.maxCount === 1 ? '' : 's'}.`);
+      return;
+    }
+    let pos = point ? diagram.modelPoint(point.clientX, point.clientY) : null;
+    if (point && !pos) return; // dropped outside the canvas
+    const base = ID_BASE[kind] || kind;
+    let id = base;
+    for (let k = 2; state.design.components.some((c) => c.id === id); k++) id = `${base}-${k}`;
+    if (!pos) {
+      pos = diagram.freeSpot();
+      state.autoPlaced.add(id);
+    }
+    state.design.components.push({ id, type: kind });
+    state.positions[id] = pos;
+    commit();
+    select(id);
+    toast(`Added ${id}. ${state.design.components.length > 1 ? 'Connect it: drag from its blue dot to another box, or use “calls” in the side panel.' : ''}`);
+  }
+
+  function removeComponent(id) {
+    const d = state.design;
+    const i = d.components.findIndex((c) => c.id === id);
+    if (i < 0) return;
+    d.components.splice(i, 1);
+    d.edges = d.edges.filter((e) => e.from !== id && e.to !== id);
+    delete state.positions[id];
+    state.autoPlaced.delete(id);
+    editor.forgetBlank();
+    commit();
+    select(null);
+    toast(`Deleted ${id}.`);
+  }
+
+  function connect(from, to) {
+    const problem = connectProblem(state.design, from, to, kindLabel);
+    if (problem) {
+      toast(problem);
+      return;
+    }
+    state.design.edges.push({ from, to });
+    replaceAuto();
+    commit();
+    select(from);
+  }
+
+  function disconnect(from, to) {
+    state.design.edges = state.design.edges.filter((e) => !(e.from === from && e.to === to));
+    replaceAuto();
+    commit();
+    select(from);
+  }
+
+  // replaceAuto lets dagre place the boxes added from the keyboard again, now that the
+  // connections have changed.
+  function replaceAuto() {
+    for (const id of state.autoPlaced) delete state.positions[id];
+  }
+
+  function rename(from, to) {
+    const c = state.design.components.find((x) => x.id === from);
+    if (!c) return;
+    c.id = to;
+    for (const e of state.design.edges) {
+      if (e.from === from) e.from = to;
+      if (e.to === from) e.to = to;
+    }
+    if (state.positions[from]) {
+      state.positions[to] = state.positions[from];
+      delete state.positions[from];
+    }
+    if (state.autoPlaced.delete(from)) state.autoPlaced.add(to);
+    commit();
+    select(to);
+  }
+
+  function showCost() {
+    renderEstimate(costBox, catalog, state.design, def.budget_per_hour, meanRps);
+  }
+
   let redrawTimer = null;
   function redrawDiagram() {
     clearTimeout(redrawTimer);
-    diagram.setDesign(state.design, chaos);
-    const b = state.run && !state.stale ? state.run.response.evaluation.bottleneck : null;
-    diagram.highlight(b?.component, 'bottleneck');
+    diagram.setDesign(state.design, state.positions, chaos);
+    Object.assign(state.positions, diagram.positions);
+    const why = state.run && !state.stale ? whyOf(state.run.response.evaluation) : [];
+    diagram.highlight(why.map((w) => w.component));
   }
   function redrawDiagramSoon() {
     clearTimeout(redrawTimer);
@@ -147,11 +317,30 @@ export async function levelView(main, slug) {
     clear(playbackBox);
     liveEvents.textContent = '';
     diagram.showTick(null);
+    diagram.highlight([]);
     runStatus.textContent = 'The design has changed since the last run: run it again to see the new result.';
     resultsBox.classList.add('stale');
   }
+  // clearRun removes a run's results: a rejected design has none.
+  function clearRun() {
+    state.run = null;
+    state.stale = false;
+    state.playback?.destroy();
+    state.playback = null;
+    for (const c of state.charts) c.destroy();
+    state.charts = [];
+    clear(playbackBox);
+    liveEvents.textContent = '';
+    diagram.showTick(null);
+    diagram.highlight([]);
+    resultsBox.hidden = true;
+    resultsBox.classList.remove('stale');
+  }
   editor.setDesign(state.design);
+  palette.render(state.design);
   redrawDiagram();
+  saveLayout(layoutKey(), state.positions);
+  showCost();
 
   // --- Run ------------------------------------------------------------------------------
   let inflight = null;
@@ -162,6 +351,15 @@ export async function levelView(main, slug) {
     busy(runBtn, true, 'Running…');
     runStatus.classList.remove('bad');
     editor.clearErrors();
+    const local = editor.clientProblems();
+    if (local.length) {
+      clearRun();
+      editor.showLocal(local);
+      runStatus.textContent = `Not run: ${local.length} value${local.length === 1 ? ' is' : 's are'} outside what this level allows — ${local.map((f) => f.reason).join('; ')}.`;
+      runStatus.classList.add('bad');
+      busy(runBtn, false, 'Run');
+      return;
+    }
     runStatus.textContent = 'Running the simulation…';
     const design = clone(state.design);
     try {
@@ -171,10 +369,15 @@ export async function levelView(main, slug) {
       resultsBox.classList.remove('stale');
       showRun(response);
       const ev = response.evaluation;
+      if (ev.passed) {
+        saveProgress(slug, { passed: true });
+        showCampaign();
+      }
       runStatus.textContent = ev.passed
         ? `Passed with a score of ${ev.score}. Playing it back at ${state.playback.speed}×.`
         : `Failed: ${failingWords(ev)}. Playing it back at ${state.playback.speed}×.`;
       state.playback.play();
+      document.getElementById('verdict')?.scrollIntoView({ block: 'start', behavior: 'smooth' });
     } catch (err) {
       if (err.name === 'AbortError') return;
       showError(err);
@@ -186,7 +389,8 @@ export async function levelView(main, slug) {
 
   function showError(err) {
     if (err.fields?.length) {
-      const fields = err.fields.map((f) => ({ field: stripDesign(f.field), reason: f.reason }));
+      clearRun();
+      const fields = err.fields.map((f) => ({ field: stripDesign(f.field), reason: plainReason(f.reason) }));
       editor.showErrors(fields);
       runStatus.textContent = `${capitalize(err.message)}: ${fields.length} problem${fields.length === 1 ? '' : 's'}, shown next to the fields they name.`;
       runStatus.classList.add('bad');
@@ -205,13 +409,16 @@ export async function levelView(main, slug) {
     state.charts = [];
     resultsBox.hidden = false;
     clear(resultsBox, h('h2', { id: 'res-h' }, 'Run'));
-    resultsBox.append(renderVerdict(ev, def, result, { onBottleneck: (id) => editor.focusComponent(id) }));
+    resultsBox.append(renderVerdict(ev, def, result, { onComponent: (id) => select(id), next }));
+    resultsBox.append(h('p', { class: 'help' }, 'The run plays back on the canvas: ',
+      h('button', { type: 'button', class: 'link', id: 'watch', onclick: () => stage.scrollIntoView({ block: 'start', behavior: 'smooth' }) }, 'watch it there'),
+      ', or scrub the charts below.'));
     const chartsBox = h('div', { class: 'charts' });
     resultsBox.append(h('h3', {}, 'Over time'), chartsBox);
     state.charts = renderCharts(chartsBox, result, def, ev);
     const table = renderStepTable(result, chaos);
     resultsBox.append(table.el);
-    diagram.highlight(ev.bottleneck?.component, 'bottleneck');
+    diagram.highlight(whyOf(ev).map((w) => w.component));
 
     const tickSec = result.ticks.length > 1 ? result.ticks[1].t - result.ticks[0].t : result.tick_ms / 1000;
     let prevEvents = new Set();
@@ -238,7 +445,6 @@ export async function levelView(main, slug) {
         }
       },
     });
-    state.playback.onPlayState = (on) => diagram.setPlaying(on);
     clear(playbackBox, state.playback.el);
     state.playback.seek(0);
   }
@@ -263,7 +469,8 @@ export async function levelView(main, slug) {
   }
 
   function showHint(hint, design) {
-    const parts = [h('h2', { id: 'hint-h', tabindex: -1 }, 'Fix hint'), h('p', { class: 'hint-msg' }, hint.message)];
+    const parts = [h('h2', { id: 'hint-h', tabindex: -1 }, 'Fix hint'), h('p', { class: 'hint-msg' }, hint.message),
+      h('p', { class: 'help' }, `The hint looks for a change that passes with room to spare: every component at or below ${fmtPct(HINT_HEADROOM, 0)} outside chaos, a margin under the ${fmtPct(HEALTHY_UTILIZATION, 0)} healthy limit.`)];
     if (hint.found && hint.change) {
       const ch = hint.change;
       parts.push(
@@ -282,9 +489,7 @@ export async function levelView(main, slug) {
           return;
         }
         state.design = next;
-        saveDesign(slug, next);
-        editor.setDesign(next);
-        redrawDiagram();
+        commit();
         clear(hintBox, h('h2', { id: 'hint-h' }, 'Fix hint'), h('p', {}, `Applied: ${ch.description}.`));
         run();
       });
@@ -393,10 +598,7 @@ export async function levelView(main, slug) {
       if (!design || !Array.isArray(design.components)) throw new Error('the file holds no design (a JSON object with "components" and "edges")');
       design.edges ||= [];
       state.design = design;
-      saveDesign(slug, design);
-      editor.setDesign(design);
-      redrawDiagram();
-      markStale();
+      commit();
       toast(`Imported ${file.name}.`);
     } catch (e) {
       toast(`Cannot import ${file.name}: ${e.message}`);
@@ -406,9 +608,11 @@ export async function levelView(main, slug) {
     if (!confirm('Replace your design with the level\u2019s starting design?')) return;
     forgetDesign(slug);
     state.design = clone(def.starting_design);
-    editor.setDesign(state.design);
-    redrawDiagram();
-    markStale();
+    state.design.edges ||= [];
+    state.positions = {};
+    diagram.viewSet = false;
+    commit();
+    select(null);
   });
   const onPlayer = () => renderSubmit();
   window.addEventListener('bp:player', onPlayer);
@@ -443,7 +647,7 @@ function busy(btn, on, label) {
   btn.textContent = label;
 }
 
-const COND_WORDS = { latency: 'p99 latency', errors: 'error rate', cost: 'cost', resilience: 'resilience' };
+const COND_WORDS = { latency: 'p99 latency', errors: 'error rate', cost: 'cost', resilience: 'resilience during chaos' };
 
 export function failingWords(ev) {
   if (!ev) return 'no verdict';
@@ -455,6 +659,9 @@ export function failingWords(ev) {
 function compareTable(before, after) {
   const row = (b) => {
     const a = after.conditions.find((c) => c.name === b.name);
+    if (b.name === 'resilience' && !before.events?.length) {
+      return h('tr', {}, h('th', { scope: 'row' }, COND_WORDS[b.name]), h('td', { colspan: 3 }, 'no chaos in this level'));
+    }
     return h('tr', {},
       h('th', { scope: 'row' }, COND_WORDS[b.name] || b.name),
       h('td', { class: 'num' }, unitFmt(b), ' ', b.passed ? '✓' : '✗'),
@@ -469,10 +676,10 @@ function compareTable(before, after) {
 
 function unitFmt(c) {
   switch (c.unit) {
+    case 'usage': return `${fmtPct(c.measured)} of the allowance`;
     case 'ms': return fmtMs(c.measured);
     case 'ratio': return fmtPct(c.measured);
     case '$/h': return fmtCost(c.measured);
-    case 'usage': return fmtPct(c.measured);
     default: return fmt(c.measured);
   }
 }

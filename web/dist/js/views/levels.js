@@ -1,7 +1,7 @@
 // The level list: title, difficulty, targets, budget, and this player's progress.
 import { h, clear, fmtMs, fmtPct, fmtCost } from '../util.js';
 import * as api from '../api.js';
-import { loadPlayer, loadProgress, loadDesign, saveProgress } from '../store.js';
+import { loadPlayer, loadProgress, loadDesign, saveProgress, passedCount } from '../store.js';
 
 export async function levelsView(main) {
   const list = await api.levels();
@@ -42,6 +42,7 @@ export async function levelsView(main) {
       h('h1', {}, 'Levels'),
       h('p', {}, 'Each level is a system under load. Build a design from the level\u2019s catalog, run it, and watch it hold or collapse. ',
         'Pass all four conditions \u2014 latency, errors, cost and resilience \u2014 to score; cheaper and faster scores higher.'),
+      h('p', { id: 'campaign' }, `Campaign progress: ${passedCount(list.map((l) => l.slug))} of ${list.length} levels passed in this browser.`),
       player ? h('p', {}, 'Playing as ', h('strong', {}, player.name), '.') : h('p', { class: 'muted' }, 'Pick a player name on any level to submit scores.')),
     h('section', { class: 'panel' }, h('div', { class: 'table-wrap' }, table)));
 

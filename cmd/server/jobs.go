@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"backpressure/internal/api"
+)
+
+// Finishing events with PostgreSQL: one river job per event, scheduled at
+// its end and unique by event, worked by whichever replica fetches it,
+// within EVENT_FINISH_TIMEOUT. A replica killed while working it leaves the
+// job running until river rescues it (twice the timeout after it started)
+// and another replica works it again; the store writes the results once
+// whatever happens, so a second run changes nothing.
+const (
+	// riverMigrateLock serialises replicas running river's migrations at
+	// start (golang-migrate's own lock covers the app's).
+	riverMigrateLock = 0x62707276 // "bprv"
+)
+
+// finishEventArgs is the job: finish one event.
+type finishEventArgs struct {
+	EventID uuid.UUID `json:"event_id"`
+}
+
+func (finishEventArgs) Kind() string { return "finish_event" }
+
+type finishEventWorker struct {
+	river.WorkerDefaults[finishEventArgs]
+	finisher *api.EventFinisher
+	log      *slog.Logger
+	timeout  time.Duration
+}
+
+func (w *finishEventWorker) Timeout(*river.Job[finishEventArgs]) time.Duration { return w.timeout }
+
+func (w *finishEventWorker) Work(ctx context.Context, job *river.Job[finishEventArgs]) error {
+	done, err := w.finisher.Finish(ctx, job.Args.EventID)
+	var notEnded *api.NotEndedError
+	if errors.As(err, &notEnded) {
+		return river.JobSnooze(notEnded.Wait) // a clock ahead of ours scheduled it early
+	}
+	if err != nil {
+		return err
+	}
+	if done {
+		w.log.InfoContext(ctx, "event finished", "event_id", job.Args.EventID.String(), "attempt", job.Attempt)
+	}
+	return nil
+}
+
+// riverScheduler enqueues finish jobs.
+type riverScheduler struct{ client *river.Client[pgx.Tx] }
+
+func (s riverScheduler) ScheduleFinish(ctx context.Context, id uuid.UUID, at time.Time) error {
+	_, err := s.client.Insert(ctx, finishEventArgs{EventID: id}, &river.InsertOpts{
+		ScheduledAt: at,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true},
+	})
+	return err
+}
+
+// startEventJobs migrates river's tables (on the direct connection, like
+// LISTEN: river listens too), starts its client on this replica and
+// (re)schedules every unfinished event, which unique jobs make harmless.
+// deps.Scheduler is set to it. stop drains the client.
+func startEventJobs(ctx context.Context, url string, timeout time.Duration, deps *api.Deps, logger *slog.Logger) (stop func(), err error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("event jobs: %w", err)
+	}
+	if err := migrateRiver(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	finisherDeps := *deps
+	finisherDeps.Config.SimWorkers = 1 // final runs queue behind each other, not in front of players
+	finisher := api.NewEventFinisher(finisherDeps)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &finishEventWorker{finisher: finisher, log: logger, timeout: timeout})
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		Workers:              workers,
+		Logger:               logger.With("component", "river"),
+		JobTimeout:           timeout,
+		RescueStuckJobsAfter: 2 * timeout,
+	})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("event jobs: %w", err)
+	}
+	if err := client.Start(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("event jobs: start: %w", err)
+	}
+	sched := riverScheduler{client}
+	deps.Scheduler = sched
+	events, err := finisher.Unfinished(ctx)
+	if err == nil {
+		for _, e := range events {
+			if err = sched.ScheduleFinish(ctx, e.ID, e.EndsAt); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		logger.ErrorContext(ctx, "scheduling unfinished events", "err", err)
+	}
+	return func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := client.Stop(stopCtx); err != nil {
+			logger.WarnContext(stopCtx, "stopping event jobs", "err", err)
+		}
+		pool.Close()
+	}, nil
+}
+
+func migrateRiver(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, riverMigrateLock); err != nil {
+		return fmt.Errorf("river migrations: lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, riverMigrateLock)
+	}()
+	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	return nil
+}

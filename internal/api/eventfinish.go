@@ -1,0 +1,215 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"backpressure/internal/challenges"
+	"backpressure/internal/game"
+)
+
+// fullLevel is l with the hidden chaos appended to its own (and, if given,
+// the hidden resilience rule in place of the level's), checked as a whole
+// by the level format (problem paths name run.chaos of the result).
+func (s *server) fullLevel(ctx context.Context, l *challenges.Level, hidden, resilience json.RawMessage) (*challenges.Level, error) {
+	var extra []json.RawMessage
+	if err := json.Unmarshal(hidden, &extra); err != nil {
+		return nil, game.Invalid("invalid event", []game.FieldError{{Field: "hidden_chaos", Reason: "must be a list of chaos events, as in a level's run.chaos"}})
+	}
+	raw, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	var run map[string]json.RawMessage
+	if err := json.Unmarshal(doc["run"], &run); err != nil {
+		return nil, err
+	}
+	var chaos []json.RawMessage
+	if c, ok := run["chaos"]; ok && string(c) != "null" {
+		if err := json.Unmarshal(c, &chaos); err != nil {
+			return nil, err
+		}
+	}
+	if run["chaos"], err = json.Marshal(append(chaos, extra...)); err != nil {
+		return nil, err
+	}
+	if doc["run"], err = json.Marshal(run); err != nil {
+		return nil, err
+	}
+	if resilience != nil {
+		doc["resilience"] = resilience
+	}
+	def, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	var full *challenges.Level
+	parseCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
+	defer cancel()
+	err = s.sched.background(parseCtx, kindEvent, func(context.Context) error {
+		var err error
+		full, err = challenges.Parse(def)
+		return err
+	})
+	if ps, ok := challenges.AsProblems(err); ok {
+		return nil, problemsError(fmt.Sprintf("the hidden chaos does not fit the level (it follows the level's %d chaos events in run.chaos)", len(chaos)), "hidden_chaos", ps)
+	}
+	return full, err
+}
+
+// finishEvent runs every entrant's final design against the event's level
+// with the hidden chaos and freezes the results. Safe to call any number of
+// times, from any replica, at once: the store finishes an event exactly
+// once (and the runs are deterministic, so any finisher computes the same
+// results).
+func (s *server) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
+	e, err := s.store.Event(ctx, id)
+	if err != nil || e.FinishedAt != nil {
+		return false, err
+	}
+	if s.now().Before(e.EndsAt) {
+		return false, nil
+	}
+	_, l, err := s.level(ctx, e.Slug, e.Version)
+	if err != nil {
+		return false, err
+	}
+	full, err := s.fullLevel(ctx, l, e.HiddenChaos, e.HiddenResilience)
+	if err != nil {
+		return false, err
+	}
+	finals, err := s.store.EventFinals(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	results := make([]game.EventResult, 0, len(finals))
+	for _, f := range finals {
+		r, err := s.finalRun(ctx, full, f)
+		if err != nil {
+			return false, err
+		}
+		results = append(results, r)
+	}
+	return s.store.FinishEvent(ctx, id, results, s.now())
+}
+
+// finalRun runs one final design; a design the full level refuses scores
+// nothing.
+func (s *server) finalRun(ctx context.Context, full *challenges.Level, f game.EventSubmission) (game.EventResult, error) {
+	r := game.EventResult{PlayerID: f.PlayerID, SubmissionID: f.ID}
+	d, _, err := parseDesign(f.Design)
+	if err == nil {
+		var ev *challenges.Evaluation
+		if ev, err = s.evaluateBackground(ctx, full, d); err == nil {
+			r.Passed, r.Score = ev.Passed, challenges.Score(ev)
+			r.Result, err = json.Marshal(ev)
+			return r, err
+		}
+	}
+	if game.ErrorCode(err) != game.EINVALID {
+		return r, err
+	}
+	r.Result, err = json.Marshal(map[string]any{"passed": false, "error": game.ErrorMessage(err), "errors": game.ErrorFields(err)})
+	return r, err
+}
+
+// finishDue finishes every ended, unfinished event.
+func (s *server) finishDue(ctx context.Context) error {
+	events, err := s.store.Events(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		if e.FinishedAt != nil || s.now().Before(e.EndsAt) {
+			continue
+		}
+		done, err := s.finishEvent(ctx, e.ID)
+		if err != nil {
+			s.log.WarnContext(ctx, "finishing an event failed; it is retried", "event_id", e.ID.String(), "err", err)
+			continue
+		}
+		if done {
+			s.log.InfoContext(ctx, "event finished", "event_id", e.ID.String())
+		}
+	}
+	return nil
+}
+
+// EventFinisher finishes events once they end.
+type EventFinisher struct{ s *server }
+
+// NewEventFinisher returns the finisher of d's events; it shares nothing
+// with the server's handler but the store (its simulations run in a pool
+// of their own, of d.Config.SimWorkers).
+func NewEventFinisher(d Deps) *EventFinisher { return &EventFinisher{s: newServer(d)} }
+
+// Run checks for ended events every interval until ctx is done. Every
+// replica runs one: the store lets exactly one finish each event, and a
+// replica that dies while finishing leaves it to the next check of
+// another.
+func (f *EventFinisher) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := f.s.finishDue(ctx); err != nil && ctx.Err() == nil {
+			f.s.log.WarnContext(ctx, "looking for ended events failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ErrNotEnded is Finish's answer before an event's end (by the server's
+// clock): try again then.
+var ErrNotEnded = errors.New("the event has not ended")
+
+// Finish finishes one event (see finishEvent): done reports that this call
+// froze the results, false if the event was already finished; ErrNotEnded
+// before its end, wrapped with the time to wait.
+func (f *EventFinisher) Finish(ctx context.Context, id uuid.UUID) (done bool, err error) {
+	e, err := f.s.store.Event(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if wait := e.EndsAt.Sub(f.s.now()); e.FinishedAt == nil && wait > 0 {
+		return false, &NotEndedError{Wait: wait}
+	}
+	return f.s.finishEvent(ctx, id)
+}
+
+// NotEndedError says how long until the event ends.
+type NotEndedError struct{ Wait time.Duration }
+
+func (e *NotEndedError) Error() string { return fmt.Sprintf("the event ends in %s", e.Wait) }
+func (e *NotEndedError) Unwrap() error { return ErrNotEnded }
+
+// Unfinished lists the events not yet finished, with their ends, so that a
+// scheduler can (re)arrange their finish.
+func (f *EventFinisher) Unfinished(ctx context.Context) ([]game.Event, error) {
+	events, err := f.s.store.Events(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []game.Event
+	for _, e := range events {
+		if e.FinishedAt == nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// FinishDue finishes every ended event now (tests and operators).
+func (f *EventFinisher) FinishDue(ctx context.Context) error { return f.s.finishDue(ctx) }

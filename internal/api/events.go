@@ -1,0 +1,358 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"backpressure/internal/challenges"
+	"backpressure/internal/game"
+)
+
+// Scheduler arranges for an event to be finished at (or soon after) its
+// end, once, across replicas (a PostgreSQL job queue in cmd/server).
+type Scheduler interface {
+	ScheduleFinish(ctx context.Context, eventID uuid.UUID, at time.Time) error
+}
+
+// Events stores scheduled events, their entrants and results (see
+// pgstore's events.go for each method's contract).
+type Events interface {
+	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
+	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
+	Events(ctx context.Context) ([]game.Event, error)
+	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
+	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
+	EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error)
+	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
+	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)
+	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
+}
+
+type createEventRequest struct {
+	Level string `json:"level" validate:"required,max=64"`
+	// Version 0: the level's current version, fixed from now on.
+	Version      int             `json:"version" validate:"min=0"`
+	Title        string          `json:"title" validate:"required"`
+	Briefing     string          `json:"briefing"`
+	StartsAt     time.Time       `json:"starts_at" validate:"required"`
+	EndsAt       time.Time       `json:"ends_at" validate:"required"`
+	AttemptLimit int             `json:"attempt_limit" validate:"min=0,max=1000"`
+	JoinRequired bool            `json:"join_required"`
+	MaxEntrants  int             `json:"max_entrants" validate:"min=0,max=100000"`
+	Final        string          `json:"final" validate:"omitempty,oneof=best last"`
+	HiddenChaos  json.RawMessage `json:"hidden_chaos"`
+	// Resilience: the level's resilience rule for the final runs, hidden
+	// with the chaos; needed when the level has no chaos (nor rule) of
+	// its own.
+	Resilience json.RawMessage `json:"resilience"`
+}
+
+// eventView is an event as clients see it: the level only once it starts
+// (before, the briefing alone) and the hidden chaos only once the final
+// standings are frozen. Its creator and admins see everything.
+type eventView struct {
+	ID           uuid.UUID       `json:"id"`
+	Title        string          `json:"title"`
+	Briefing     string          `json:"briefing"`
+	Phase        string          `json:"phase"` // upcoming, live, finishing, finished
+	StartsAt     time.Time       `json:"starts_at"`
+	EndsAt       time.Time       `json:"ends_at"`
+	AttemptLimit int             `json:"attempt_limit"`
+	JoinRequired bool            `json:"join_required"`
+	MaxEntrants  int             `json:"max_entrants"`
+	Final        string          `json:"final"`
+	Entrants     int             `json:"entrants"`
+	Level        *string         `json:"level"`
+	Version      *int            `json:"version"`
+	HiddenChaos  json.RawMessage `json:"hidden_chaos"`
+	Resilience   json.RawMessage `json:"resilience"`
+	FinishedAt   *time.Time      `json:"finished_at"`
+}
+
+func (s *server) eventView(e game.Event, viewer game.Player, signedIn bool) eventView {
+	v := eventView{
+		ID: e.ID, Title: e.Title, Briefing: e.Briefing, Phase: e.Phase(s.now()), StartsAt: e.StartsAt, EndsAt: e.EndsAt,
+		AttemptLimit: e.AttemptLimit, JoinRequired: e.JoinRequired, MaxEntrants: e.MaxEntrants, Final: e.Final,
+		Entrants: e.Entrants, FinishedAt: e.FinishedAt, HiddenChaos: json.RawMessage("null"), Resilience: json.RawMessage("null"),
+	}
+	insider := signedIn && (viewer.Role == game.RoleAdmin || (viewer.ID != uuid.Nil && viewer.ID == e.CreatedBy))
+	if v.Phase != "upcoming" || insider {
+		v.Level, v.Version = &e.Slug, &e.Version
+	}
+	if v.Phase == "finished" || insider {
+		v.HiddenChaos = e.HiddenChaos
+		if e.HiddenResilience != nil {
+			v.Resilience = e.HiddenResilience
+		}
+	}
+	return v
+}
+
+// handleCreateEvent schedules an event: admins on any level, authors on
+// the levels they own. The hidden chaos is checked as part of the level.
+func (s *server) handleCreateEvent(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var req createEventRequest
+	if err := decode(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	creator, _ := playerFrom(ctx)
+	stored, l, err := s.level(ctx, req.Level, req.Version)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if creator.Role != game.RoleAdmin && (stored.OwnerID == uuid.Nil || stored.OwnerID != creator.ID) {
+		s.writeError(w, r, errorf(game.EFORBIDDEN, "authors schedule events on their own levels only; %q is not yours", req.Level))
+		return
+	}
+	if len(req.HiddenChaos) == 0 || string(req.HiddenChaos) == "null" {
+		req.HiddenChaos = json.RawMessage("[]")
+	}
+	if string(req.Resilience) == "null" {
+		req.Resilience = nil
+	}
+	if req.Final == "" {
+		req.Final = game.FinalBest
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	e := game.Event{
+		ID: id, Slug: stored.Slug, Version: stored.Version, Title: req.Title, Briefing: req.Briefing,
+		StartsAt: req.StartsAt, EndsAt: req.EndsAt, AttemptLimit: req.AttemptLimit, JoinRequired: req.JoinRequired,
+		MaxEntrants: req.MaxEntrants, Final: req.Final, HiddenChaos: req.HiddenChaos, HiddenResilience: req.Resilience,
+		CreatedBy: creator.ID,
+		CreatedAt: s.now(),
+	}
+	if err := e.Validate(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !req.EndsAt.After(s.now()) {
+		s.writeError(w, r, game.Invalid("invalid event", []game.FieldError{{Field: "ends_at", Reason: "must be in the future"}}))
+		return
+	}
+	if _, err := s.fullLevel(ctx, l, e.HiddenChaos, e.HiddenResilience); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	created, err := s.store.CreateEvent(ctx, e)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if s.scheduler != nil {
+		// A failure here is repaired at the next start of any replica,
+		// which schedules every unfinished event again (idempotently).
+		if err := s.scheduler.ScheduleFinish(context.WithoutCancel(ctx), created.ID, created.EndsAt); err != nil {
+			s.logger(ctx).ErrorContext(ctx, "scheduling the finish of an event failed", "event_id", created.ID.String(), "err", err)
+		}
+	}
+	w.Header().Set("Location", "/v1/events/"+created.ID.String())
+	writeJSON(w, r, http.StatusCreated, s.eventView(created, creator, true))
+}
+
+func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	events, err := s.store.Events(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	viewer, signedIn := playerFrom(r.Context())
+	out := struct {
+		Events []eventView `json:"events"`
+	}{Events: []eventView{}}
+	for _, e := range events {
+		out.Events = append(out.Events, s.eventView(e, viewer, signedIn))
+	}
+	writeJSON(w, r, http.StatusOK, out)
+}
+
+func (s *server) pathEvent(r *http.Request) (game.Event, error) {
+	id, err := pathUUID(r, "id", "event")
+	if err != nil {
+		return game.Event{}, err
+	}
+	return s.store.Event(r.Context(), id)
+}
+
+func (s *server) handleEvent(w http.ResponseWriter, r *http.Request) {
+	e, err := s.pathEvent(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	viewer, signedIn := playerFrom(r.Context())
+	writeJSON(w, r, http.StatusOK, s.eventView(e, viewer, signedIn))
+}
+
+func (s *server) handleJoinEvent(w http.ResponseWriter, r *http.Request) {
+	player, _ := playerFrom(r.Context())
+	if player.ID == uuid.Nil {
+		s.writeError(w, r, errorf(game.EFORBIDDEN, "the configured admin is not a player; create a player to enter"))
+		return
+	}
+	e, err := s.pathEvent(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.store.JoinEvent(r.Context(), e.ID, player.ID, s.now()); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	e, err = s.store.Event(r.Context(), e.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, s.eventView(e, player, true))
+}
+
+type eventSubmitResponse struct {
+	ID         uuid.UUID       `json:"id"`
+	EventID    uuid.UUID       `json:"event_id"`
+	Passed     bool            `json:"passed"`
+	Score      int64           `json:"score"`
+	CreatedAt  time.Time       `json:"created_at"`
+	Attempts   int             `json:"attempts"`
+	Evaluation json.RawMessage `json:"evaluation"`
+}
+
+// handleEventSubmit runs a design on the event's level as published (the
+// hidden chaos waits for the end) and stores it as an attempt. The rules
+// are checked before the simulation, to spare it, and again by the store,
+// which decides.
+func (s *server) handleEventSubmit(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	player, _ := playerFrom(ctx)
+	if player.ID == uuid.Nil {
+		s.writeError(w, r, errorf(game.EFORBIDDEN, "the configured admin is not a player; create a player to enter"))
+		return
+	}
+	var req struct {
+		Design json.RawMessage `json:"design" validate:"required"`
+	}
+	if err := decode(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d, design, err := parseDesign(req.Design)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	e, err := s.pathEvent(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	switch now := s.now(); {
+	case now.Before(e.StartsAt):
+		s.writeError(w, r, errorf(game.EEVENTNOTSTARTED, "the event starts at %s", e.StartsAt.Format(time.RFC3339)))
+		return
+	case e.FinishedAt != nil || !now.Before(e.EndsAt):
+		s.writeError(w, r, errorf(game.EEVENTENDED, "the event ended at %s", e.EndsAt.Format(time.RFC3339)))
+		return
+	}
+	_, l, err := s.level(ctx, e.Slug, e.Version)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ev, err := s.evaluate(w, r, kindSubmission, l, d)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	verdict, err := json.Marshal(ev)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sub := game.EventSubmission{ID: id, EventID: e.ID, PlayerID: player.ID, Design: design, Result: verdict,
+		Passed: ev.Passed, Score: challenges.Score(ev), CreatedAt: s.now()}
+	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	attempts, err := s.store.CreateEventSubmission(storeCtx, sub)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusCreated, eventSubmitResponse{ID: sub.ID, EventID: e.ID, Passed: sub.Passed,
+		Score: sub.Score, CreatedAt: game.Timestamp(sub.CreatedAt), Attempts: attempts, Evaluation: verdict})
+}
+
+// maxStandings bounds the entries one standings response carries.
+const maxStandings = 1000
+
+func (s *server) handleEventStandings(w http.ResponseWriter, r *http.Request) {
+	e, err := s.pathEvent(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	board, err := s.store.EventStandings(r.Context(), e.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if len(board.Entries) > maxStandings {
+		board.Entries = board.Entries[:maxStandings]
+	}
+	writeJSON(w, r, http.StatusOK, board)
+}
+
+// handleEventResult is an entrant's final run: the design, the hidden
+// chaos and the verdict, so that anyone can check it by running the same
+// design against the same level and chaos.
+func (s *server) handleEventResult(w http.ResponseWriter, r *http.Request) {
+	e, err := s.pathEvent(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	pid, err := pathUUID(r, "player_id", "player")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, sub, err := s.store.EventResult(r.Context(), e.ID, pid)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, struct {
+		EventID      uuid.UUID       `json:"event_id"`
+		PlayerID     uuid.UUID       `json:"player_id"`
+		SubmissionID uuid.UUID       `json:"submission_id"`
+		Level        string          `json:"level"`
+		Version      int             `json:"version"`
+		HiddenChaos  json.RawMessage `json:"hidden_chaos"`
+		Resilience   json.RawMessage `json:"resilience"`
+		Design       json.RawMessage `json:"design"`
+		Passed       bool            `json:"passed"`
+		Score        int64           `json:"score"`
+		Evaluation   json.RawMessage `json:"evaluation"`
+	}{e.ID, pid, res.SubmissionID, e.Slug, e.Version, e.HiddenChaos, orNull(e.HiddenResilience), sub.Design, res.Passed, res.Score, res.Result})
+}
+
+func orNull(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return json.RawMessage("null")
+	}
+	return b
+}

@@ -1,0 +1,326 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"backpressure/internal/game"
+	"backpressure/internal/live"
+)
+
+// Live follows what the store announces as it commits (internal/live's
+// Broker, fed in process by the in-memory store or by LISTEN/NOTIFY).
+type Live interface {
+	Subscribe(topic string, buffer int) (*live.Subscription, error)
+}
+
+// streamRetry is the reconnection delay a stream asks browsers for.
+const streamRetry = 2 * time.Second
+
+// handleBoardStream streams the changes of a level version's board
+// (?version=, default current) as Server-Sent Events: a "snapshot" (the
+// top page, with the number of the latest change) unless the client
+// resumes with Last-Event-ID, then one "change" per improvement, in order,
+// each with its exact rank. See docs/api.md "Live standings".
+func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	slug := chi.URLParam(r, "slug")
+	version, err := queryInt(r, "version", 0, maxVersion)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	l, err := s.store.Level(ctx, slug, version)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resume, err := lastEventID(r, l.Version)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if s.live == nil {
+		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live standings are not available on this server"))
+		return
+	}
+	release, err := s.streams.acquire(clientIP(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer release()
+	sub, err := s.live.Subscribe(game.BoardTopic(l.Slug, l.Version), s.cfg.StreamBuffer)
+	if err != nil {
+		s.writeError(w, r, errorf(game.EUNAVAILABLE, "the server is shutting down; reconnect"))
+		return
+	}
+	defer sub.Close()
+	defer func() {
+		// Whether the stream noticed (a closed channel) or was stuck
+		// writing to the client when it happened.
+		if errors.Is(sub.Err(), live.ErrSlow) {
+			s.streams.dropped.Inc()
+			s.logger(ctx).InfoContext(ctx, "live stream dropped: the client fell behind", "slug", l.Slug)
+		}
+	}()
+
+	st := &sseStream{server: s, w: w, rc: http.NewResponseController(w), slug: l.Slug, version: l.Version,
+		idPrefix: strconv.Itoa(l.Version) + "-"}
+	if err := st.open(); err != nil {
+		return
+	}
+	// Subscribed first, read from the store second: nothing committed in
+	// between is missed, and notices already covered are skipped by Seq.
+	if resume >= 0 {
+		err = st.catchUp(ctx, resume)
+	} else {
+		err = st.snapshot(ctx)
+	}
+	if err != nil {
+		st.fail(ctx, err)
+		return
+	}
+	st.pump(ctx, sub, st.catchUp)
+}
+
+// pump sends the notices of sub as "change" events, in order, until the
+// client leaves, falls behind or the server shuts down; after a gap (or a
+// notice without its data, or a resync signal) refill brings the client up
+// to date from the store.
+func (st *sseStream) pump(ctx context.Context, sub *live.Subscription, refill func(ctx context.Context, after int64) error) {
+	heartbeat := time.NewTicker(st.server.cfg.StreamHeartbeat)
+	defer heartbeat.Stop()
+	var err error
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n, ok := <-sub.C:
+			if !ok {
+				return // shutting down, or dropped: the client reconnects with Last-Event-ID
+			}
+			switch {
+			case n.Seq <= st.last:
+				continue
+			case n.Seq == st.last+1 && n.Data != nil && !bytes.ContainsAny(n.Data, "\r\n"):
+				err = st.write("change", n.Seq, n.Data)
+			default: // a gap, or a notice too large to carry its change
+				err = refill(ctx, st.last)
+			}
+		case <-sub.Resync:
+			err = refill(ctx, st.last)
+		case <-heartbeat.C:
+			err = st.comment("heartbeat")
+		}
+		if err != nil {
+			st.fail(ctx, err)
+			return
+		}
+	}
+}
+
+// lastEventID reads where a client resumes: the Last-Event-ID header (sent
+// by browsers when they reconnect) or else ?last_event_id=. It returns -1
+// for no resumption, and also for an id of another version of the level
+// (the client then gets the current board afresh).
+func lastEventID(r *http.Request, version int) (int64, error) {
+	field, id := "Last-Event-ID", r.Header.Get("Last-Event-ID")
+	if id == "" {
+		field, id = "last_event_id", r.URL.Query().Get("last_event_id")
+	}
+	if id == "" {
+		return -1, nil
+	}
+	v, seq, ok := strings.Cut(id, "-")
+	vn, verr := strconv.Atoi(v)
+	n, serr := strconv.ParseInt(seq, 10, 64)
+	if !ok || len(id) > 40 || verr != nil || serr != nil || vn < 1 || n < 0 {
+		return 0, badRequest("the event id to resume from is malformed",
+			game.FieldError{Field: field, Reason: `must be an id this stream sent ("<version>-<seq>")`})
+	}
+	if vn != version {
+		return -1, nil
+	}
+	return n, nil
+}
+
+// sseStream writes one client's event stream (a board's or an event's).
+type sseStream struct {
+	server   *server
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	slug     string
+	version  int
+	idPrefix string // before the number in event ids
+	last     int64  // the latest change the client has
+}
+
+func (st *sseStream) open() error {
+	h := st.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // proxies: do not buffer
+	st.w.WriteHeader(http.StatusOK)
+	return st.send([]byte("retry: " + strconv.Itoa(int(streamRetry/time.Millisecond)) + "\n\n"))
+}
+
+// send writes b and flushes it, within the stream write timeout.
+func (st *sseStream) send(b []byte) error {
+	if err := st.rc.SetWriteDeadline(time.Now().Add(st.server.cfg.StreamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	if _, err := st.w.Write(b); err != nil {
+		return err
+	}
+	return st.rc.Flush()
+}
+
+func (st *sseStream) write(event string, seq int64, data []byte) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "event: %s\nid: %s%d\ndata: ", event, st.idPrefix, seq)
+	b.Write(data)
+	b.WriteString("\n\n")
+	if err := st.send(b.Bytes()); err != nil {
+		return err
+	}
+	st.last = seq
+	return nil
+}
+
+func (st *sseStream) comment(text string) error { return st.send([]byte(": " + text + "\n\n")) }
+
+// snapshot sends the board's top page, which says the latest change.
+func (st *sseStream) snapshot(ctx context.Context) error {
+	page, err := st.server.store.Board(ctx, game.BoardQuery{Slug: st.slug, Version: st.version, Limit: game.MaxBoardLimit})
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(page)
+	if err != nil {
+		return err
+	}
+	return st.write("snapshot", page.Seq, data)
+}
+
+// catchUp sends the changes after seq from the store, or a snapshot when
+// they are no longer all kept.
+func (st *sseStream) catchUp(ctx context.Context, seq int64) error {
+	st.last = seq
+	for {
+		changes, ok, err := st.server.store.BoardChanges(ctx, st.slug, st.version, st.last, 0)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return st.snapshot(ctx)
+		}
+		for _, c := range changes {
+			data, err := json.Marshal(c)
+			if err != nil {
+				return err
+			}
+			if err := st.write("change", c.Seq, data); err != nil {
+				return err
+			}
+		}
+		if len(changes) < game.ChangeRetention {
+			return nil
+		}
+	}
+}
+
+// fail ends a stream that could not go on; the client reconnects and
+// resumes.
+func (st *sseStream) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	st.server.logger(ctx).DebugContext(ctx, "live stream ended", "slug", st.slug, "err", err)
+}
+
+// handleEventStream streams an event's standings: a "standings" snapshot
+// (the top entries, with the number of the latest change) unless the
+// client resumes with Last-Event-ID at the latest change, then a "change"
+// per attempt (the entrant's standing after it, rank exact) and one of
+// kind "final" when the final standings are frozen. An event keeps no log
+// of its changes: a client that missed any gets a new snapshot.
+func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	e, err := s.pathEvent(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resume := int64(-1)
+	field, id := "Last-Event-ID", r.Header.Get("Last-Event-ID")
+	if id == "" {
+		field, id = "last_event_id", r.URL.Query().Get("last_event_id")
+	}
+	if id != "" {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || n < 0 || len(id) > 20 {
+			s.writeError(w, r, badRequest("the event id to resume from is malformed",
+				game.FieldError{Field: field, Reason: "must be an id this stream sent (a number)"}))
+			return
+		}
+		resume = n
+	}
+	if s.live == nil {
+		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live standings are not available on this server"))
+		return
+	}
+	release, err := s.streams.acquire(clientIP(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer release()
+	sub, err := s.live.Subscribe(game.EventTopic(e.ID), s.cfg.StreamBuffer)
+	if err != nil {
+		s.writeError(w, r, errorf(game.EUNAVAILABLE, "the server is shutting down; reconnect"))
+		return
+	}
+	defer sub.Close()
+	defer func() {
+		if errors.Is(sub.Err(), live.ErrSlow) {
+			s.streams.dropped.Inc()
+		}
+	}()
+	st := &sseStream{server: s, w: w, rc: http.NewResponseController(w)}
+	if err := st.open(); err != nil {
+		return
+	}
+	snapshot := func(ctx context.Context, after int64) error {
+		board, err := s.store.EventStandings(ctx, e.ID)
+		if err != nil {
+			return err
+		}
+		if board.Seq == after {
+			st.last = after
+			return nil
+		}
+		if len(board.Entries) > game.MaxBoardLimit {
+			board.Entries = board.Entries[:game.MaxBoardLimit]
+		}
+		data, err := json.Marshal(board)
+		if err != nil {
+			return err
+		}
+		return st.write("standings", board.Seq, data)
+	}
+	if err := snapshot(ctx, resume); err != nil {
+		st.fail(ctx, err)
+		return
+	}
+	st.pump(ctx, sub, snapshot)
+}

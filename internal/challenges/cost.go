@@ -1,0 +1,118 @@
+package challenges
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"backpressure/internal/sim"
+)
+
+// Simulation work is measured in path-ticks (sim.Cost): the request paths of a design
+// times the ticks of the run. Every run's cost is known before it starts, so the server can
+// budget players' runs and refuse the ones that would cost too much.
+const (
+	// MaxLevelRunCost is the ceiling on a level's worst-case run cost (WorstCaseCost): a
+	// level whose largest permitted design could cost more is refused at upload. About a
+	// second of one core.
+	MaxLevelRunCost = 5_000_000
+	// MaxHintCost bounds the simulation work of one hint, all its runs together: a hint
+	// stops searching before it would exceed it. About four seconds of one core.
+	MaxHintCost = 20_000_000
+	// pathsPerComponentPair bounds the request paths a level allows per pair of
+	// components its catalog permits (see WorstCaseCost).
+	pathsPerComponentPair = 8
+)
+
+// maxPaths is the most request paths a design may have on the level: eight per pair of the
+// components its catalog permits (a tree of every request class through every component,
+// branching at every component), and never more than the engine's own limit.
+func (l *Level) maxPaths() int64 {
+	n := int64(0)
+	for _, kr := range l.Catalog.Components {
+		n += int64(max(kr.MaxCount, 0))
+	}
+	return min(int64(sim.MaxRouteNodes), pathsPerComponentPair*n*n)
+}
+
+// Ticks is the number of ticks of the level's run.
+func (l *Level) Ticks() int64 {
+	tick := l.Run.TickMs
+	if tick == 0 {
+		tick = 100
+	}
+	if tick <= 0 || l.Run.DurationSec <= 0 || math.IsNaN(tick) || math.IsNaN(l.Run.DurationSec) {
+		return 0
+	}
+	return int64(math.Ceil(l.Run.DurationSec*1000/tick - 1e-9))
+}
+
+// WorstCaseCost is the most one run on the level may cost, in path-ticks: its ticks times
+// the most request paths it allows. Evaluate refuses a design that would cost more, so the
+// bound holds for every run.
+func (l *Level) WorstCaseCost() int64 { return l.Ticks() * l.maxPaths() }
+
+// RunCost is the cost of running d on the level, in path-ticks, computed without running
+// it. A design the level refuses returns Problems, as Evaluate does.
+func (l *Level) RunCost(d sim.Design) (int64, error) {
+	p, err := l.prepare(d)
+	if err != nil {
+		return 0, err
+	}
+	return p.Cost(), nil
+}
+
+// prepare checks d against the level's rules and the engine's and compiles it for one
+// run, refused past the level's path allowance: after it, the run's cost is known.
+func (l *Level) prepare(d sim.Design) (*sim.Prepared, error) {
+	if l.c == nil {
+		return nil, ErrNotParsed
+	}
+	eff, ps := l.c.prepareDesign(l, d, true)
+	if len(ps) > 0 {
+		return nil, l.designError(eff, ps)
+	}
+	p, err := sim.Prepare(eff, l.c.cfg)
+	if err != nil {
+		var sp sim.Problems
+		if errors.As(err, &sp) {
+			return nil, designProblems(sp, nil)
+		}
+		return nil, err
+	}
+	if paths := int64(p.Paths()); paths > l.maxPaths() {
+		return nil, Problems{{Path: "edges", Reason: fmt.Sprintf(
+			"the design has %d request paths; this level allows at most %d (8 per pair of the %d components its catalog permits): simplify the calls between services",
+			paths, l.maxPaths(), l.componentAllowance())}}
+	}
+	return p, nil
+}
+
+// run runs a prepared design and judges it.
+func (l *Level) run(ctx context.Context, p *sim.Prepared) (*Evaluation, error) {
+	res, err := p.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.judge(res), nil
+}
+
+func (l *Level) componentAllowance() int {
+	n := 0
+	for _, kr := range l.Catalog.Components {
+		n += max(kr.MaxCount, 0)
+	}
+	return n
+}
+
+// HintCost is the most a hint on d may cost: MaxHintCost, or less when the design is
+// cheap enough that the hint's run count (MaxHintRuns) binds first. It is known before the
+// hint starts.
+func (l *Level) HintCost(d sim.Design) (int64, error) {
+	c, err := l.RunCost(d)
+	if err != nil {
+		return 0, err
+	}
+	return min(MaxHintCost, c*(MaxHintRuns+2)), nil
+}

@@ -1,0 +1,163 @@
+package sim
+
+// What the overload scenarios measure, computed the same way from the engine's ticks and
+// from the reference simulator's, so that the two are compared on one definition.
+
+import "math"
+
+// overloadSeries is one run, tick by tick, in requests per second.
+type overloadSeries struct {
+	dt                             float64
+	offered, fresh, served, failed []float64
+	fill, out                      map[string][]float64 // per component: waiting-room fill 0..1, finished per second
+}
+
+func engineSeries(r *Result) overloadSeries {
+	s := overloadSeries{dt: r.TickMs / 1000, fill: map[string][]float64{}, out: map[string][]float64{}}
+	for i, tk := range r.Ticks {
+		s.offered = append(s.offered, tk.OfferedRPS)
+		s.fresh = append(s.fresh, tk.FreshRPS)
+		s.served = append(s.served, tk.ServedRPS)
+		s.failed = append(s.failed, tk.RejectedRPS+tk.ErrorRPS+tk.TimedOutRPS)
+		for c, info := range r.Components {
+			if i == 0 {
+				s.fill[info.ID] = make([]float64, len(r.Ticks))
+				s.out[info.ID] = make([]float64, len(r.Ticks))
+			}
+			s.fill[info.ID][i] = tk.Components[c].QueueFill
+			s.out[info.ID][i] = tk.Components[c].OutputRPS
+		}
+	}
+	return s
+}
+
+func (rec *refRecord) series() overloadSeries {
+	per := 1 / rec.dt
+	s := overloadSeries{dt: rec.dt, fill: rec.fill, out: map[string][]float64{}}
+	for k := range rec.offered {
+		s.offered = append(s.offered, rec.offered[k]*per)
+		s.fresh = append(s.fresh, rec.fresh[k]*per)
+		s.served = append(s.served, rec.served[k]*per)
+		s.failed = append(s.failed, (rec.rejected[k]+rec.errors[k]+rec.timedOut[k])*per)
+	}
+	for id, xs := range rec.out {
+		s.out[id] = make([]float64, len(xs))
+		for k, x := range xs {
+			s.out[id][k] = x * per
+		}
+	}
+	return s
+}
+
+// failRule is seed architecture-simulator's: a step fails when more than 5% of the
+// attempts finished in it failed.
+const failRule = 0.05
+
+// firstFailingSec is the end of the first tick that fails by the seed's rule.
+func firstFailingSec(s overloadSeries) (float64, bool) {
+	for k := range s.served {
+		if done := s.served[k] + s.failed[k]; done > 0 && s.failed[k]/done > failRule {
+			return float64(k+1) * s.dt, true
+		}
+	}
+	return 0, false
+}
+
+// fillSec is the end of the first tick at which component id's waiting room is full.
+func fillSec(id string) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		for k, f := range s.fill[id] {
+			if f >= 0.99 {
+				return float64(k+1) * s.dt, true
+			}
+		}
+		return 0, false
+	}
+}
+
+// window is how many ticks make one second, the span of the smoothed measures: a
+// per-request simulation counts whole requests, so a single tick of it is noisy.
+func (s overloadSeries) window() int { return max(1, int(math.Round(1/s.dt))) }
+
+// peakAmplification is the highest retry amplification (attempts ÷ fresh requests) over
+// any one-second window.
+func peakAmplification(s overloadSeries) (float64, bool) {
+	w, peak := s.window(), 0.0
+	for k := 0; k+w <= len(s.offered); k++ {
+		var off, fresh float64
+		for j := k; j < k+w; j++ {
+			off, fresh = off+s.offered[j], fresh+s.fresh[j]
+		}
+		if fresh > 0 {
+			peak = math.Max(peak, off/fresh)
+		}
+	}
+	return peak, peak > 0
+}
+
+// windowFails reports whether the second starting at tick k fails by the seed's rule (a
+// second in which requests arrive and nothing finishes fails too).
+func (s overloadSeries) windowFails(k int) bool {
+	var done, failed, fresh float64
+	for j := k; j < k+s.window(); j++ {
+		done += s.served[j] + s.failed[j]
+		failed += s.failed[j]
+		fresh += s.fresh[j]
+	}
+	if done == 0 {
+		return fresh > 0
+	}
+	return failed/done > failRule
+}
+
+// recoveryHold is how long the failure rule must hold for a system to count as recovered.
+const recoveryHold = 5.0
+
+// recoverySec is the time from `from` until the first moment after which every
+// one-second window for recoveryHold seconds (or to the end of the run) passes the seed's
+// rule; false if that never happens within the run.
+func recoverySec(from float64) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		w, n := s.window(), len(s.served)
+		hold := int(math.Round(recoveryHold / s.dt))
+		for k := int(math.Ceil(from/s.dt - 1e-9)); k+w <= n; k++ {
+			ok := true
+			for j := k; j < min(n-w+1, k+hold); j++ {
+				if s.windowFails(j) {
+					ok, k = false, j
+					break
+				}
+			}
+			if ok {
+				return float64(k)*s.dt - from, true
+			}
+		}
+		return 0, false
+	}
+}
+
+// failShare is the failed share of the attempts finished in [t0, t1).
+func failShare(t0, t1 float64) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		var done, failed float64
+		for k := range s.served {
+			if t := float64(k) * s.dt; t >= t0 && t < t1 {
+				done += s.served[k] + s.failed[k]
+				failed += s.failed[k]
+			}
+		}
+		return failed / math.Max(done, 1e-9), done > 0
+	}
+}
+
+// storedShare is what component id finished per second over the second half of the run,
+// as a share of the fresh requests (a database's stored writes).
+func storedShare(id string) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		var out, fresh float64
+		for k := len(s.fresh) / 2; k < len(s.fresh); k++ {
+			out, fresh = out+s.out[id][k], fresh+s.fresh[k]
+		}
+		return out / math.Max(fresh, 1e-9), fresh > 0
+	}
+}

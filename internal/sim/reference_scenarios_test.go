@@ -1,0 +1,312 @@
+package sim
+
+// The overload scenarios: the engine held against the reference simulator (mean of three
+// seeds) on the situations the game is about. Every row computes both and prints them.
+// A row within tolerance asserts that it stays within. A row marked as a known gap (with
+// the reason) asserts that the engine is STILL outside tolerance: when the engine is fixed
+// the test fails, and the row must lose its gap and become an ordinary assertion. So the
+// table can neither hide a regression nor go on claiming a gap that is gone.
+//
+// Print it: go test ./internal/sim -run TestOverloadScenarios -v
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// tolerance kinds, as the engine's promise states them.
+type tolerance int
+
+const (
+	tolTime          tolerance = iota // within 15% or one tick
+	tolRate                           // within 3 points
+	tolAmplification                  // within 30%
+	tolRecovery                       // within 30% or 1 s; recovering and not recovering never match
+)
+
+func (k tolerance) String() string {
+	return [...]string{"15% or 1 tick", "3 points", "30%", "30% or 1 s"}[k]
+}
+
+// within reports whether the engine's value is within tolerance of the reference's.
+// A missing value (never failed, never recovered) matches only a missing value.
+func within(k tolerance, eng, ref float64, engOK, refOK bool, dt float64) bool {
+	if engOK != refOK {
+		return false
+	}
+	if !engOK {
+		return true
+	}
+	d := math.Abs(eng - ref)
+	switch k {
+	case tolTime:
+		return d <= math.Max(0.15*math.Abs(ref), dt+1e-9)
+	case tolRate:
+		return d <= 0.03+1e-12
+	case tolAmplification:
+		return d <= 0.3*math.Abs(ref)
+	default:
+		return d <= math.Max(0.3*math.Abs(ref), 1)
+	}
+}
+
+type overloadMetric struct {
+	name    string
+	tol     tolerance
+	measure func(overloadSeries) (float64, bool)
+	// gap, when set, says why today's engine is known to be outside tolerance here.
+	gap string
+}
+
+type overloadScenario struct {
+	name    string
+	build   func() (Design, Config)
+	metrics []overloadMetric
+}
+
+// referenceSeeds are the seeds whose mean is the reference's value.
+var referenceSeeds = []uint64{1, 2, 3}
+
+// The scenario designs.
+
+// archSimRetries is seed architecture-simulator's default with the given retries.
+func archSimRetries(retries int) func() (Design, Config) {
+	return func() (Design, Config) {
+		d, cfg := archSim("")
+		cfg.Client.MaxRetries = retries
+		return d, cfg
+	}
+}
+
+// cacheFlush is the seed's default with a 60% cache, flushed at 10 s (10 s warm-up), one retry.
+func cacheFlush() (Design, Config) {
+	d, cfg := archSim(`{"id":"cache","type":"cache","params":{"hit_ratio":0.6,"warmup_sec":10}},`)
+	cfg.DurationSec = 40
+	cfg.Chaos = []ChaosEvent{{Kind: ChaosCacheFlush, AtSec: 10, Target: "cache"}}
+	return d, cfg
+}
+
+// threeBackends is a balancer with health checks over three app servers of 400 rps each
+// (6 workers ÷ 15 ms); backend a fails from 15 s to 30 s. At 50% load the two left run at
+// 75%; at 80% load they are 20% short.
+func threeBackends(load float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[
+		 {"id":"lb","type":"load_balancer"},
+		 {"id":"a","type":"app_service"},
+		 {"id":"b","type":"app_service"},
+		 {"id":"c","type":"app_service"}],
+		 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"},{"from":"lb","to":"c"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 45, Traffic: Traffic{Kind: "constant", RPS: load * 1200}, Mix: Mix{Static: 1},
+			Client: Client{TimeoutMs: 1000, MaxRetries: 1},
+			Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 15, DurationSec: 15, Target: "a"}}}
+		return des, cfg
+	}
+}
+
+// slowCall injects 300 ms on the app's database call for 10 s. The app (16 workers, 20 ms)
+// holds its workers through the call, so its capacity falls from 640 to about 50 rps, its
+// 1,024 waiting places fill and everything times out; the clients retry up to 3 times.
+func slowCall(budget float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[
+		 {"id":"lb","type":"load_balancer"},
+		 {"id":"app","type":"app_service","params":{"replicas":2,"concurrency":8,"service_time_ms":20,"queue_per_replica":512}},
+		 {"id":"db","type":"database","params":{"connections":10,"query_time_ms":5}}],
+		 "edges":[{"from":"lb","to":"app"},{"from":"app","to":"db"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 35, Traffic: Traffic{Kind: "constant", RPS: 400}, Mix: Mix{Read: 1},
+			Client: Client{TimeoutMs: 1000, MaxRetries: 3, RetryBudget: budget},
+			Chaos: []ChaosEvent{{Kind: ChaosLatencyInjection, AtSec: 10, DurationSec: 10, From: "app", To: "db",
+				Params: ChaosParams{ExtraLatencyMs: 300}}}}
+		return des, cfg
+	}
+}
+
+// slowCallWithBackoff is slowCall without a budget, its clients backing off exponentially.
+func slowCallWithBackoff(backoffMs, multiplier float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d, cfg := slowCall(0)()
+		cfg.Client.BackoffMs, cfg.Client.BackoffMultiplier = backoffMs, multiplier
+		return d, cfg
+	}
+}
+
+// consumersOnASaturatedDatabase: 1,000 asynchronous writes/s through a queue whose 10
+// consumers (5 ms a job) each hold their worker through a write to a database of 800 q/s.
+func consumersOnASaturatedDatabase() (Design, Config) {
+	d := `{"components":[
+	 {"id":"app","type":"app_service","params":{"replicas":4}},
+	 {"id":"q","type":"queue","params":{"workers":10,"job_time_ms":5,"buffer":1000000}},
+	 {"id":"db","type":"database","params":{"connections":4,"query_time_ms":5}}],
+	 "edges":[{"from":"app","to":"q"},{"from":"q","to":"db"}]}`
+	var des Design
+	mustJSON(d, &des)
+	cfg := Config{TickMs: 100, DurationSec: 20, Traffic: Traffic{Kind: "constant", RPS: 1000}, Mix: Mix{AsyncWrite: 1},
+		Client: Client{TimeoutMs: 1000}}
+	return des, cfg
+}
+
+// Why today's engine misses the rows marked as gaps.
+const (
+	gapDoubleWait     = "a saturated pool waits twice (fluid backlog plus an Erlang-C wait frozen at 98%), so it fails before any request has waited the timeout"
+	gapOpenCalls      = "held calls are an open stream: the callee queues more than the callers' workers could send, so hold times and callers' backlogs grow too fast (or, for consumers, too few writes are stored)"
+	gapInstantHealth  = "health checks act instantly (no interval, no unhealthy threshold), so a dead backend's share never fails and a repaired one is used at once"
+	gapLateTimeouts   = "a timeout is noticed when the request finishes, not at its deadline, so amplification cannot exceed 1 + max_retries"
+	gapAgelessBacklog = "waiting work has no age: after the injection the reference still serves a waiting room of attempts whose clients have left (late completions) before fresh ones succeed; the engine drains it as if it were fresh"
+)
+
+var overloadScenarios = []overloadScenario{
+	{name: "seed default, 1 retry", build: archSimRetries(1), metrics: []overloadMetric{
+		{name: "first failing step (s)", tol: tolTime, measure: firstFailingSec, gap: gapDoubleWait},
+		{name: "app backlog full (s)", tol: tolTime, measure: fillSec("app"), gap: gapOpenCalls},
+		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
+	}},
+	{name: "seed default, no retries", build: archSimRetries(0), metrics: []overloadMetric{
+		{name: "first failing step (s)", tol: tolTime, measure: firstFailingSec, gap: gapDoubleWait},
+		{name: "app backlog full (s)", tol: tolTime, measure: fillSec("app"), gap: gapOpenCalls},
+		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
+	}},
+	{name: "cache flush, 1 retry", build: cacheFlush, metrics: []overloadMetric{
+		{name: "recovery from the flush (s)", tol: tolRecovery, measure: recoverySec(10)},
+		{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20), gap: gapDoubleWait},
+	}},
+	{name: "node failure at 50% load", build: threeBackends(0.5), metrics: []overloadMetric{
+		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30), gap: gapInstantHealth},
+		{name: "recovery from the strike (s)", tol: tolRecovery, measure: recoverySec(15), gap: gapInstantHealth},
+	}},
+	{name: "node failure at 80% load", build: threeBackends(0.8), metrics: []overloadMetric{
+		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30)},
+		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30), gap: gapInstantHealth},
+	}},
+	{name: "slow held call, no retry budget", build: slowCall(0), metrics: []overloadMetric{
+		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification, gap: gapLateTimeouts},
+		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},
+	}},
+	{name: "slow held call, backoff 100 ms ×2", build: slowCallWithBackoff(100, 2), metrics: []overloadMetric{
+		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification, gap: gapLateTimeouts},
+		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},
+	}},
+	{name: "slow held call, retry budget 20%", build: slowCall(0.2), metrics: []overloadMetric{
+		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
+		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20), gap: gapAgelessBacklog},
+	}},
+	{name: "queue consumers on a saturated database", build: consumersOnASaturatedDatabase, metrics: []overloadMetric{
+		{name: "stored writes ÷ offered", tol: tolRate, measure: storedShare("db"), gap: gapOpenCalls},
+	}},
+}
+
+// overloadRow is one measured line of the table.
+type overloadRow struct {
+	scenario, metric string
+	tol              tolerance
+	eng, ref         float64
+	engOK, refOK     bool
+	refSeeds         []string
+	ok               bool
+	gap              string
+}
+
+func (r overloadRow) verdict() string {
+	switch {
+	case r.ok && r.gap == "":
+		return "within"
+	case r.ok:
+		return "FIXED: promote"
+	case r.gap != "":
+		return "known gap"
+	}
+	return "REGRESSION"
+}
+
+func fmtValue(v float64, ok bool) string {
+	if !ok {
+		return "never"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// measureScenario runs the engine once and the reference with every seed.
+func measureScenario(t *testing.T, sc overloadScenario) []overloadRow {
+	t.Helper()
+	d, cfg := sc.build()
+	eng := engineSeries(mustRun(t, d, cfg))
+	var refs []overloadSeries
+	for _, seed := range referenceSeeds {
+		rec, err := refRun(d, cfg, seed)
+		if err != nil {
+			t.Fatalf("reference: %v", err)
+		}
+		refs = append(refs, rec.series())
+	}
+	var rows []overloadRow
+	for _, m := range sc.metrics {
+		row := overloadRow{scenario: sc.name, metric: m.name, tol: m.tol, gap: m.gap}
+		row.eng, row.engOK = m.measure(eng)
+		// The reference's value is the mean over the seeds that have one; it has none
+		// (never failed, never recovered) when most seeds have none.
+		var sum float64
+		var n int
+		for _, s := range refs {
+			v, ok := m.measure(s)
+			row.refSeeds = append(row.refSeeds, fmtValue(v, ok))
+			if ok {
+				sum += v
+				n++
+			}
+		}
+		row.refOK = 2*n > len(refs)
+		if n > 0 {
+			row.ref = sum / float64(n)
+		}
+		row.ok = within(m.tol, row.eng, row.ref, row.engOK, row.refOK, eng.dt)
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func overloadTable(rows []overloadRow) string {
+	var b strings.Builder
+	b.WriteString("| scenario | metric | engine | reference (seeds) | tolerance | verdict |\n|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s (%s) | %s | %s |\n", r.scenario, r.metric, fmtValue(r.eng, r.engOK),
+			fmtValue(r.ref, r.refOK), strings.Join(r.refSeeds, ", "), r.tol, r.verdict())
+	}
+	return b.String()
+}
+
+func TestOverloadScenarios(t *testing.T) {
+	measured := make([][]overloadRow, len(overloadScenarios))
+	// The scenarios are independent runs; the group returns once all of them have.
+	t.Run("scenario", func(t *testing.T) {
+		for i, sc := range overloadScenarios {
+			t.Run(sc.name, func(t *testing.T) {
+				t.Parallel()
+				rows := measureScenario(t, sc)
+				measured[i] = rows
+				for _, r := range rows {
+					t.Logf("%s: engine %s, reference %s (%s), tolerance %s: %s", r.metric, fmtValue(r.eng, r.engOK),
+						fmtValue(r.ref, r.refOK), strings.Join(r.refSeeds, ", "), r.tol, r.verdict())
+					switch {
+					case r.gap == "" && !r.ok:
+						t.Errorf("%s: engine %s, reference %s: outside tolerance (%s)", r.metric,
+							fmtValue(r.eng, r.engOK), fmtValue(r.ref, r.refOK), r.tol)
+					case r.gap != "" && r.ok:
+						t.Errorf("%s: engine %s, reference %s: now within tolerance (%s); the known gap (%s) is gone: remove it from the table",
+							r.metric, fmtValue(r.eng, r.engOK), fmtValue(r.ref, r.refOK), r.tol, r.gap)
+					}
+				}
+			})
+		}
+	})
+	var all []overloadRow
+	for _, rows := range measured {
+		all = append(all, rows...)
+	}
+	t.Logf("engine against the per-request reference (mean of %d seeds):\n%s", len(referenceSeeds), overloadTable(all))
+}

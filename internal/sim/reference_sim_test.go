@@ -1,0 +1,301 @@
+package sim
+
+// The reference simulator: a per-request discrete-event simulation that the engine's
+// numbers are held against. It lives in the test tree and is never imported by the
+// engine. It is written for clarity, not speed: one event per thing that happens to one
+// request, a heap of closures, a seeded math/rand/v2 generator.
+//
+// What it models (and how a Design maps onto it; see reference_design_test.go). Parameters
+// are read from the design with the defaults of Params(kind); capacities and waiting rooms
+// come from the catalog, and an instance type's speed divides its service times.
+//
+//   - Arrivals: a Poisson stream whose rate is the traffic curve at the middle of each
+//     tick (the engine's sampling), times any active traffic spike; each arrival draws its
+//     request class from the mix.
+//   - Pools: every pool is FIFO with c workers, exponential service times of the engine's
+//     mean, and a finite waiting room; an arrival that finds the room full is rejected at
+//     once. A load balancer is one pool of 2,000 rps per instance (500 waiting places per
+//     instance), a cache one of 20,000 rps, a queue's broker one of 30,000 rps: the
+//     catalog's figures, with the engine's per-kind service times.
+//   - An app service is one pool per replica (concurrency workers, queue_per_replica
+//     waiting places each), fed round-robin: a replica's waiting room is its own.
+//   - Synchronous calls hold the caller's worker from the end of its own service until the
+//     callee answers (or fails). Reads go app → cache (hits answer there) → database on a
+//     miss; writes go to the database; asynchronous writes go to the queue's broker, which
+//     acknowledges once the message is stored and refuses when the buffer is full. Queue
+//     consumers take messages FIFO, work for job_time_ms and then write to the database
+//     holding their worker; a failed write puts the message back (at least once).
+//   - Clients: every attempt has a deadline at timeout_ms. An attempt unanswered then fails
+//     at that moment; the server does not know and still serves it later (a late
+//     completion, counted). A failed attempt (timed out, rejected, errored) is retried up to
+//     max_retries times after backoff_ms × backoff_multiplier^(retry−1) (one tick when that
+//     is 0, as the configuration documents), and a retry budget caps the retries started
+//     because of failures in one tick at that share of the tick's expected fresh requests
+//     (its rate × tick).
+//   - Balancers: round-robin (a cyclic pointer), least-connections (fewest outstanding
+//     requests sent by this balancer; ties to the lowest index) and, for validation only,
+//     random (uniform). With health checks the balancer probes every backend every 5 s (a
+//     random phase per backend, from the seed), stops sending to it after 2 failed probes in
+//     a row (until then its share fails) and sends to it again after one passing probe.
+//     Without health checks a dead backend keeps its share.
+//   - Chaos: node failure (the component's pools fail everything queued and in service and
+//     everything that arrives until the end; a queue keeps its messages), latency injection
+//     (a fixed delay on one edge, inside the caller's held time), network partition (the
+//     edge fails every call), cache flush (the hit ratio rebuilds linearly over the warm-up,
+//     as in the engine) and traffic spike (the multiplier on the arrival rate).
+//
+// What it does not model: API gateways, container pools, serverless functions, CDNs, read
+// replicas and replication, consistent hashing, more than one ingress, balancers in front
+// of anything but app services, apps calling other apps, the catalog's load-dependent
+// error rate (at most 0.1% at full utilisation in the default catalog), cost. A design that
+// needs a component or split it lacks is refused by the mapping rather than simulated
+// wrongly; an app uses its first cache, database and queue.
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// refOutcome is how one call ended for its caller.
+type refOutcome uint8
+
+const (
+	refOK       refOutcome = iota
+	refRejected            // a full waiting room or a full queue
+	refErrored             // a failed node, a cut edge, no healthy backend
+)
+
+// refEvent is one thing that will happen; seq breaks ties so that runs are reproducible.
+type refEvent struct {
+	at  float64
+	seq uint64
+	fn  func()
+}
+
+// refEvents is a binary min-heap of events by time, then by seq.
+type refEvents []refEvent
+
+func (h refEvents) before(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+
+func (h *refEvents) push(e refEvent) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q.before(i, parent) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+}
+
+func (h *refEvents) pop() refEvent {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q[last] = refEvent{}
+	q = q[:last]
+	for i := 0; ; {
+		small, l, r := i, 2*i+1, 2*i+2
+		if l < len(q) && q.before(l, small) {
+			small = l
+		}
+		if r < len(q) && q.before(r, small) {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		q[i], q[small] = q[small], q[i]
+		i = small
+	}
+	*h = q
+	return top
+}
+
+// refSim is the clock, the event list and the random source of one run.
+type refSim struct {
+	now    float64
+	seq    uint64
+	events refEvents
+	rng    *rand.Rand
+}
+
+func newRefSim(seed uint64) *refSim {
+	return &refSim{rng: rand.New(rand.NewPCG(seed, 0x5eed))}
+}
+
+// at schedules fn at time t (never in the past).
+func (s *refSim) at(t float64, fn func()) {
+	s.seq++
+	s.events.push(refEvent{at: math.Max(t, s.now), seq: s.seq, fn: fn})
+}
+
+// runUntil processes every event before end.
+func (s *refSim) runUntil(end float64) {
+	for len(s.events) > 0 && s.events[0].at < end {
+		e := s.events.pop()
+		s.now = e.at
+		e.fn()
+	}
+	s.now = end
+}
+
+func (s *refSim) exp(mean float64) float64 { return s.rng.ExpFloat64() * mean }
+
+// refJob is one request inside one pool.
+type refJob struct {
+	id      uint64
+	slot    int // its index in the pool's inService while served
+	arrived float64
+	epoch   int // the pool's epoch when it arrived: a failure starts a new one
+	// start runs when the job's service ends; it must call release once the worker is free
+	// (at once for a pool that does not hold, after the downstream answer for one that does).
+	start func(release func())
+	fail  func(refOutcome)
+	done  bool
+}
+
+// refPool is a FIFO pool of workers with exponential service and a finite waiting room.
+type refPool struct {
+	s          *refSim
+	name       string
+	workers    int
+	serviceSec float64
+	buffer     int // waiting places; -1 for unbounded
+	durable    bool
+
+	busy    int
+	waiting []*refJob
+	inSvc   []*refJob // in service (or holding their worker), for a failure to fail them
+	failed  bool
+	epoch   int
+
+	// What happened, for the tests: sojourn times (arrival to release) and counts.
+	sojourn    []float64
+	keepSojurn bool
+	served     int
+	rejected   int
+	maxWaiting int
+}
+
+func newRefPool(s *refSim, name string, workers int, serviceSec float64, buffer int) *refPool {
+	return &refPool{s: s, name: name, workers: workers, serviceSec: serviceSec, buffer: buffer}
+}
+
+func (p *refPool) hasRoom() bool {
+	return !p.failed && (p.busy < p.workers || p.buffer < 0 || len(p.waiting) < p.buffer)
+}
+
+// arrive admits a job: a free worker takes it, else it waits, else it is rejected.
+func (p *refPool) arrive(j *refJob) {
+	p.s.seq++
+	j.id, j.arrived, j.epoch = p.s.seq, p.s.now, p.epoch
+	switch {
+	case p.failed:
+		j.done = true
+		j.fail(refErrored)
+	case p.busy < p.workers:
+		p.begin(j)
+	case p.buffer < 0 || len(p.waiting) < p.buffer:
+		p.waiting = append(p.waiting, j)
+		p.maxWaiting = max(p.maxWaiting, len(p.waiting))
+	default:
+		p.rejected++
+		j.done = true
+		j.fail(refRejected)
+	}
+}
+
+// requeue puts a job back at the tail whatever the waiting room holds (a queue's message
+// whose write failed: the message was already stored).
+func (p *refPool) requeue(j *refJob) {
+	j.arrived, j.epoch, j.done = p.s.now, p.epoch, false
+	if p.busy < p.workers && !p.failed {
+		p.begin(j)
+		return
+	}
+	p.waiting = append(p.waiting, j)
+}
+
+func (p *refPool) begin(j *refJob) {
+	p.busy++
+	j.slot = len(p.inSvc)
+	p.inSvc = append(p.inSvc, j)
+	epoch := p.epoch
+	p.s.at(p.s.now+p.s.exp(p.serviceSec), func() {
+		if j.done || epoch != p.epoch {
+			return // failed with its node
+		}
+		released := false
+		j.start(func() {
+			if released || epoch != p.epoch {
+				return
+			}
+			released = true
+			p.leave(j)
+			p.served++
+			if p.keepSojurn {
+				p.sojourn = append(p.sojourn, p.s.now-j.arrived)
+			}
+			p.busy--
+			p.next()
+		})
+	})
+}
+
+// leave takes j out of the in-service set (swap with the last).
+func (p *refPool) leave(j *refJob) {
+	last := p.inSvc[len(p.inSvc)-1]
+	p.inSvc[j.slot], last.slot = last, j.slot
+	p.inSvc = p.inSvc[:len(p.inSvc)-1]
+}
+
+func (p *refPool) next() {
+	for p.busy < p.workers && len(p.waiting) > 0 && !p.failed {
+		j := p.waiting[0]
+		p.waiting = p.waiting[1:]
+		p.begin(j)
+	}
+}
+
+// fail stops the pool: everything in service fails, and what waits fails too unless the
+// pool is durable (a queue's messages survive).
+func (p *refPool) fail() {
+	p.failed = true
+	p.epoch++
+	p.busy = 0
+	inSvc := p.inSvc
+	// Fail them in the order they arrived, whatever order the swaps left.
+	slices.SortFunc(inSvc, func(a, b *refJob) int { return cmp.Compare(a.id, b.id) })
+	p.inSvc = nil
+	for _, j := range inSvc {
+		j.done = true
+		j.fail(refErrored)
+	}
+	if !p.durable {
+		w := p.waiting
+		p.waiting = nil
+		for _, j := range w {
+			j.done = true
+			j.fail(refErrored)
+		}
+	}
+}
+
+func (p *refPool) recover() {
+	p.failed = false
+	for _, j := range p.waiting {
+		j.epoch = p.epoch
+	}
+	p.next()
+}

@@ -1,0 +1,321 @@
+package memstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"backpressure/internal/game"
+)
+
+type eventState struct {
+	event    game.Event
+	entrants map[uuid.UUID]*entrant
+	subs     map[uuid.UUID]game.EventSubmission
+	results  []game.EventResult // in final order, once finished
+	seq      int64              // the latest change
+}
+
+type entrant struct {
+	joinedAt time.Time
+	attempts int
+	best     *game.EventSubmission // best passing
+	last     *game.EventSubmission
+}
+
+// CreateEvent stores a new event; see pgstore.Store.CreateEvent.
+func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, error) {
+	if err := e.Validate(); err != nil {
+		return game.Event{}, err
+	}
+	e.StartsAt, e.EndsAt, e.CreatedAt = game.Timestamp(e.StartsAt), game.Timestamp(e.EndsAt), game.Timestamp(e.CreatedAt)
+	e.HiddenChaos, e.HiddenResilience = clone(e.HiddenChaos), clone(e.HiddenResilience)
+	e.FinishedAt, e.Entrants = nil, 0
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.level(e.Slug, e.Version); !ok {
+		return game.Event{}, game.Errorf(game.ENOTFOUND, "level not found")
+	}
+	if _, ok := s.players[e.CreatedBy]; !ok && e.CreatedBy != uuid.Nil {
+		return game.Event{}, game.Errorf(game.ENOTFOUND, "player not found")
+	}
+	if s.events == nil {
+		s.events = map[uuid.UUID]*eventState{}
+	}
+	if _, ok := s.events[e.ID]; ok {
+		return game.Event{}, game.Errorf(game.ECONFLICT, "event already exists")
+	}
+	s.events[e.ID] = &eventState{event: e, entrants: map[uuid.UUID]*entrant{}, subs: map[uuid.UUID]game.EventSubmission{}}
+	return copyEvent(s.events[e.ID]), nil
+}
+
+func copyEvent(st *eventState) game.Event {
+	e := st.event
+	e.HiddenChaos, e.HiddenResilience = clone(e.HiddenChaos), clone(e.HiddenResilience)
+	if e.FinishedAt != nil {
+		at := *e.FinishedAt
+		e.FinishedAt = &at
+	}
+	e.Entrants = len(st.entrants)
+	return e
+}
+
+func (s *Store) eventState(id uuid.UUID) (*eventState, error) {
+	st, ok := s.events[id]
+	if !ok {
+		return nil, game.Errorf(game.ENOTFOUND, "event not found")
+	}
+	return st, nil
+}
+
+// Event returns an event.
+func (s *Store) Event(ctx context.Context, id uuid.UUID) (game.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.eventState(id)
+	if err != nil {
+		return game.Event{}, err
+	}
+	return copyEvent(st), nil
+}
+
+// Events returns every event, by start time then id.
+func (s *Store) Events(ctx context.Context) ([]game.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []game.Event{}
+	for _, st := range s.events {
+		out = append(out, copyEvent(st))
+	}
+	slices.SortFunc(out, func(a, b game.Event) int {
+		return cmp.Or(a.StartsAt.Compare(b.StartsAt), bytes.Compare(a.ID[:], b.ID[:]))
+	})
+	return out, nil
+}
+
+// JoinEvent enters a player; see pgstore.Store.JoinEvent.
+func (s *Store) JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.eventState(eventID)
+	if err != nil {
+		return err
+	}
+	if _, ok := s.players[playerID]; !ok {
+		return game.Errorf(game.ENOTFOUND, "player not found")
+	}
+	return s.join(st, playerID, game.Timestamp(at))
+}
+
+func (s *Store) join(st *eventState, playerID uuid.UUID, at time.Time) error {
+	if st.event.FinishedAt != nil || !at.Before(st.event.EndsAt) {
+		return game.Errorf(game.EEVENTENDED, "the event has ended")
+	}
+	if _, ok := st.entrants[playerID]; ok {
+		return nil
+	}
+	if st.event.MaxEntrants > 0 && len(st.entrants) >= st.event.MaxEntrants {
+		return game.Errorf(game.EEVENTFULL, "the event is full (%d entrants)", st.event.MaxEntrants)
+	}
+	st.entrants[playerID] = &entrant{joinedAt: at}
+	return nil
+}
+
+// CreateEventSubmission stores an entrant's design; see
+// pgstore.Store.CreateEventSubmission.
+func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (attempts int, err error) {
+	if err := validEventSubmission(sub); err != nil {
+		return 0, err
+	}
+	sub.CreatedAt = game.Timestamp(sub.CreatedAt)
+	sub.Design, sub.Result = clone(sub.Design), clone(sub.Result)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.eventState(sub.EventID)
+	if err != nil {
+		return 0, err
+	}
+	if _, ok := s.players[sub.PlayerID]; !ok {
+		return 0, game.Errorf(game.ENOTFOUND, "player not found")
+	}
+	if sub.CreatedAt.Before(st.event.StartsAt) {
+		return 0, game.Errorf(game.EEVENTNOTSTARTED, "the event has not started")
+	}
+	en, joined := st.entrants[sub.PlayerID]
+	switch {
+	case joined:
+	case st.event.JoinRequired:
+		if st.event.FinishedAt != nil || !sub.CreatedAt.Before(st.event.EndsAt) {
+			return 0, game.Errorf(game.EEVENTENDED, "the event has ended")
+		}
+		return 0, game.Errorf(game.ENOTJOINED, "join the event before submitting")
+	default:
+		if err := s.join(st, sub.PlayerID, sub.CreatedAt); err != nil {
+			return 0, err
+		}
+		en = st.entrants[sub.PlayerID]
+	}
+	if st.event.FinishedAt != nil || !sub.CreatedAt.Before(st.event.EndsAt) {
+		return 0, game.Errorf(game.EEVENTENDED, "the event has ended")
+	}
+	if st.event.AttemptLimit > 0 && en.attempts >= st.event.AttemptLimit {
+		return en.attempts, game.Errorf(game.EATTEMPTLIMIT, "you have used all %d attempts", st.event.AttemptLimit)
+	}
+	if _, ok := st.subs[sub.ID]; ok {
+		return 0, game.Errorf(game.ECONFLICT, "submission already exists")
+	}
+	st.subs[sub.ID] = sub
+	en.attempts++
+	stored := st.subs[sub.ID]
+	en.last = &stored
+	if sub.Passed && (en.best == nil || game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt}.Beats(
+		game.BoardKey{Score: en.best.Score, AchievedAt: en.best.CreatedAt})) {
+		en.best = &stored
+	}
+	board := s.eventBoard(st)
+	change := game.EventChange{EventID: st.event.ID, Kind: game.EventAttempt, Total: board.Total}
+	for i := range board.Entries {
+		if board.Entries[i].PlayerID == sub.PlayerID {
+			change.Standing = &board.Entries[i]
+		}
+	}
+	s.announceEvent(st, change)
+	return en.attempts, nil
+}
+
+func validEventSubmission(sub game.EventSubmission) error {
+	return game.Submission{ID: sub.ID, PlayerID: sub.PlayerID, Slug: "event", Version: 1, Design: sub.Design,
+		Result: sub.Result, Passed: sub.Passed, Score: sub.Score, CreatedAt: sub.CreatedAt}.Validate()
+}
+
+// announceEvent numbers change and tells Notify.
+func (s *Store) announceEvent(st *eventState, change game.EventChange) {
+	st.seq++
+	change.Seq = st.seq
+	if s.Notify != nil {
+		if n, err := change.Notice(); err == nil {
+			s.Notify(n)
+		}
+	}
+}
+
+// EventStandings ranks an event's entrants; see pgstore.Store.EventStandings.
+func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.eventState(id)
+	if err != nil {
+		return game.EventBoard{}, err
+	}
+	return s.eventBoard(st), nil
+}
+
+func (s *Store) eventBoard(st *eventState) game.EventBoard {
+	out := s.standings(st)
+	return game.EventBoard{EventID: st.event.ID, Seq: st.seq, Final: st.event.FinishedAt != nil, Total: len(out), Entries: out}
+}
+
+func (s *Store) standings(st *eventState) []game.EventStanding {
+	out := []game.EventStanding{}
+	if st.event.FinishedAt != nil {
+		for i, r := range st.results {
+			sub := st.subs[r.SubmissionID]
+			out = append(out, game.EventStanding{Rank: int64(i + 1), PlayerID: r.PlayerID, PlayerName: s.players[r.PlayerID].Name,
+				Score: r.Score, Passed: r.Passed, Attempts: st.entrants[r.PlayerID].attempts,
+				SubmissionID: &r.SubmissionID, AchievedAt: &sub.CreatedAt})
+		}
+		return out
+	}
+	for p, en := range st.entrants {
+		e := game.EventStanding{PlayerID: p, PlayerName: s.players[p].Name, Attempts: en.attempts}
+		if en.best != nil {
+			e.Score, e.Passed = en.best.Score, true
+			e.SubmissionID, e.AchievedAt = &en.best.ID, &en.best.CreatedAt
+		}
+		out = append(out, e)
+	}
+	slices.SortFunc(out, game.CompareStandings)
+	for i := range out {
+		out[i].Rank = int64(i + 1)
+	}
+	return out
+}
+
+// EventFinals returns each entrant's final design; see
+// pgstore.Store.EventFinals.
+func (s *Store) EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.eventState(id)
+	if err != nil {
+		return nil, err
+	}
+	out := []game.EventSubmission{}
+	for _, en := range st.entrants {
+		final := en.last
+		if st.event.Final == game.FinalBest && en.best != nil {
+			final = en.best
+		}
+		if final != nil {
+			f := *final
+			f.Design, f.Result = clone(f.Design), clone(f.Result)
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b game.EventSubmission) int { return bytes.Compare(a.PlayerID[:], b.PlayerID[:]) })
+	return out, nil
+}
+
+// FinishEvent freezes the final standings; see pgstore.Store.FinishEvent.
+func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error) {
+	at = game.Timestamp(at)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.eventState(id)
+	if err != nil {
+		return false, err
+	}
+	if st.event.FinishedAt != nil {
+		return false, nil
+	}
+	if at.Before(st.event.EndsAt) {
+		return false, game.Errorf(game.ECONFLICT, "the event has not ended")
+	}
+	ordered, err := game.RankResults(results, func(r game.EventResult) (time.Time, bool) {
+		sub, ok := st.subs[r.SubmissionID]
+		return sub.CreatedAt, ok && sub.PlayerID == r.PlayerID
+	})
+	if err != nil {
+		return false, err
+	}
+	for i := range ordered {
+		ordered[i].Result = clone(ordered[i].Result)
+	}
+	st.results = ordered
+	st.event.FinishedAt = &at
+	s.announceEvent(st, game.EventChange{EventID: id, Kind: game.EventFinal, Total: len(ordered)})
+	return true, nil
+}
+
+// EventResult returns an entrant's final run; see pgstore.Store.EventResult.
+func (s *Store) EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.eventState(id)
+	if err != nil {
+		return game.EventResult{}, game.EventSubmission{}, err
+	}
+	for _, r := range st.results {
+		if r.PlayerID == playerID {
+			sub := st.subs[r.SubmissionID]
+			r.Result = clone(r.Result)
+			sub.Design, sub.Result = clone(sub.Design), clone(sub.Result)
+			return r, sub, nil
+		}
+	}
+	return game.EventResult{}, game.EventSubmission{}, game.Errorf(game.ENOTFOUND, "no final result for this player in this event")
+}

@@ -1,0 +1,434 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"backpressure/internal/game"
+)
+
+const eventColumns = `id, slug, version, title, briefing, starts_at, ends_at, attempt_limit, join_required,
+	max_entrants, final, hidden_chaos, hidden_resilience, created_by, created_at, finished_at, entrants`
+
+func scanEvent(row pgx.Row) (game.Event, error) {
+	var e game.Event
+	var chaos, resilience []byte
+	var by *uuid.UUID
+	err := row.Scan(&e.ID, &e.Slug, &e.Version, &e.Title, &e.Briefing, &e.StartsAt, &e.EndsAt, &e.AttemptLimit,
+		&e.JoinRequired, &e.MaxEntrants, &e.Final, &chaos, &resilience, &by, &e.CreatedAt, &e.FinishedAt, &e.Entrants)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return game.Event{}, game.Errorf(game.ENOTFOUND, "event not found")
+	}
+	if err != nil {
+		return game.Event{}, err
+	}
+	e.HiddenChaos = chaos
+	if resilience != nil {
+		e.HiddenResilience = resilience
+	}
+	if by != nil {
+		e.CreatedBy = *by
+	}
+	e.StartsAt, e.EndsAt, e.CreatedAt = e.StartsAt.UTC(), e.EndsAt.UTC(), e.CreatedAt.UTC()
+	if e.FinishedAt != nil {
+		at := e.FinishedAt.UTC()
+		e.FinishedAt = &at
+	}
+	return e, nil
+}
+
+// CreateEvent stores a new event on an existing level version (ENOTFOUND
+// otherwise). Times are normalised with game.Timestamp; FinishedAt and
+// Entrants start empty.
+func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, error) {
+	if err := e.Validate(); err != nil {
+		return game.Event{}, err
+	}
+	e.StartsAt, e.EndsAt, e.CreatedAt = game.Timestamp(e.StartsAt), game.Timestamp(e.EndsAt), game.Timestamp(e.CreatedAt)
+	var out game.Event
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var err error
+		out, err = scanEvent(tx.QueryRow(ctx, `
+			INSERT INTO events (id, slug, version, title, briefing, starts_at, ends_at, attempt_limit, join_required,
+				max_entrants, final, hidden_chaos, hidden_resilience, created_by, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			RETURNING `+eventColumns,
+			e.ID, e.Slug, e.Version, e.Title, e.Briefing, e.StartsAt, e.EndsAt, e.AttemptLimit, e.JoinRequired,
+			e.MaxEntrants, e.Final, []byte(e.HiddenChaos), nullJSON(e.HiddenResilience), ownerArg(e.CreatedBy), e.CreatedAt))
+		return err
+	})
+	if err != nil {
+		var gerr *game.Error
+		if errors.As(translate("create event", err), &gerr) && gerr.Code == game.ECONFLICT {
+			return game.Event{}, game.Errorf(game.ECONFLICT, "event already exists")
+		}
+		return game.Event{}, translate("create event", err)
+	}
+	return out, nil
+}
+
+// Event returns an event.
+func (s *Store) Event(ctx context.Context, id uuid.UUID) (game.Event, error) {
+	e, err := scanEvent(s.pool.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
+	return e, translate("event", err)
+}
+
+// Events returns every event, by start time then id.
+func (s *Store) Events(ctx context.Context) ([]game.Event, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events ORDER BY starts_at, id`)
+	if err != nil {
+		return nil, translate("events", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.Event, error) { return scanEvent(row) })
+	if err != nil {
+		return nil, translate("events", err)
+	}
+	if out == nil {
+		out = []game.Event{}
+	}
+	return out, nil
+}
+
+// lockEvent locks an event's row for the rest of the transaction: joins,
+// submissions and the finish of one event are serialised on it.
+func lockEvent(ctx context.Context, tx pgx.Tx, id uuid.UUID) (game.Event, error) {
+	return scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 FOR UPDATE`, id))
+}
+
+// JoinEvent enters a player in an event before it ends: EEVENTENDED after
+// the end (at, from the caller's clock) or once finished, EEVENTFULL at the
+// cap on entrants. Joining again is a no-op.
+func (s *Store) JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error {
+	at = game.Timestamp(at)
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		e, err := lockEvent(ctx, tx, eventID)
+		if err != nil {
+			return err
+		}
+		_, err = join(ctx, tx, e, playerID, at)
+		return err
+	})
+	return translate("join event", err)
+}
+
+// join enters playerID in the locked event e; it reports whether they were
+// already in.
+func join(ctx context.Context, tx pgx.Tx, e game.Event, playerID uuid.UUID, at time.Time) (already bool, err error) {
+	if e.FinishedAt != nil || !at.Before(e.EndsAt) {
+		return false, game.Errorf(game.EEVENTENDED, "the event has ended")
+	}
+	var one int
+	err = tx.QueryRow(ctx, `SELECT 1 FROM event_entrants WHERE event_id = $1 AND player_id = $2`, e.ID, playerID).Scan(&one)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return false, err
+	}
+	if e.MaxEntrants > 0 && e.Entrants >= e.MaxEntrants {
+		return false, game.Errorf(game.EEVENTFULL, "the event is full (%d entrants)", e.MaxEntrants)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO event_entrants (event_id, player_id, joined_at) VALUES ($1, $2, $3)`,
+		e.ID, playerID, at); err != nil {
+		return false, err
+	}
+	_, err = tx.Exec(ctx, `UPDATE events SET entrants = entrants + 1 WHERE id = $1`, e.ID)
+	return false, err
+}
+
+// CreateEventSubmission stores an entrant's design with its public verdict
+// and counts the attempt, enforcing the event's rules in one transaction
+// by sub.CreatedAt (the caller's clock): EEVENTNOTSTARTED before the start,
+// EEVENTENDED from the end on, ENOTJOINED without joining when the event
+// requires it (otherwise the first submission joins, and may find it
+// EEVENTFULL), EATTEMPTLIMIT once the limit is used. It returns the
+// attempts used, this one included.
+func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error) {
+	if err := (game.Submission{ID: sub.ID, PlayerID: sub.PlayerID, Slug: "event", Version: 1, Design: sub.Design,
+		Result: sub.Result, Passed: sub.Passed, Score: sub.Score, CreatedAt: sub.CreatedAt}).Validate(); err != nil {
+		return 0, err
+	}
+	sub.CreatedAt = game.Timestamp(sub.CreatedAt)
+	var attempts int
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		e, err := lockEvent(ctx, tx, sub.EventID)
+		if err != nil {
+			return err
+		}
+		if sub.CreatedAt.Before(e.StartsAt) {
+			return game.Errorf(game.EEVENTNOTSTARTED, "the event has not started")
+		}
+		if e.FinishedAt != nil || !sub.CreatedAt.Before(e.EndsAt) {
+			return game.Errorf(game.EEVENTENDED, "the event has ended")
+		}
+		var used int
+		err = tx.QueryRow(ctx, `SELECT attempts FROM event_entrants WHERE event_id = $1 AND player_id = $2`,
+			e.ID, sub.PlayerID).Scan(&used)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows) && e.JoinRequired:
+			return game.Errorf(game.ENOTJOINED, "join the event before submitting")
+		case errors.Is(err, pgx.ErrNoRows):
+			if _, err := join(ctx, tx, e, sub.PlayerID, sub.CreatedAt); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+		if e.AttemptLimit > 0 && used >= e.AttemptLimit {
+			return game.Errorf(game.EATTEMPTLIMIT, "you have used all %d attempts", e.AttemptLimit)
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO event_submissions (id, event_id, player_id, design, result, passed, score, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			sub.ID, sub.EventID, sub.PlayerID, []byte(sub.Design), nullJSON(sub.Result), sub.Passed, sub.Score, sub.CreatedAt); err != nil {
+			return err
+		}
+		// The best: a higher passing score, or the same reached earlier.
+		err = tx.QueryRow(ctx, `
+			UPDATE event_entrants SET attempts = attempts + 1, last_submission_id = $3,
+				best_submission_id = CASE WHEN $4 AND (best_score IS NULL OR $5 > best_score OR ($5 = best_score AND $6 < best_at))
+					THEN $3 ELSE best_submission_id END,
+				best_score = CASE WHEN $4 AND (best_score IS NULL OR $5 > best_score OR ($5 = best_score AND $6 < best_at))
+					THEN $5 ELSE best_score END,
+				best_at = CASE WHEN $4 AND (best_score IS NULL OR $5 > best_score OR ($5 = best_score AND $6 < best_at))
+					THEN $6 ELSE best_at END
+			WHERE event_id = $1 AND player_id = $2
+			RETURNING attempts`, e.ID, sub.PlayerID, sub.ID, sub.Passed, sub.Score, sub.CreatedAt).Scan(&attempts)
+		if err != nil {
+			return err
+		}
+		change := game.EventChange{EventID: e.ID, Kind: game.EventAttempt}
+		st, err := scanStanding(tx.QueryRow(ctx, `
+			WITH me AS (SELECT * FROM event_entrants WHERE event_id = $1 AND player_id = $2)
+			SELECT 1 + (SELECT count(*) FROM event_entrants n WHERE n.event_id = $1 AND `+standingKey("n")+` < `+standingKey("me")+`),
+				me.player_id, p.name, coalesce(me.best_score, 0), me.best_score IS NOT NULL, me.attempts,
+				me.best_submission_id, me.best_at, (SELECT entrants FROM events WHERE id = $1)
+			FROM me JOIN players p ON p.id = me.player_id`, e.ID, sub.PlayerID), &change.Total)
+		if err != nil {
+			return err
+		}
+		change.Standing = &st
+		return announceEvent(ctx, tx, change)
+	})
+	if err != nil {
+		return 0, translate("create event submission", err)
+	}
+	return attempts, nil
+}
+
+// standingKey is an entrant's position in live standings order (see
+// game.CompareStandings), as a row value over table alias t.
+func standingKey(t string) string {
+	return `(` + t + `.best_score IS NULL, -coalesce(` + t + `.best_score, 0), coalesce(` + t + `.best_at, 'infinity'::timestamptz), ` + t + `.player_id)`
+}
+
+func scanStanding(row pgx.Row, extra ...any) (game.EventStanding, error) {
+	var st game.EventStanding
+	err := row.Scan(append([]any{&st.Rank, &st.PlayerID, &st.PlayerName, &st.Score, &st.Passed, &st.Attempts, &st.SubmissionID, &st.AchievedAt}, extra...)...)
+	if st.AchievedAt != nil {
+		at := st.AchievedAt.UTC()
+		st.AchievedAt = &at
+	}
+	return st, err
+}
+
+// announceEvent numbers change (under the event row's lock, held until
+// commit) and sends it with NOTIFY in the same transaction.
+func announceEvent(ctx context.Context, tx pgx.Tx, change game.EventChange) error {
+	if err := tx.QueryRow(ctx, `UPDATE events SET seq = seq + 1 WHERE id = $1 RETURNING seq`, change.EventID).Scan(&change.Seq); err != nil {
+		return err
+	}
+	n, err := change.Notice()
+	if err != nil {
+		return err
+	}
+	payload, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	if len(payload) > maxNoticePayload {
+		n.Data = nil
+		if payload, err = json.Marshal(n); err != nil {
+			return err
+		}
+	}
+	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NoticeChannel, string(payload))
+	return err
+}
+
+// EventStandings ranks an event's entrants, exactly, in one snapshot:
+// while it runs by their best passing public score (game.CompareStandings;
+// entrants without one follow), once finished by the frozen final results.
+// It reads every entrant: O(entrants), which events cap.
+func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error) {
+	var out []game.EventStanding
+	board := game.EventBoard{EventID: id}
+	err := s.tx(ctx, readOnly, func(tx pgx.Tx) error {
+		e, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
+		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT seq FROM events WHERE id = $1`, id).Scan(&board.Seq); err != nil {
+			return err
+		}
+		board.Final = e.FinishedAt != nil
+		var rows pgx.Rows
+		if e.FinishedAt != nil {
+			rows, err = tx.Query(ctx, `
+				SELECT r.rank, r.player_id, p.name, r.score, r.passed, n.attempts, r.submission_id, s.created_at
+				FROM event_results r JOIN players p ON p.id = r.player_id
+				JOIN event_entrants n ON n.event_id = r.event_id AND n.player_id = r.player_id
+				JOIN event_submissions s ON s.id = r.submission_id
+				WHERE r.event_id = $1 ORDER BY r.rank`, id)
+		} else {
+			rows, err = tx.Query(ctx, `
+				SELECT row_number() OVER (ORDER BY `+standingKey("n")+`),
+					n.player_id, p.name, coalesce(n.best_score, 0), n.best_score IS NOT NULL, n.attempts,
+					n.best_submission_id, n.best_at
+				FROM event_entrants n JOIN players p ON p.id = n.player_id
+				WHERE n.event_id = $1
+				ORDER BY 1`, id)
+		}
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.EventStanding, error) { return scanStanding(row) })
+		return err
+	})
+	if err != nil {
+		return game.EventBoard{}, translate("event standings", err)
+	}
+	if out == nil {
+		out = []game.EventStanding{}
+	}
+	board.Entries, board.Total = out, len(out)
+	return board, nil
+}
+
+// EventFinals returns each entrant's final design, by player id: their
+// best passing one (Final "best"; their last if none passed) or their last
+// (Final "last"). Entrants who submitted nothing have none.
+func (s *Store) EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error) {
+	var out []game.EventSubmission
+	err := s.tx(ctx, readOnly, func(tx pgx.Tx) error {
+		e, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `
+			SELECT s.id, s.event_id, s.player_id, s.design, s.result, s.passed, s.score, s.created_at
+			FROM event_entrants n JOIN event_submissions s ON s.id = CASE WHEN $2 = 'best'
+				THEN coalesce(n.best_submission_id, n.last_submission_id) ELSE n.last_submission_id END
+			WHERE n.event_id = $1 ORDER BY n.player_id`, id, e.Final)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.EventSubmission, error) {
+			var f game.EventSubmission
+			var design, result []byte
+			err := row.Scan(&f.ID, &f.EventID, &f.PlayerID, &design, &result, &f.Passed, &f.Score, &f.CreatedAt)
+			f.Design, f.Result, f.CreatedAt = design, result, f.CreatedAt.UTC()
+			return f, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, translate("event finals", err)
+	}
+	if out == nil {
+		out = []game.EventSubmission{}
+	}
+	return out, nil
+}
+
+// FinishEvent freezes an event's final standings: results (one per
+// entrant with a final design, each naming one of their submissions to the
+// event) are ranked by game.RankResults and stored, and finished_at set to
+// at, in one transaction under the event's row lock. Exactly once: it
+// reports false, writing nothing, if the event is already finished
+// (whoever finished it), and ECONFLICT if at is before the end.
+func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error) {
+	at = game.Timestamp(at)
+	var done bool
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		done = false
+		e, err := lockEvent(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if e.FinishedAt != nil {
+			return nil
+		}
+		if at.Before(e.EndsAt) {
+			return game.Errorf(game.ECONFLICT, "the event has not ended")
+		}
+		rows, err := tx.Query(ctx, `SELECT id, player_id, created_at FROM event_submissions WHERE event_id = $1`, id)
+		if err != nil {
+			return err
+		}
+		type subInfo struct {
+			player uuid.UUID
+			at     time.Time
+		}
+		subs := map[uuid.UUID]subInfo{}
+		var sid, pid uuid.UUID
+		var created time.Time
+		if _, err := pgx.ForEachRow(rows, []any{&sid, &pid, &created}, func() error {
+			subs[sid] = subInfo{pid, created}
+			return nil
+		}); err != nil {
+			return err
+		}
+		ordered, err := game.RankResults(results, func(r game.EventResult) (time.Time, bool) {
+			si, ok := subs[r.SubmissionID]
+			return si.at, ok && si.player == r.PlayerID
+		})
+		if err != nil {
+			return err
+		}
+		var b pgx.Batch
+		for i, r := range ordered {
+			b.Queue(`
+				INSERT INTO event_results (event_id, player_id, rank, submission_id, passed, score, result)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, r.PlayerID, i+1, r.SubmissionID, r.Passed, r.Score, []byte(r.Result))
+		}
+		b.Queue(`UPDATE events SET finished_at = $2 WHERE id = $1`, id, at)
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
+		}
+		done = true
+		return announceEvent(ctx, tx, game.EventChange{EventID: id, Kind: game.EventFinal, Total: len(ordered)})
+	})
+	if err != nil {
+		return false, translate("finish event", err)
+	}
+	return done, nil
+}
+
+// EventResult returns an entrant's frozen final run and the design it ran;
+// ENOTFOUND before the event is finished or for a player without one.
+func (s *Store) EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error) {
+	var r game.EventResult
+	var f game.EventSubmission
+	var result, design, public []byte
+	err := s.pool.QueryRow(ctx, `
+		SELECT r.player_id, r.submission_id, r.passed, r.score, r.result,
+			s.id, s.event_id, s.player_id, s.design, s.result, s.passed, s.score, s.created_at
+		FROM event_results r JOIN event_submissions s ON s.id = r.submission_id
+		WHERE r.event_id = $1 AND r.player_id = $2`, id, playerID).Scan(
+		&r.PlayerID, &r.SubmissionID, &r.Passed, &r.Score, &result,
+		&f.ID, &f.EventID, &f.PlayerID, &design, &public, &f.Passed, &f.Score, &f.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, f, game.Errorf(game.ENOTFOUND, "no final result for this player in this event")
+	}
+	if err != nil {
+		return r, f, translate("event result", err)
+	}
+	r.Result, f.Design, f.Result, f.CreatedAt = result, design, public, f.CreatedAt.UTC()
+	return r, f, nil
+}

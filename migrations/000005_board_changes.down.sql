@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS board_changes;
+ALTER TABLE boards DROP COLUMN IF EXISTS last_seq;

@@ -1,0 +1,26 @@
+// The design's estimated cost per hour against the budget, redrawn on every edit: the
+// fixed charges exactly, the autoscalers' ceilings and per-request charges as a range
+// (see cost.js for how each is estimated).
+import { h, clear, fmt, fmtCost } from './util.js';
+import { designCost } from './cost.js';
+
+export function renderEstimate(box, catalog, design, budget, meanRps) {
+  const est = designCost(catalog, design, meanRps);
+  const over = est.low > budget;
+  const maybe = !over && est.high > budget;
+  const share = Math.min(1.5, est.high / budget);
+  clear(box,
+    h('p', { class: ['cost-line', over ? 'bad' : maybe ? 'warn' : 'ok'] },
+      h('strong', {}, 'Estimated cost: '),
+      est.high - est.low > 0.0005 ? `${fmtCost(est.low)} – ${fmtCost(est.high)}` : fmtCost(est.low),
+      ` of a ${fmtCost(budget)} budget`,
+      over ? ' — over budget before any traffic' : maybe ? ' — may go over budget' : ' — within budget'),
+    h('div', { class: 'cost-bar', role: 'img', 'aria-label': `${Math.round(est.high / budget * 100)}% of the budget` },
+      h('span', { class: 'fill', style: { width: `${Math.min(100, share / 1.5 * 100)}%` } }),
+      h('span', { class: 'budget-mark', style: { left: `${100 / 1.5}%` } })),
+    h('p', { class: 'help' },
+      est.parts.map((p, i) => [i ? ' · ' : '', `${p.id} ${p.fixedMax > p.fixed ? `${fmtCost(p.fixed)}–${fmtCost(p.fixedMax)}` : fmtCost(p.fixed)}${p.perUse > 0.0005 ? ` + ≈ ${fmtCost(p.perUse)} per request` : ''}`]),
+      est.perUse > 0.0005 || est.fixedMax > est.fixed
+        ? ` (per-request charges at the level's mean ${fmt(meanRps)} rps as if every request passed through; autoscaled pools from their minimum to their maximum)`
+        : ''));
+}
