@@ -26,7 +26,7 @@ start_server() {
 	local db="$1"; shift
 	local port; port=$(free_port)
 	env HOST=127.0.0.1 PORT="$port" DATABASE_URL="$db" LOG_LEVEL="${LOG_LEVEL:-warn}" \
-		RATE_LIMIT_IP=0 RATE_LIMIT_PLAYER=0 RATE_LIMIT_SIM=0 "$@" \
+		RATE_LIMIT_IP=0 RATE_LIMIT_PLAYER=0 RATE_LIMIT_SIM=0 MAX_INFLIGHT_PER_CLIENT=1000000 "$@" \
 		"$WORK/server" >>"$WORK/server-$port.log" 2>&1 &
 	SERVER_PID=$!
 	SERVER_PIDS+=("$SERVER_PID")

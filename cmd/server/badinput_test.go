@@ -66,6 +66,13 @@ func TestBadInput(t *testing.T) {
 		{"player: token supplied", req{method: "POST", path: "/v1/players", body: map[string]any{"name": "x", "token": "bp_mine"}}, 400, "token"},
 		{"level: unknown field", req{method: "POST", path: "/v1/challenges", body: map[string]any{"slug": "x", "frobnicate": true}}, 422, "frobnicate"},
 		{"level: NaN", req{method: "POST", path: "/v1/challenges", body: `{"slug": "x", "budget_per_hour": NaN}`}, 400, "budget_per_hour"},
+		{"duplicate key", req{method: "POST", path: submit, body: `{"design": ` + string(good) + `, "version": 0, "version": 7}`}, 400, "version"},
+		{"field name in capitals", req{method: "POST", path: submit, body: `{"DESIGN": ` + string(good) + `}`}, 400, "DESIGN"},
+		{"duplicate key inside the design", req{method: "POST", path: submit,
+			body: `{"design": {"components": [{"id": "app", "type": "app_service", "type": "database"}], "edges": []}}`}, 400, "design.components[0].type"},
+		{"player: name twice", req{method: "POST", path: "/v1/players", body: `{"name": "ada", "name": "eve"}`}, 400, "name"},
+		{"simulation: Max_Points", req{method: "POST", path: "/v1/simulations", body: `{"level": "first-request", "design": {}, "Max_Points": 100000}`}, 400, "Max_Points"},
+		{"level: duplicate slug", req{method: "POST", path: "/v1/challenges", body: `{"slug": "a", "slug": "b"}`}, 400, "slug"},
 		{"role: wrong type", req{method: "PUT", path: "/v1/players/" + p.ID + "/role", body: map[string]any{"role": true}}, 400, "role"},
 	}
 	for _, tt := range tests {

@@ -26,7 +26,11 @@ type config struct {
 	LogLevel          slog.Level
 	LogFormat         string
 	ShutdownTimeout   time.Duration
-	API               api.Config
+	// HeaderTimeout bounds reading a request's headers; IdleTimeout how
+	// long a keep-alive connection may wait for its next request.
+	HeaderTimeout time.Duration
+	IdleTimeout   time.Duration
+	API           api.Config
 	// EventCheckInterval: with the in-memory store, how often ended events
 	// are looked for and finished.
 	EventCheckInterval time.Duration
@@ -94,6 +98,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		},
 		LogFormat:       str("LOG_FORMAT", "json"),
 		ShutdownTimeout: duration("SHUTDOWN_TIMEOUT", 30*time.Second),
+		HeaderTimeout:   duration("HEADER_TIMEOUT", 5*time.Second),
+		IdleTimeout:     duration("IDLE_TIMEOUT", 2*time.Minute),
 	}
 	// Live standings and events.
 	c.DatabaseDirectURL = str("DATABASE_DIRECT_URL", "")
@@ -122,19 +128,23 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 
 	a := api.Config{
-		AdminToken:      getenv("ADMIN_TOKEN"),
-		SimWorkers:      integer("SIM_WORKERS", 0, 1, 1024),
-		SimQueue:        integer("SIM_QUEUE", api.DefaultSimQueue, 0, 100_000),
-		SimTimeout:      duration("SIM_TIMEOUT", api.DefaultSimTimeout),
-		HintTimeout:     duration("HINT_TIMEOUT", api.DefaultHintTimeout),
-		MaxBodyBytes:    int64(integer("MAX_BODY_BYTES", api.DefaultMaxBodyBytes, 1024, 64<<20)),
-		MaxInFlight:     integer("MAX_INFLIGHT", 0, 1, 1_000_000),
-		RateLimitIP:     integer("RATE_LIMIT_IP", api.DefaultRateLimitIP, 0, 1_000_000),
-		RateLimitPlayer: integer("RATE_LIMIT_PLAYER", api.DefaultRateLimitPlayer, 0, 1_000_000),
-		RateLimitSim:    integer("RATE_LIMIT_SIM", api.DefaultRateLimitSim, 0, 1_000_000),
-		RateLimitWindow: duration("RATE_LIMIT_WINDOW", api.DefaultRateLimitWindow),
-		CORSOrigins:     list("CORS_ORIGINS"),
-		TrustedProxies:  list("TRUSTED_PROXIES"),
+		AdminToken:           getenv("ADMIN_TOKEN"),
+		SimWorkers:           integer("SIM_WORKERS", 0, 1, 1024),
+		SimQueue:             integer("SIM_QUEUE", api.DefaultSimQueue, 0, 100_000),
+		SimTimeout:           duration("SIM_TIMEOUT", api.DefaultSimTimeout),
+		HintTimeout:          duration("HINT_TIMEOUT", api.DefaultHintTimeout),
+		MaxBodyBytes:         int64(integer("MAX_BODY_BYTES", api.DefaultMaxBodyBytes, 1024, 64<<20)),
+		MaxInFlight:          integer("MAX_INFLIGHT", 0, 1, 1_000_000),
+		MaxInFlightPerClient: integer("MAX_INFLIGHT_PER_CLIENT", api.DefaultMaxInFlightPerClient, 1, 1_000_000),
+		BodyTimeout:          duration("BODY_TIMEOUT", api.DefaultBodyTimeout),
+		HandlerTimeout:       duration("HANDLER_TIMEOUT", 0*time.Second),
+		WriteTimeout:         duration("WRITE_TIMEOUT", api.DefaultWriteTimeout),
+		RateLimitIP:          integer("RATE_LIMIT_IP", api.DefaultRateLimitIP, 0, 1_000_000),
+		RateLimitPlayer:      integer("RATE_LIMIT_PLAYER", api.DefaultRateLimitPlayer, 0, 1_000_000),
+		RateLimitSim:         integer("RATE_LIMIT_SIM", api.DefaultRateLimitSim, 0, 1_000_000),
+		RateLimitWindow:      duration("RATE_LIMIT_WINDOW", api.DefaultRateLimitWindow),
+		CORSOrigins:          list("CORS_ORIGINS"),
+		TrustedProxies:       list("TRUSTED_PROXIES"),
 	}
 	// Live streams.
 	a.MaxStreams = integer("MAX_STREAMS", api.DefaultMaxStreams, 1, 1_000_000)

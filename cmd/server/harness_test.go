@@ -22,7 +22,7 @@ import (
 
 // testServer is a server started through run, as in production.
 type testServer struct {
-	t          *testing.T
+	t          testing.TB
 	base       string
 	env        map[string]string
 	logs       *logBuffer
@@ -34,7 +34,7 @@ type testServer struct {
 
 // testEnv is the environment of a test server on a fresh database: a free
 // loopback port, generous limits (tests that check limits lower them).
-func testEnv(t *testing.T) map[string]string {
+func testEnv(t testing.TB) map[string]string {
 	return map[string]string{
 		"HOST":              "127.0.0.1",
 		"PORT":              "0",
@@ -56,7 +56,7 @@ func randomToken() string {
 
 // startServer runs the server with env and waits until it listens. It is
 // stopped (and must stop cleanly) when the test ends.
-func startServer(t *testing.T, env map[string]string) *testServer {
+func startServer(t testing.TB, env map[string]string) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,7 +31,9 @@ var (
 // migrates) the store, loads the built-in campaign, serves until ctx is
 // cancelled or SIGINT/SIGTERM arrives, then stops accepting connections and
 // waits for in-flight requests (submissions included) to finish, up to
-// SHUTDOWN_TIMEOUT. It logs "listening" with the bound address, so PORT=0
+// SHUTDOWN_TIMEOUT; at that deadline it closes every connection still open
+// (idle, slow or waiting) and waits for the submissions being stored, then
+// returns nil: every acknowledged write is in the store. It logs "listening" with the bound address, so PORT=0
 // works.
 //
 // "server healthcheck" instead asks a running server's /healthz on PORT
@@ -81,15 +84,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	handlers := &inFlight{}
 	srv := &http.Server{
-		Handler:           api.NewServer(deps),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		// A response may wait for a queued simulation or a hint.
-		WriteTimeout:   max(cfg.API.SimTimeout, cfg.API.HintTimeout) + 30*time.Second,
-		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		Handler: handlers.track(api.NewServer(deps)),
+		// Per phase: the API bounds the body, the handler and the write
+		// of each /v1 request more tightly (internal/api/admission.go);
+		// these are the outer bounds for every route.
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		ReadTimeout:       cfg.HeaderTimeout + cfg.API.BodyTimeout,
+		WriteTimeout:      cfg.API.BodyTimeout + cfg.API.HandlerTimeout + cfg.API.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	// Live streams never go idle: end them when shutdown starts.
 	srv.RegisterOnShutdown(broker.Close)
@@ -106,17 +112,53 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	// The signal context is done; the drain gets a fresh deadline.
 	logger.InfoContext(ctx, "shutting down: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String())
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	base := context.WithoutCancel(ctx)
+	shutdownCtx, cancel := context.WithTimeout(base, cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
+		// The deadline: cut every connection still open (idle, slow
+		// or waiting), which cancels the handlers' contexts. A handler
+		// past its simulation stores its result regardless (its write
+		// is detached from the client), so wait for those writes:
+		// whatever was acknowledged, and whatever is still being
+		// stored, is in the store when run returns.
+		logger.WarnContext(ctx, "shutdown deadline: closing the remaining connections", "err", err)
 		_ = srv.Close()
-		return fmt.Errorf("shutdown: %w", err)
+		writesCtx, cancelWrites := context.WithTimeout(base, api.DefaultStoreTimeout+5*time.Second)
+		defer cancelWrites()
+		if err := handlers.wait(writesCtx); err != nil {
+			return fmt.Errorf("shutdown: handlers still running after the connections were closed: %w", err)
+		}
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
-	logger.InfoContext(shutdownCtx, "stopped")
+	logger.InfoContext(base, "stopped")
 	return nil
+}
+
+// inFlight counts the handlers running, so that shutdown can wait for them
+// after it has closed their connections (http.Server.Close does not).
+type inFlight struct{ wg sync.WaitGroup }
+
+func (f *inFlight) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.wg.Add(1)
+		defer f.wg.Done()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wait returns when every handler has returned, or ctx's error.
+func (f *inFlight) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // healthcheck asks the server listening on PORT whether it is alive.

@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"backpressure/internal/game"
@@ -12,7 +11,12 @@ import (
 // handleLevelBoard is a level version's leaderboard (?version=, default
 // current).
 func (s *server) handleLevelBoard(w http.ResponseWriter, r *http.Request) {
-	s.board(w, r, chi.URLParam(r, "slug"))
+	slug, err := pathSlug(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.board(w, r, slug)
 }
 
 // handleGlobalBoard is the board over all levels: per player, the sum of
@@ -49,11 +53,11 @@ func (s *server) boardQuery(r *http.Request, slug string) (game.BoardQuery, erro
 	var fields []game.FieldError
 	q := game.BoardQuery{Slug: slug, Cursor: r.URL.Query().Get("cursor")}
 	var err error
-	if q.Limit, err = queryInt(r, "limit", 0); err != nil {
+	if q.Limit, err = queryInt(r, "limit", 0, game.MaxBoardLimit); err != nil {
 		fields = append(fields, game.ErrorFields(err)...)
 	}
 	if slug != "" {
-		if q.Version, err = queryInt(r, "version", 0); err != nil {
+		if q.Version, err = queryInt(r, "version", 0, maxVersion); err != nil {
 			fields = append(fields, game.ErrorFields(err)...)
 		}
 	} else if r.URL.Query().Has("version") {
@@ -75,6 +79,9 @@ func (s *server) boardQuery(r *http.Request, slug string) (game.BoardQuery, erro
 		}
 	default:
 		fields = append(fields, game.FieldError{Field: "around", Reason: `must be "me"`})
+	}
+	if fe := checkCursor(q.Cursor); fe != nil {
+		fields = append(fields, *fe)
 	}
 	if len(fields) > 0 {
 		return q, badRequest("a query parameter is malformed", fields...)

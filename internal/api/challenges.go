@@ -77,12 +77,17 @@ func newChallengeResponse(stored game.Level, l *challenges.Level) challengeRespo
 
 // handleChallenge returns one level version (?version=, default current).
 func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
-	version, err := queryInt(r, "version", 0)
+	version, err := queryInt(r, "version", 0, maxVersion)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	stored, l, err := s.level(r.Context(), chi.URLParam(r, "slug"), version)
+	slug, err := pathSlug(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stored, l, err := s.level(r.Context(), slug, version)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -219,22 +224,6 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	}
 	w.Header().Set("Location", "/v1/challenges/"+stored.Slug)
 	writeJSON(w, r, status, uploadResponse{Outcome: outcome, Challenge: newChallengeResponse(stored, l)})
-}
-
-// queryInt reads an optional integer query parameter.
-func queryInt(r *http.Request, name string, def int) (int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, badRequest("a query parameter is malformed", game.FieldError{Field: name, Reason: "must be an integer"})
-	}
-	if n < 0 {
-		return 0, badRequest("a query parameter is malformed", game.FieldError{Field: name, Reason: "must not be negative"})
-	}
-	return n, nil
 }
 
 // underStartingDesign places a design's problems under the level's starting_design.

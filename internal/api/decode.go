@@ -78,8 +78,12 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	return validate(v)
 }
 
-// unmarshalStrict decodes exactly one JSON value with no unknown fields.
+// unmarshalStrict decodes exactly one JSON value with no unknown fields, no
+// duplicate keys and no field names in the wrong case.
 func unmarshalStrict(body []byte, v any) error {
+	if err := checkKeys(body, reflect.TypeOf(v)); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

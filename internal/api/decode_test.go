@@ -54,6 +54,13 @@ func TestUnmarshalStrict(t *testing.T) {
 		{`{"name": "a"} x`, eBadRequest, ""},
 		{`{"name": "a"`, eBadRequest, "name"},
 		{`[]`, eBadRequest, ""},
+		// encoding/json alone would take the last duplicate and ignore case.
+		{`{"name": "a", "name": "b"}`, eBadRequest, "name"},
+		{`{"Name": "a"}`, eBadRequest, "Name"},
+		{`{"NAME": "a", "name": "b"}`, eBadRequest, "NAME"},
+		{`{"inner": {"n": 1, "n": 2}}`, eBadRequest, "inner.n"},
+		{`{"inner": {"N": 1}}`, eBadRequest, "inner.N"},
+		{`{"name": "a", "x": 1, "inner": {"n": 1}, "x": 2}`, eBadRequest, "x"},
 	} {
 		var v body
 		err := unmarshalStrict([]byte(tt.body), &v)
@@ -193,5 +200,38 @@ func TestPanicIs500(t *testing.T) {
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/v1/x", nil))
 	if w.Code != 500 || !strings.Contains(w.Body.String(), `"code":"internal"`) || strings.Contains(w.Body.String(), "boom") {
 		t.Errorf("panic: %d %s", w.Code, w.Body)
+	}
+}
+
+// Every request type refuses duplicate and mis-cased keys, at any depth of
+// the body (inside a design too), with a 400 naming the key.
+func TestDecodeAmbiguousKeys(t *testing.T) {
+	tests := []struct {
+		name, body, field string
+		v                 any
+	}{
+		{"duplicate name", `{"name": "ada", "name": "eve"}`, "name", &createPlayerRequest{}},
+		{"name in capitals", `{"NAME": "ada"}`, "NAME", &createPlayerRequest{}},
+		{"role in mixed case", `{"Role": "admin"}`, "Role", &setRoleRequest{}},
+		{"duplicate version", `{"design": {}, "version": 1, "version": 2}`, "version", &submitRequest{}},
+		{"version in capitals", `{"design": {}, "Version": 2}`, "Version", &submitRequest{}},
+		{"duplicate inside the design", `{"design": {"components": [{"id": "a", "id": "b"}]}}`, "design.components[0].id", &submitRequest{}},
+		{"max_points twice", `{"level": "x", "design": {}, "max_points": 2, "max_points": 100000}`, "max_points", &simulationRequest{}},
+		{"Level", `{"Level": "x", "design": {}}`, "Level", &simulationRequest{}},
+		{"hint design twice", `{"design": {}, "design": {"components": []}}`, "design", &hintRequest{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(tt.body))
+			r.Header.Set("Content-Type", "application/json")
+			err := decode(httptest.NewRecorder(), r, 1<<20, tt.v)
+			if code(err) != eBadRequest {
+				t.Fatalf("decode(%s): %v, want a 400", tt.body, err)
+			}
+			fields := game.ErrorFields(err)
+			if len(fields) != 1 || fields[0].Field != tt.field {
+				t.Errorf("fields %+v, want %q", fields, tt.field)
+			}
+		})
 	}
 }

@@ -22,6 +22,8 @@ const (
 	eUnsupportedMedia = "unsupported_media_type"
 	// eMethodNotAllowed: the path exists, the method does not.
 	eMethodNotAllowed = "method_not_allowed"
+	// eRequestTimeout: the body did not arrive within the body timeout.
+	eRequestTimeout = "request_timeout"
 	// eBusy: the simulation queue or the in-flight limit is full; retry later.
 	eBusy = "busy"
 )
@@ -36,6 +38,7 @@ var statusOf = map[string]int{
 	eMethodNotAllowed:  http.StatusMethodNotAllowed,
 	game.ECONFLICT:     http.StatusConflict,
 	eTooLarge:          http.StatusRequestEntityTooLarge,
+	eRequestTimeout:    http.StatusRequestTimeout,
 	eUnsupportedMedia:  http.StatusUnsupportedMediaType,
 	game.ERATELIMIT:    http.StatusTooManyRequests,
 	game.EINTERNAL:     http.StatusInternalServerError,
@@ -59,6 +62,7 @@ var titleOf = map[string]string{
 	eMethodNotAllowed:  "Method not allowed",
 	game.ECONFLICT:     "Conflict",
 	eTooLarge:          "Request body too large",
+	eRequestTimeout:    "Request body too slow",
 	eUnsupportedMedia:  "Unsupported media type",
 	game.ERATELIMIT:    "Too many requests",
 	game.EINTERNAL:     "Internal error",

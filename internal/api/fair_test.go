@@ -27,6 +27,11 @@ type fairServer struct {
 
 func newFairServer(t *testing.T, st Store, cfg Config) *fairServer {
 	t.Helper()
+	if cfg.MaxInFlightPerClient == 0 {
+		// Every in-process client has one address; the per-address
+		// limit is tested through the real server (cmd/server).
+		cfg.MaxInFlightPerClient = 1 << 20
+	}
 	s := newServer(Deps{Store: st, Config: cfg})
 	if err := LoadCampaign(t.Context(), s.store, s.log, time.Now()); err != nil {
 		t.Fatal(err)

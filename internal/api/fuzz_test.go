@@ -2,10 +2,12 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"testing"
 
 	"backpressure/internal/game"
@@ -87,6 +89,37 @@ func FuzzBoardQuery(f *testing.F) {
 		}
 		if _, err := s.boardQuery(r, slug); err != nil && !clientError(err) {
 			t.Fatalf("boardQuery(%q): %v is not a client error", query, err)
+		}
+	})
+}
+
+// FuzzCheckKeys: the duplicate-key pre-pass never panics, refuses only with
+// a 400, and whatever object body is, the same object with its first key
+// repeated is refused.
+func FuzzCheckKeys(f *testing.F) {
+	for _, b := range fuzzBodies {
+		f.Add([]byte(b))
+	}
+	f.Add([]byte(`{"name": "a", "NAME": "b"}`))
+	f.Add([]byte(`{"design": {"components": [{"id": "a", "id": "b"}]}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, typ := range []reflect.Type{reflect.TypeFor[submitRequest](), reflect.TypeFor[createPlayerRequest](), reflect.TypeFor[any]()} {
+			if err := checkKeys(body, typ); err != nil && game.ErrorCode(err) != eBadRequest {
+				t.Fatalf("checkKeys(%q): %v is not a 400", body, err)
+			}
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(body, &obj) != nil || len(obj) == 0 || checkKeys(body, reflect.TypeFor[any]()) != nil {
+			return
+		}
+		for k, v := range obj {
+			key, _ := json.Marshal(k)
+			doubled := append(append(append([]byte(`{`), key...), ':'), v...)
+			doubled = append(append(doubled, ','), bytes.TrimPrefix(bytes.TrimSpace(body), []byte("{"))...)
+			if err := checkKeys(doubled, reflect.TypeFor[any]()); err == nil {
+				t.Fatalf("checkKeys(%q) accepted the key %s twice", doubled, key)
+			}
+			break
 		}
 	})
 }

@@ -103,10 +103,13 @@ func (s *server) observe(next http.Handler) http.Handler {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		r = r.WithContext(context.WithValue(r.Context(), keyRequest, info))
 		defer func() {
-			if rec := recover(); rec != nil {
-				if rec == http.ErrAbortHandler {
-					panic(rec)
-				}
+			rec := recover()
+			if rec == http.ErrAbortHandler {
+				// A response cut off on purpose (its client stopped
+				// reading): logged like any other, then passed on so
+				// that the server closes the connection.
+				defer panic(rec)
+			} else if rec != nil {
 				info.logger.ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
 				if ww.Status() == 0 {
 					s.writeError(ww, r, fmt.Errorf("panic: %v", rec))

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"sort"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
 
 	"backpressure/internal/store/memstore"
 )
@@ -67,37 +70,32 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	}
 }
 
-// TestOpenAPIReferences checks that every $ref resolves, operation ids are
-// unique, and every operation documents its errors as problem+json.
+// TestOpenAPIReferences checks the document with a maintained OpenAPI 3.1
+// implementation (pb33f/libopenapi): it must be valid against the OpenAPI 3.1
+// schema and every $ref must resolve. Then the project's own rules: operation
+// ids are unique, and every /v1 operation documents its errors as
+// problem+json.
 func TestOpenAPIReferences(t *testing.T) {
 	doc := loadOpenAPI(t)
 	if v, _ := doc["openapi"].(string); !strings.HasPrefix(v, "3.1.") {
 		t.Errorf("openapi version %q", v)
 	}
-	var walk func(at string, node any)
-	walk = func(at string, node any) {
-		switch n := node.(type) {
-		case map[string]any:
-			if ref, ok := n["$ref"].(string); ok {
-				var cur any = doc
-				for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-					m, _ := cur.(map[string]any)
-					cur = m[part]
-				}
-				if cur == nil {
-					t.Errorf("%s: $ref %s does not resolve", at, ref)
-				}
-			}
-			for k, v := range n {
-				walk(at+"/"+k, v)
-			}
-		case []any:
-			for _, v := range n {
-				walk(at, v)
-			}
+	parsed, err := libopenapi.NewDocument(openAPIDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parsed.BuildV3Model(); err != nil {
+		t.Errorf("the document does not build (unresolved references?): %v", err)
+	}
+	v, errs := validator.NewValidator(parsed)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if ok, verrs := v.ValidateDocument(); !ok {
+		for _, e := range verrs {
+			t.Errorf("not valid OpenAPI 3.1: %s: %s", e.Message, e.Reason)
 		}
 	}
-	walk("#", doc)
 	ids := map[string]string{}
 	for path, item := range doc["paths"].(map[string]any) {
 		for method, op := range item.(map[string]any) {
@@ -116,5 +114,21 @@ func TestOpenAPIReferences(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The document check catches a reference that resolves to nothing.
+func TestOpenAPIReferencesCatchesBrokenRef(t *testing.T) {
+	broken := bytes.Replace(openAPIDocument, []byte(`"#/components/schemas/Player"`), []byte(`"#/components/schemas/Nobody"`), 1)
+	if bytes.Equal(broken, openAPIDocument) {
+		t.Fatal("no reference to break")
+	}
+	parsed, err := libopenapi.NewDocument(broken)
+	if err != nil {
+		t.Logf("refused outright: %v", err)
+		return
+	}
+	if _, err := parsed.BuildV3Model(); err == nil {
+		t.Error("a reference to a missing schema was not reported")
 	}
 }

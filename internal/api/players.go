@@ -29,7 +29,9 @@ func (s *server) handleCreatePlayer(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	fe := game.ValidName("name", req.Name)
+	// The name is stored in its canonical form (game/name.go: PRECIS
+	// Nickname), unique by its confusable skeleton.
+	name, fe := game.CanonicalName("name", req.Name)
 	if len(fe) == 0 && strings.ContainsRune(req.Name, utf8.RuneError) {
 		// What encoding/json makes of a lone UTF-16 surrogate (\ud800): the
 		// client did not send this character.
@@ -40,7 +42,7 @@ func (s *server) handleCreatePlayer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token, hash := game.NewToken()
-	p, err := s.store.CreatePlayer(r.Context(), req.Name, game.RolePlayer, hash)
+	p, err := s.store.CreatePlayer(r.Context(), name, game.RolePlayer, hash)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -20,14 +20,19 @@ func writeBody(w http.ResponseWriter, r *http.Request, status int, v any) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		logger := loggerFrom(r.Context())
-		logger.ErrorContext(r.Context(), "encode response", "err", err)
-		w.Header().Set("Content-Type", "application/problem+json")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write([]byte(`{"type":"` + problemTypePrefix + `internal","title":"Internal error","status":500,"detail":"internal error","code":"internal"}` + "\n"))
+		writeEncodeFailure(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// writeEncodeFailure answers a response that could not be encoded (a bug)
+// with a fixed 500 problem.
+func writeEncodeFailure(w http.ResponseWriter, r *http.Request, err error) {
+	loggerFrom(r.Context()).ErrorContext(r.Context(), "encode response", "err", err)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write([]byte(`{"type":"` + problemTypePrefix + `internal","title":"Internal error","status":500,"detail":"internal error","code":"internal"}` + "\n"))
 }

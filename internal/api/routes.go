@@ -48,7 +48,9 @@ func (s *server) routes() *chi.Mux {
 	r.Route("/v1", func(r chi.Router) {
 		r.NotFound(s.handleNotFound)
 		r.MethodNotAllowed(s.handleMethodNotAllowed)
-		r.Use(s.limitInFlight)
+		// Admission (admission.go): per client, then the body, then the
+		// scarce in-flight places.
+		r.Use(s.limitPerClient, s.readBodyFirst, s.limitInFlight, s.limitHandlerTime)
 		r.Use(s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress))
 		r.Use(s.authenticate)
 		r.Use(s.rateLimit("player", s.cfg.RateLimitPlayer, keyByPlayer))

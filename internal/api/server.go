@@ -52,6 +52,20 @@ type Config struct {
 	// memory. 0 means DefaultMaxInFlightPerCPU per CPU.
 	MaxInFlight int
 
+	// MaxInFlightPerClient requests of one client address are served at
+	// once (counted from the start of the body); one more is refused with
+	// 429. 0 means DefaultMaxInFlightPerClient.
+	MaxInFlightPerClient int
+
+	// Timeouts by phase. The header phase is the http.Server's
+	// (cmd/server). BodyTimeout bounds reading a request body (408
+	// beyond), before the request takes an in-flight place;
+	// HandlerTimeout bounds the handler (its context); WriteTimeout bounds
+	// writing the response once the handler has it.
+	BodyTimeout    time.Duration
+	HandlerTimeout time.Duration
+	WriteTimeout   time.Duration
+
 	// Rate limits in requests per RateLimitWindow; 0 turns a limit off.
 	// RateLimitIP applies to every /v1 request by client address,
 	// RateLimitPlayer to authenticated requests by player, RateLimitSim to
@@ -87,14 +101,20 @@ const (
 	DefaultSimTimeout   = 10 * time.Second
 	DefaultHintTimeout  = 30 * time.Second
 	DefaultMaxBodyBytes = 1 << 20
+	// DefaultStoreTimeout is what a handler may spend storing its result
+	// after its simulation.
+	DefaultStoreTimeout = 15 * time.Second
 	// DefaultMaxInFlightPerCPU: a CPU answers a tutorial submission in a few
 	// milliseconds, so 64 requests in progress per CPU keep it busy while
 	// bounding the memory overload can take.
-	DefaultMaxInFlightPerCPU = 64
-	DefaultRateLimitIP       = 600
-	DefaultRateLimitPlayer   = 300
-	DefaultRateLimitSim      = 60
-	DefaultRateLimitWindow   = time.Minute
+	DefaultMaxInFlightPerCPU    = 64
+	DefaultMaxInFlightPerClient = 16
+	DefaultBodyTimeout          = 10 * time.Second
+	DefaultWriteTimeout         = 15 * time.Second
+	DefaultRateLimitIP          = 600
+	DefaultRateLimitPlayer      = 300
+	DefaultRateLimitSim         = 60
+	DefaultRateLimitWindow      = time.Minute
 	// DefaultSimBudgetBurst is two of the costliest hints; DefaultSimBudgetPerSecond
 	// refills one of them a minute (a tutorial submission costs about 4,000).
 	DefaultSimBudgetBurst     = 2 * challenges.MaxHintCost
@@ -120,6 +140,15 @@ func (c Config) WithDefaults() Config {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = DefaultMaxInFlightPerCPU * runtime.GOMAXPROCS(0)
 	}
+	if c.MaxInFlightPerClient <= 0 {
+		c.MaxInFlightPerClient = DefaultMaxInFlightPerClient
+	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
 	if c.SimQueue < 0 {
 		c.SimQueue = 0
 	}
@@ -128,6 +157,10 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.HintTimeout <= 0 {
 		c.HintTimeout = DefaultHintTimeout
+	}
+	if c.HandlerTimeout <= 0 {
+		// Long enough for the longest handler: a hint, then its answer.
+		c.HandlerTimeout = max(c.SimTimeout, c.HintTimeout) + DefaultStoreTimeout
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes

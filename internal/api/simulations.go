@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
-
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
 	"backpressure/internal/sim"
@@ -74,9 +72,10 @@ func designProblems(err error) error {
 
 type simulationRequest struct {
 	Level   string          `json:"level" validate:"required,max=64"`
-	Version int             `json:"version" validate:"min=0"`
+	Version int             `json:"version" validate:"min=0,max=2147483647"`
 	Design  json.RawMessage `json:"design" validate:"required"`
-	// MaxPoints downsamples the timeline to at most this many ticks.
+	// MaxPoints downsamples the timeline to at most this many ticks
+	// (DefaultMaxPoints if absent).
 	MaxPoints int `json:"max_points" validate:"omitempty,min=2,max=100000"`
 }
 
@@ -98,6 +97,10 @@ func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if !challenges.ValidSlug(req.Level) {
+		s.writeError(w, r, game.Invalid("the request is invalid", []game.FieldError{{Field: "level", Reason: "names no level (or no such version)"}}))
+		return
+	}
 	d, stored, l, err := s.designForLevel(r.Context(), req.Design, req.Level, req.Version)
 	if game.ErrorCode(err) == game.ENOTFOUND {
 		err = game.Invalid("the request is invalid", []game.FieldError{{Field: "level", Reason: "names no level (or no such version)"}})
@@ -111,8 +114,12 @@ func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, every := downsample(ev.Result, req.MaxPoints)
-	writeJSON(w, r, http.StatusOK, simulationResponse{
+	maxPoints := req.MaxPoints
+	if maxPoints == 0 {
+		maxPoints = DefaultMaxPoints
+	}
+	res, every := downsample(ev.Result, maxPoints)
+	s.writeSimulation(w, r, simulationResponse{
 		Slug:       stored.Slug,
 		Version:    stored.Version,
 		Evaluation: ev,
@@ -147,7 +154,7 @@ func downsample(res *sim.Result, maxPoints int) (*sim.Result, int) {
 }
 
 type hintRequest struct {
-	Version int             `json:"version" validate:"min=0"`
+	Version int             `json:"version" validate:"min=0,max=2147483647"`
 	Design  json.RawMessage `json:"design" validate:"required"`
 }
 
@@ -164,7 +171,12 @@ func (s *server) handleHint(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, stored, l, err := s.designForLevel(r.Context(), req.Design, chi.URLParam(r, "slug"), req.Version)
+	slug, err := pathSlug(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d, stored, l, err := s.designForLevel(r.Context(), req.Design, slug, req.Version)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

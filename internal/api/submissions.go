@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"backpressure/internal/challenges"
@@ -20,7 +19,7 @@ type submitRequest struct {
 	Design json.RawMessage `json:"design" validate:"required"`
 	// Version, if set, must be the level's current version: a client that
 	// looked at an older version learns that the level changed.
-	Version int `json:"version" validate:"min=0"`
+	Version int `json:"version" validate:"min=0,max=2147483647"`
 }
 
 // submissionView is a stored submission as clients see it.
@@ -98,7 +97,11 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	slug := chi.URLParam(r, "slug")
+	slug, err := pathSlug(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	reqHash := requestHash(slug, req.Version, design)
 	if key != "" {
 		// A retry is answered from the store without simulating again.

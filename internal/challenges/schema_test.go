@@ -3,15 +3,16 @@ package challenges
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	campaignfiles "backpressure/challenges"
 )
@@ -47,30 +48,22 @@ func TestSchemaGolden(t *testing.T) {
 // Every campaign level validates against the published schema, and so does every
 // reference solution against its Design definition.
 func TestCampaignMatchesSchema(t *testing.T) {
-	schema := loadSchema(t)
+	schema := levelSchema(t, "")
 	names, _ := filepathGlob(campaignfiles.Levels)
 	if len(names) == 0 {
 		t.Fatal("no campaign files")
 	}
 	for _, name := range names {
 		data, _ := campaignfiles.Levels.ReadFile(name)
-		var doc any
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range validateSchema(schema, schema, doc, "") {
+		for _, e := range validateSchema(schema, instance(t, data)) {
 			t.Errorf("%s: %s", name, e)
 		}
 	}
-	design := map[string]any{"$ref": "#/$defs/Design"}
+	design := levelSchema(t, "#/$defs/Design")
 	sols, _ := filepath.Glob(filepath.Join("testdata", "solutions", "*.json"))
 	for _, f := range sols {
 		data, _ := os.ReadFile(f)
-		var doc any
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range validateSchema(schema, design, doc, "") {
+		for _, e := range validateSchema(design, instance(t, data)) {
 			t.Errorf("%s: %s", f, e)
 		}
 	}
@@ -78,7 +71,7 @@ func TestCampaignMatchesSchema(t *testing.T) {
 
 // The schema catches what it should: a broken level fails it where Parse does.
 func TestSchemaRejects(t *testing.T) {
-	schema := loadSchema(t)
+	schema := levelSchema(t, "")
 	tests := []struct {
 		name   string
 		break_ func(m map[string]any)
@@ -105,10 +98,8 @@ func TestSchemaRejects(t *testing.T) {
 	for _, tt := range tests {
 		m := baseLevel(t)
 		tt.break_(m)
-		var doc any
 		b, _ := json.Marshal(m)
-		json.Unmarshal(b, &doc)
-		errs := validateSchema(schema, schema, doc, "")
+		errs := validateSchema(schema, instance(t, b))
 		found := false
 		for _, e := range errs {
 			found = found || strings.HasPrefix(e, tt.path+":") || (tt.path == "" && strings.HasPrefix(e, ":"))
@@ -119,13 +110,112 @@ func TestSchemaRejects(t *testing.T) {
 	}
 }
 
-func loadSchema(t *testing.T) map[string]any {
+// levelSchema compiles the published schema with a maintained JSON Schema
+// 2020-12 validator (santhosh-tekuri/jsonschema/v6); ref selects a
+// definition inside it ("" for the whole level).
+func levelSchema(t *testing.T, ref string) *jsonschema.Schema {
 	t.Helper()
-	var schema map[string]any
-	if err := json.Unmarshal(Schema(), &schema); err != nil {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema()))
+	if err != nil {
 		t.Fatalf("schema is not JSON: %v", err)
 	}
-	return schema
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	const url = "https://backpressure.invalid/level.schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile(url + ref)
+	if err != nil {
+		t.Fatalf("the schema does not compile: %v", err)
+	}
+	return sch
+}
+
+// validateSchema returns "path: reason" for every error of v against sch,
+// paths in the problems' notation (a.b[2].c).
+func validateSchema(sch *jsonschema.Schema, v any) []string {
+	err := sch.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{": " + err.Error()}
+	}
+	// The leaves of the error tree are the failed keywords, each at the
+	// value it failed on; additionalProperties fails on the object and
+	// names the property.
+	var out []string
+	var walk func(e, parent *jsonschema.ValidationError)
+	walk = func(e, parent *jsonschema.ValidationError) {
+		at := pointerToPath("/" + strings.Join(e.InstanceLocation, "/"))
+		if k, ok := e.ErrorKind.(*kind.PropertyNames); ok {
+			// jsonschema v6.0.3 reports a propertyNames failure at a
+			// location it has since overwritten; rebuild it from the
+			// parent's location and the properties between the two
+			// schema locations.
+			if parent != nil {
+				at = pointerToPath("/" + strings.Join(parent.InstanceLocation, "/"))
+				rest := strings.Split(strings.TrimPrefix(e.SchemaURL, parent.SchemaURL), "/")
+				for i := 0; i+1 < len(rest); i++ {
+					if rest[i] == "properties" {
+						at = join(at, rest[i+1])
+						i++
+					}
+				}
+			}
+			out = append(out, join(at, k.Property)+": is not an allowed name")
+			return
+		}
+		if len(e.Causes) == 0 {
+			if k, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+				// Reported at the object; the property is the path.
+				for _, p := range k.Properties {
+					out = append(out, join(at, p)+": is not allowed")
+				}
+				return
+			}
+			out = append(out, at+": "+e.Error())
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c, e)
+		}
+	}
+	walk(ve, nil)
+	return out
+}
+
+// pointerToPath turns a JSON pointer (/a/b/2/c) into a.b[2].c.
+func pointerToPath(ptr string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if part == "" {
+			continue
+		}
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		if _, err := strconv.Atoi(part); err == nil {
+			b.WriteString("[" + part + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
+// instance decodes a JSON document as the validator expects it.
+func instance(t *testing.T, data []byte) any {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func filepathGlob(fsys interface {
@@ -137,142 +227,4 @@ func filepathGlob(fsys interface {
 		out = append(out, e.Name())
 	}
 	return out, err
-}
-
-// validateSchema is a small JSON Schema validator for the keywords GenerateSchema emits:
-// $ref (local), type, properties, additionalProperties, required, enum, const, minimum,
-// maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength, pattern, items,
-// allOf, if/then, propertyNames, minProperties, maxProperties. It returns "path: reason"
-// strings.
-func validateSchema(root, s map[string]any, v any, path string) []string {
-	var errs []string
-	fail := func(format string, args ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, args...)) }
-	if ref, ok := s["$ref"].(string); ok {
-		name := strings.TrimPrefix(ref, "#/$defs/")
-		def, ok := root["$defs"].(map[string]any)[name].(map[string]any)
-		if !ok {
-			fail("unresolved $ref %s", ref)
-			return errs
-		}
-		return validateSchema(root, def, v, path)
-	}
-	if typ, ok := s["type"].(string); ok && !hasType(v, typ) {
-		fail("want %s, got %T", typ, v)
-		return errs
-	}
-	if enum, ok := s["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return jsonEqual(e, v) }) {
-		fail("%v is not one of %v", v, enum)
-	}
-	if c, ok := s["const"]; ok && !jsonEqual(c, v) {
-		fail("%v is not %v", v, c)
-	}
-	if x, ok := v.(float64); ok {
-		if m, ok := s["minimum"].(float64); ok && x < m {
-			fail("%g < minimum %g", x, m)
-		}
-		if m, ok := s["maximum"].(float64); ok && x > m {
-			fail("%g > maximum %g", x, m)
-		}
-		if m, ok := s["exclusiveMinimum"].(float64); ok && x <= m {
-			fail("%g ≤ exclusiveMinimum %g", x, m)
-		}
-		if m, ok := s["exclusiveMaximum"].(float64); ok && x >= m {
-			fail("%g ≥ exclusiveMaximum %g", x, m)
-		}
-	}
-	if str, ok := v.(string); ok {
-		if m, ok := s["minLength"].(float64); ok && float64(len([]rune(str))) < m {
-			fail("shorter than %g", m)
-		}
-		if m, ok := s["maxLength"].(float64); ok && float64(len([]rune(str))) > m {
-			fail("longer than %g", m)
-		}
-		if p, ok := s["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(str) {
-			fail("%q does not match %s", str, p)
-		}
-	}
-	if arr, ok := v.([]any); ok {
-		if items, ok := s["items"].(map[string]any); ok {
-			for i, item := range arr {
-				errs = append(errs, validateSchema(root, items, item, fmt.Sprintf("%s[%d]", path, i))...)
-			}
-		}
-	}
-	if obj, ok := v.(map[string]any); ok {
-		props, _ := s["properties"].(map[string]any)
-		for _, key := range sortedKeys(obj) {
-			sub := join(path, key)
-			if ps, ok := props[key].(map[string]any); ok {
-				errs = append(errs, validateSchema(root, ps, obj[key], sub)...)
-				continue
-			}
-			switch ap := s["additionalProperties"].(type) {
-			case bool:
-				if !ap {
-					errs = append(errs, sub+": not allowed")
-				}
-			case map[string]any:
-				errs = append(errs, validateSchema(root, ap, obj[key], sub)...)
-			}
-			if pn, ok := s["propertyNames"].(map[string]any); ok {
-				errs = append(errs, validateSchema(root, pn, key, sub)...)
-			}
-		}
-		if req, ok := s["required"].([]any); ok {
-			for _, r := range req {
-				if _, ok := obj[r.(string)]; !ok {
-					fail("%s is required", r)
-				}
-			}
-		}
-		if m, ok := s["minProperties"].(float64); ok && float64(len(obj)) < m {
-			fail("fewer than %g properties", m)
-		}
-		if m, ok := s["maxProperties"].(float64); ok && float64(len(obj)) > m {
-			fail("more than %g properties", m)
-		}
-	}
-	if all, ok := s["allOf"].([]any); ok {
-		for _, sub := range all {
-			sm := sub.(map[string]any)
-			if cond, ok := sm["if"].(map[string]any); ok {
-				if len(validateSchema(root, cond, v, path)) == 0 {
-					errs = append(errs, validateSchema(root, sm["then"].(map[string]any), v, path)...)
-				}
-				continue
-			}
-			errs = append(errs, validateSchema(root, sm, v, path)...)
-		}
-	}
-	return errs
-}
-
-func hasType(v any, typ string) bool {
-	switch typ {
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "number":
-		_, ok := v.(float64)
-		return ok
-	case "integer":
-		x, ok := v.(float64)
-		return ok && x == math.Trunc(x)
-	}
-	return false
-}
-
-func jsonEqual(a, b any) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
 }

@@ -4,10 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"strings"
+	"strconv"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -46,27 +44,6 @@ const (
 	MaxNameLen = 32
 )
 
-// NameKey returns the case-folded form of a player name under which names
-// are unique: two names have the same key exactly when strings.EqualFold
-// reports them equal. Stores compute it in Go rather than with SQL lower() so
-// that uniqueness does not depend on the database's locale.
-func NameKey(name string) string {
-	var b strings.Builder
-	b.Grow(len(name))
-	for _, r := range name {
-		// The smallest rune of r's simple case-folding orbit is the
-		// canonical representative of the orbit.
-		lo := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			if f < lo {
-				lo = f
-			}
-		}
-		b.WriteRune(lo)
-	}
-	return b.String()
-}
-
 // TokenPrefix starts every API token so that leaked tokens are easy to spot.
 const TokenPrefix = "bp_"
 
@@ -89,21 +66,15 @@ func HashToken(plaintext string) []byte {
 }
 
 // ValidName reports every problem with a player name, for callers that want
-// the same rule as everyone else. field is the JSON path to report.
+// the same rule as everyone else (name.go): the name must be valid and
+// already in its canonical form. field is the JSON path to report.
 func ValidName(field, name string) []FieldError {
-	n := utf8.RuneCountInString(name)
-	switch {
-	case !utf8.ValidString(name):
-		return []FieldError{{Field: field, Reason: "must be valid UTF-8"}}
-	case strings.TrimSpace(name) != name:
-		return []FieldError{{Field: field, Reason: "must not start or end with spaces"}}
-	case n < MinNameLen || n > MaxNameLen:
-		return []FieldError{{Field: field, Reason: "must be 1 to 32 characters"}}
+	canonical, fe := CanonicalName(field, name)
+	if fe != nil {
+		return fe
 	}
-	for _, r := range name {
-		if !unicode.IsPrint(r) {
-			return []FieldError{{Field: field, Reason: "must contain only printable characters"}}
-		}
+	if canonical != name {
+		return []FieldError{{Field: field, Reason: "must be in its canonical form " + strconv.Quote(canonical) + " (NFKC, single spaces, none at either end)"}}
 	}
 	return nil
 }

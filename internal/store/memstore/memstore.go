@@ -78,7 +78,7 @@ func New() *Store {
 // Ping always succeeds.
 func (s *Store) Ping(ctx context.Context) error { return ctx.Err() }
 
-// CreatePlayer stores a new player under a case-insensitively unique name.
+// CreatePlayer stores a new player under a unique name (game.NameKey).
 func (s *Store) CreatePlayer(ctx context.Context, name string, role game.Role, tokenHash []byte) (game.Player, error) {
 	p, err := game.NewPlayer(name, role, tokenHash, s.Now())
 	if err != nil {
@@ -88,7 +88,7 @@ func (s *Store) CreatePlayer(ctx context.Context, name string, role game.Role, t
 	defer s.mu.Unlock()
 	key := game.NameKey(name)
 	if _, ok := s.nameKeys[key]; ok {
-		return game.Player{}, game.Errorf(game.ECONFLICT, "player name is already taken")
+		return game.Player{}, game.Errorf(game.ECONFLICT, "player name is already taken (or looks the same as one that is)")
 	}
 	if _, ok := s.tokens[string(tokenHash)]; ok {
 		return game.Player{}, game.Errorf(game.ECONFLICT, "token is already in use")

@@ -24,7 +24,19 @@ func Migrate(ctx context.Context, dbURL string) error {
 		return err
 	}
 	defer m.Close()
-	return runMigration(ctx, m, m.Up)
+	if err := runMigration(ctx, m, m.Up); err != nil {
+		return err
+	}
+	// A data migration SQL cannot do: name keys are computed in Go.
+	s, err := Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.rekeyNames(ctx); err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	return nil
 }
 
 // newMigrate returns a golang-migrate instance over the embedded migrations.

@@ -10,8 +10,8 @@ import (
 	"backpressure/internal/game"
 )
 
-// CreatePlayer stores a new player under a case-insensitively unique name
-// (ECONFLICT if taken) and the SHA-256 hash of their token.
+// CreatePlayer stores a new player under a unique name (game.NameKey;
+// ECONFLICT if taken) and the SHA-256 hash of their token.
 func (s *Store) CreatePlayer(ctx context.Context, name string, role game.Role, tokenHash []byte) (game.Player, error) {
 	p, err := game.NewPlayer(name, role, tokenHash, s.Now())
 	if err != nil {
@@ -77,6 +77,38 @@ func (s *Store) SetRole(ctx context.Context, playerID uuid.UUID, role game.Role)
 	s.tokens.clear()
 	if tag.RowsAffected() == 0 {
 		return game.Errorf(game.ENOTFOUND, "player not found")
+	}
+	return nil
+}
+
+// rekeyNames recomputes the name keys written under an older uniqueness
+// rule (game.IsCurrentNameKey), so that a new name is checked against every
+// stored name by the current rule. Two stored names that the current rule
+// finds alike both keep their names: the later one's key gets its id
+// appended, and any new name like either is refused. Concurrent replicas
+// may run it at once: each update is idempotent.
+func (s *Store) rekeyNames(ctx context.Context) error {
+	rows, err := s.pool.Query(ctx, `SELECT id, name FROM players WHERE name_key NOT LIKE 's1:%' ORDER BY created_at, id`)
+	if err != nil {
+		return translate("find old name keys", err)
+	}
+	type old struct {
+		ID   uuid.UUID
+		Name string
+	}
+	olds, err := pgx.CollectRows(rows, pgx.RowToStructByPos[old])
+	if err != nil {
+		return translate("find old name keys", err)
+	}
+	for _, o := range olds {
+		key := game.NameKey(o.Name)
+		_, err := s.pool.Exec(ctx, `UPDATE players SET name_key = $2 WHERE id = $1 AND name_key NOT LIKE 's1:%'`, o.ID, key)
+		if game.ErrorCode(translate("", err)) == game.ECONFLICT {
+			_, err = s.pool.Exec(ctx, `UPDATE players SET name_key = $2 WHERE id = $1 AND name_key NOT LIKE 's1:%'`, o.ID, key+"#"+o.ID.String())
+		}
+		if err != nil {
+			return translate("rekey name", err)
+		}
 	}
 	return nil
 }

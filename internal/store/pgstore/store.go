@@ -216,7 +216,7 @@ func contextErr(err error) error {
 func conflictMessage(constraint string) string {
 	switch constraint {
 	case "players_name_key_key":
-		return "player name is already taken"
+		return "player name is already taken (or looks the same as one that is)"
 	case "players_token_hash_key":
 		return "token is already in use"
 	case "submissions_pkey":
