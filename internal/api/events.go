@@ -149,10 +149,10 @@ func (s *server) handleCreateEvent(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if s.scheduler != nil {
+	if s.eventFinishes != nil {
 		// A failure here is repaired at the next start of any replica,
 		// which schedules every unfinished event again (idempotently).
-		if err := s.scheduler.ScheduleFinish(context.WithoutCancel(ctx), created.ID, created.EndsAt); err != nil {
+		if err := s.eventFinishes.ScheduleFinish(context.WithoutCancel(ctx), created.ID, created.EndsAt); err != nil {
 			s.logger(ctx).ErrorContext(ctx, "scheduling the finish of an event failed", "event_id", created.ID.String(), "err", err)
 		}
 	}
@@ -268,17 +268,7 @@ func (s *server) handleEventSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ev, err := s.evaluate(w, r, kindSubmission, l, d)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	verdict, err := json.Marshal(ev)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	id, err := uuid.NewV7()
+	ev, verdict, id, err := s.score(w, r, l, d)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -230,9 +230,9 @@ type server struct {
 	campaign map[string]int
 
 	// Live standings and events.
-	live      Live
-	streams   *streamSlots
-	scheduler Scheduler
+	live          Live
+	streams       *streamSlots
+	eventFinishes Scheduler
 }
 
 // NewServer returns the whole HTTP API as one handler: every route, with
@@ -264,7 +264,7 @@ func newServer(d Deps) *server {
 	s.metrics = newMetrics()
 	s.sched = newScheduler(cfg, s.now, s.metrics)
 	s.live = d.Live
-	s.scheduler = d.Scheduler
+	s.eventFinishes = d.Scheduler
 	s.streams = newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerAddress, s.metrics.registry)
 	s.levels = newLevelCache()
 	if levels, err := challenges.Campaign(); err == nil {

@@ -13,6 +13,7 @@ import (
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/sim"
 )
 
 type submitRequest struct {
@@ -127,17 +128,7 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			"version %d of %q is not current (version %d is); submissions go to the current version", req.Version, slug, stored.Version))
 		return
 	}
-	ev, err := s.evaluate(w, r, kindSubmission, l, d)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	verdict, err := json.Marshal(ev)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	id, err := uuid.NewV7()
+	ev, verdict, id, err := s.score(w, r, l, d)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -226,4 +217,19 @@ func (s *server) handleSubmission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, r, http.StatusOK, newSubmissionView(sub, p.Name))
+}
+
+// score runs d on l as a scored submission (on the submissions' workers, paid from the
+// player's budget) and returns the verdict, its stored form and the new submission's id.
+func (s *server) score(w http.ResponseWriter, r *http.Request, l *challenges.Level, d sim.Design) (*challenges.Evaluation, []byte, uuid.UUID, error) {
+	ev, err := s.evaluate(w, r, kindSubmission, l, d)
+	if err != nil {
+		return nil, nil, uuid.Nil, err
+	}
+	verdict, err := json.Marshal(ev)
+	if err != nil {
+		return nil, nil, uuid.Nil, err
+	}
+	id, err := uuid.NewV7()
+	return ev, verdict, id, err
 }
