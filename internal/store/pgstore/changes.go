@@ -2,9 +2,7 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,67 +23,6 @@ const maxNoticePayload = 7000
 // pruneEvery: one change in this many deletes the board's changes older
 // than the last game.ChangeRetention.
 const pruneEvery = 64
-
-// recordChange numbers the move of sub's player on board (from prev, nil
-// for a newcomer, to sub's key, already written), logs it with its exact
-// rank and announces it. It takes the board row's lock, held until commit,
-// so it must be the transaction's last write to boards: every transaction
-// that changes the board numbers its change here, one at a time, so the
-// numbers follow commit order, and the ranks read after the lock see
-// exactly the changes numbered before.
-func recordChange(ctx context.Context, tx pgx.Tx, board int64, sub game.Submission, prev *game.BoardKey) (game.BoardChange, error) {
-	c := game.BoardChange{
-		PlayerID: sub.PlayerID, Score: sub.Score, AchievedAt: sub.CreatedAt, SubmissionID: sub.ID,
-	}
-	if err := tx.QueryRow(ctx, `UPDATE boards SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq, slug, version`,
-		board).Scan(&c.Seq, &c.Slug, &c.Version); err != nil {
-		return c, fmt.Errorf("number the board change: %w", err)
-	}
-	if err := tx.QueryRow(ctx, `
-		SELECT (SELECT name FROM players WHERE id = $2), coalesce((SELECT sum(n) FROM board_buckets WHERE board_id = $1), 0)`,
-		board, sub.PlayerID).Scan(&c.PlayerName, &c.Total); err != nil {
-		return c, fmt.Errorf("board change: %w", err)
-	}
-	var err error
-	if c.Rank, err = rankOfKey(ctx, tx, board, game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID}); err != nil {
-		return c, err
-	}
-	if prev != nil {
-		// The new key is before the old one: subtract it.
-		r, err := rankOfKey(ctx, tx, board, *prev)
-		if err != nil {
-			return c, err
-		}
-		c.PreviousRank = r - 1
-	}
-	n, err := c.Notice()
-	if err != nil {
-		return c, err
-	}
-	payload, err := json.Marshal(n)
-	if err != nil {
-		return c, err
-	}
-	if len(payload) > maxNoticePayload {
-		n.Data = nil
-		if payload, err = json.Marshal(n); err != nil {
-			return c, err
-		}
-	}
-	b := &pgx.Batch{}
-	b.Queue(`
-		INSERT INTO board_changes (board_id, seq, player_id, score, rank, previous_rank, total, achieved_at, submission_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		board, c.Seq, c.PlayerID, c.Score, c.Rank, c.PreviousRank, c.Total, c.AchievedAt, c.SubmissionID)
-	b.Queue(`SELECT pg_notify($1, $2)`, NoticeChannel, string(payload))
-	if c.Seq%pruneEvery == 0 {
-		b.Queue(`DELETE FROM board_changes WHERE board_id = $1 AND seq <= $2`, board, c.Seq-game.ChangeRetention)
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return c, fmt.Errorf("log the board change: %w", err)
-	}
-	return c, nil
-}
 
 // BoardChanges returns the changes of a level version's board after seq
 // after, in order, at most limit of them (limit 1..game.ChangeRetention;

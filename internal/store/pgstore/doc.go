@@ -53,13 +53,17 @@
 // entries in its range at all times. Deadlock (40P01) and serialization
 // (40001) failures are retried anyway.
 //
-// A submission's write is one transaction: the steps above, in that lock
-// order, so a broken connection leaves it either committed whole or not at
-// all (the caller retries with the same idempotency key, which replays a
-// committed one). It stays in Go rather than in one plpgsql statement
-// because it also takes a player's best off an old level version still
-// being drained from the global board, and logs the board change that the
-// live streams announce, in the same transaction.
+// A submission's write is one transaction and one statement, bp_submit
+// (plpgsql, migration 000010), called outside any explicit transaction: the
+// steps above in that lock order, and also taking the player's best off an
+// old level version still being drained from the global board and logging
+// and announcing the board change (below). It is one round trip instead of
+// BEGIN, about fifteen statements and COMMIT, and a broken connection
+// leaves it committed whole or not at all (the caller retries with the same
+// idempotency key, which replays a committed one). Every statement inside
+// the function takes a fresh snapshot, as each statement of a READ
+// COMMITTED transaction does, so the re-lookup of a locked bucket and the
+// rank read after the board's change counter behave as they did in Go.
 //
 // The first page of a board and the page around a player are each one
 // statement (one snapshot, so every rank on the page and Total agree); other

@@ -8,8 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-
-	"backpressure/internal/game"
 )
 
 // Taking a level version that stopped being current off the global board.
@@ -32,7 +30,7 @@ import (
 //
 // A player's total moves in one transaction, and a player who submits to the new version
 // (or improves on the old one) during the drain is moved first, in the submission's own
-// transaction (leaveGlobal), so no total ever counts both versions. Until the drain
+// transaction (bp_leave_global, migration 000010), so no total ever counts both versions. Until the drain
 // reaches them, the others' totals still count their old best: the switch reaches each
 // player within the drain's duration.
 const defaultDrainBatch = 500
@@ -210,108 +208,4 @@ func (s *Store) lowerGlobal(ctx context.Context, tx pgx.Tx, oldBoard int64, play
 		}
 	}
 	return fmt.Errorf("global buckets keep overflowing")
-}
-
-// leaveGlobal takes player's best on oldBoard (a version no longer current, listed in
-// global_drains) off their global total, unless it already left. The caller holds, or
-// may take, the player's entry on oldBoard before their global entry.
-func (s *Store) leaveGlobal(ctx context.Context, tx pgx.Tx, oldBoard int64, player uuid.UUID) error {
-	var oldScore int64
-	var left bool
-	err := tx.QueryRow(ctx, `
-		SELECT score, left_global FROM board_entries WHERE board_id = $1 AND player_id = $2 FOR UPDATE`,
-		oldBoard, player).Scan(&oldScore, &left)
-	if errors.Is(err, pgx.ErrNoRows) || left {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("lock old best: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1::int4, 0)`, lockGlobal); err != nil {
-		return err
-	}
-	old := game.BoardKey{PlayerID: player}
-	err = tx.QueryRow(ctx, `SELECT score, achieved_at FROM board_entries WHERE board_id = 0 AND player_id = $1 FOR UPDATE`,
-		player).Scan(&old.Score, &old.AchievedAt)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		// Not on the global board (it cannot happen while the bookkeeping holds).
-	case err != nil:
-		return fmt.Errorf("lock global entry: %w", err)
-	default:
-		// A player reached their new total when they set the latest of their
-		// remaining current-version bests.
-		var at time.Time
-		var subID uuid.UUID
-		err := tx.QueryRow(ctx, `
-			SELECT c.achieved_at, c.submission_id
-			FROM board_entries c JOIN levels l ON l.board_id = c.board_id AND l.is_current
-			WHERE c.player_id = $1
-			ORDER BY c.achieved_at DESC, c.submission_id DESC LIMIT 1`, player).Scan(&at, &subID)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			if _, err := tx.Exec(ctx, `DELETE FROM board_entries WHERE board_id = 0 AND player_id = $1`, player); err != nil {
-				return fmt.Errorf("drop global entry: %w", err)
-			}
-			if err := uncountKey(ctx, tx, globalBoard, old); err != nil {
-				return err
-			}
-		case err != nil:
-			return fmt.Errorf("latest current best: %w", err)
-		default:
-			nw := game.BoardKey{Score: old.Score - oldScore, AchievedAt: at, PlayerID: player}
-			if _, err := tx.Exec(ctx, `
-				UPDATE board_entries SET score = $2, achieved_at = $3, submission_id = $4
-				WHERE board_id = 0 AND player_id = $1`, player, nw.Score, at, subID); err != nil {
-				return fmt.Errorf("lower global entry: %w", err)
-			}
-			if err := s.moveKey(ctx, tx, globalBoard, &old, nw); err != nil {
-				return err
-			}
-		}
-	}
-	_, err = tx.Exec(ctx, `UPDATE board_entries SET left_global = true WHERE board_id = $1 AND player_id = $2`, oldBoard, player)
-	return err
-}
-
-// leaveDrainingVersions takes the player's bests on every draining old version of slug off
-// the global board, so that a submission to the current version never counts both.
-func (s *Store) leaveDrainingVersions(ctx context.Context, tx pgx.Tx, slug string, player uuid.UUID) error {
-	rows, err := tx.Query(ctx, `
-		SELECT d.board_id FROM global_drains d
-		JOIN levels l ON l.board_id = d.board_id AND l.slug = $1
-		JOIN board_entries e ON e.board_id = d.board_id AND e.player_id = $2 AND NOT e.left_global
-		ORDER BY d.board_id`, slug, player)
-	if err != nil {
-		return err
-	}
-	boards, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return err
-	}
-	for _, b := range boards {
-		if err := s.leaveGlobal(ctx, tx, b, player); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// uncountKey records in board's buckets that the entry with key k was deleted. The
-// caller has already deleted the entry row.
-func uncountKey(ctx context.Context, tx pgx.Tx, board int64, k game.BoardKey) error {
-	b, err := lockBucketOf(ctx, tx, board, k)
-	if err != nil {
-		return err
-	}
-	var m int64
-	if err := tx.QueryRow(ctx, `UPDATE board_buckets SET n = n - 1 WHERE id = $1 RETURNING n`, b.id).Scan(&m); err != nil {
-		return fmt.Errorf("uncount entry in bucket: %w", err)
-	}
-	if m == 0 && !b.sentinel {
-		if _, err := tx.Exec(ctx, `DELETE FROM board_buckets WHERE id = $1`, b.id); err != nil {
-			return fmt.Errorf("delete empty bucket: %w", err)
-		}
-	}
-	return nil
 }

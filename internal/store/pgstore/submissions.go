@@ -2,18 +2,23 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"backpressure/internal/game"
 )
 
 // CreateSubmission stores sub and, when it passed with a better score than
 // the player's best on its level version (or their first pass), makes it
-// their best there and updates the global board, all in one transaction.
+// their best there, updates the global board and numbers, logs and
+// announces the board change, all in one transaction: one statement,
+// bp_submit (migration 000010), so one round trip.
 //
 // idempotencyKey, unless "", makes the call safe to retry: a later call by
 // the same player with the same key writes nothing and returns the first
@@ -36,122 +41,109 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 	// the player is asked to submit again (versions never change, so the
 	// content itself cannot differ).
 	expectHash, expectCurrent := s.levels.expectation(sub.Slug, sub.Version)
+	// The parts of the board change's notice known before the write, in
+	// encoding/json's form; bp_record_change adds the rest.
+	n, err := noticeParts(sub)
+	if err != nil {
+		return game.SubmissionReceipt{}, fmt.Errorf("pgstore: create submission: %w", err)
+	}
 	var rec game.SubmissionReceipt
-	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	var stored storedSubmission
+	err = s.retry(ctx, func() error {
 		rec = game.SubmissionReceipt{Submission: sub}
-		if idempotencyKey != "" {
-			// Claim the key first: a concurrent retry blocks here until
-			// this transaction ends, then replays its receipt.
-			tag, err := tx.Exec(ctx, `
-				INSERT INTO submission_requests (player_id, idempotency_key, request_hash, submission_id, created_at)
-				VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-				sub.PlayerID, idempotencyKey, requestHash, sub.ID, sub.CreatedAt)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 0 {
-				rec, err = replay(ctx, tx, sub.PlayerID, idempotencyKey, requestHash)
-				return err
-			}
-		}
-		var board int64
-		var current bool
-		// FOR SHARE: PutLevel must not replace or supersede this version
-		// while submissions to it are being written.
-		var contentHash string
-		err := tx.QueryRow(ctx, `SELECT board_id, is_current, content_hash FROM levels WHERE slug = $1 AND version = $2 FOR SHARE`,
-			sub.Slug, sub.Version).Scan(&board, &current, &contentHash)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return game.Errorf(game.ENOTFOUND, "level not found")
-		}
-		if err != nil {
-			return err
-		}
-		if expectCurrent && (!current || contentHash != expectHash) {
-			s.levels.forget(sub.Slug)
-			return game.Errorf(game.ECONFLICT, "level %s changed while this design was scored; submit again", sub.Slug)
-		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO submissions (id, player_id, slug, version, design, result, passed, score, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			sub.ID, sub.PlayerID, sub.Slug, sub.Version, []byte(sub.Design), nullJSON(sub.Result),
-			sub.Passed, sub.Score, sub.CreatedAt); err != nil {
-			return err
-		}
-		if sub.Passed {
-			if !current {
-				// An old version still being taken off the global board:
-				// this player's best there leaves it first, so that the
-				// improvement below never reaches the global board.
-				var draining bool
-				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM global_drains WHERE board_id = $1)`,
-					board).Scan(&draining); err != nil {
-					return err
-				}
-				if draining {
-					if err := s.leaveGlobal(ctx, tx, board, sub.PlayerID); err != nil {
-						return err
-					}
-				}
-			}
-			key := game.BoardKey{Score: sub.Score, AchievedAt: sub.CreatedAt, PlayerID: sub.PlayerID}
-			improved, old, hadBest, err := s.raiseBest(ctx, tx, board, key, sub.ID, current)
-			if err != nil {
-				return err
-			}
-			rec.Improved = improved
-			if improved && current {
-				// A total never counts two versions of one level: the
-				// player's best on a version still being drained leaves
-				// the global board before this one joins it.
-				if err := s.leaveDrainingVersions(ctx, tx, sub.Slug, sub.PlayerID); err != nil {
-					return err
-				}
-				delta := sub.Score
-				if hadBest {
-					delta -= old.Score
-				}
-				// An equal score reached earlier replaced the best:
-				// the total is the same, but when it was reached may
-				// have changed.
-				retime := hadBest && delta == 0
-				if err := s.addToGlobal(ctx, tx, sub.PlayerID, delta, retime, sub.CreatedAt, sub.ID); err != nil {
-					return err
-				}
-			}
-			if improved {
-				var prev *game.BoardKey
-				if hadBest {
-					prev = &old
-				}
-				// Last: it holds the board's change counter until commit.
-				change, err := recordChange(ctx, tx, board, sub, prev)
-				if err != nil {
-					return err
-				}
-				rec.Rank = change.Rank
-			} else {
-				e, err := playerEntry(ctx, tx, board, sub.PlayerID)
-				if err != nil {
-					return err
-				}
-				rec.Rank = e.Rank
-			}
-		}
-		if idempotencyKey != "" {
-			if _, err := tx.Exec(ctx, `
-				UPDATE submission_requests SET improved = $3, rank = $4
-				WHERE player_id = $1 AND idempotency_key = $2`,
-				sub.PlayerID, idempotencyKey, rec.Improved, rec.Rank); err != nil {
-				return err
-			}
-		}
-		return nil
+		stored = storedSubmission{}
+		return s.pool.QueryRow(ctx, `
+			SELECT o_replayed, o_improved, o_rank, o_sub_id, o_sub_slug, o_sub_version, o_sub_design,
+				o_sub_result, o_sub_passed, o_sub_score, o_sub_created_at
+			FROM bp_submit($1::uuid, $2::uuid, $3::text, $4::int4, $5::text, $6::bool, $7::json, $8::json,
+				$9::bool, $10::int8, $11::timestamptz, $12::text, $13::text, $14::int8,
+				$15::text, $16::text, $17::text, $18::text, $19::int4, $20::int8, $21::int8)`,
+			sub.ID, sub.PlayerID, sub.Slug, sub.Version, expectHash, expectCurrent,
+			[]byte(sub.Design), nullJSON(sub.Result), sub.Passed, sub.Score, sub.CreatedAt,
+			idempotencyKey, requestHash, int64(s.bucketSize),
+			NoticeChannel, n.topic, n.slug, n.at, maxNoticePayload, int64(pruneEvery), int64(game.ChangeRetention),
+		).Scan(&rec.Replayed, &rec.Improved, &rec.Rank, &stored.id, &stored.slug, &stored.version, &stored.design,
+			&stored.result, &stored.passed, &stored.score, &stored.createdAt)
 	})
 	if err != nil {
-		return game.SubmissionReceipt{}, translate("create submission", err)
+		return game.SubmissionReceipt{}, s.submitError(sub.Slug, err)
+	}
+	if rec.Replayed {
+		rec.Submission = stored.submission(sub.PlayerID)
 	}
 	return rec, nil
+}
+
+// storedSubmission is the submission bp_submit returns with a replay (its
+// columns are NULL otherwise).
+type storedSubmission struct {
+	id             *uuid.UUID
+	slug           *string
+	version        *int32
+	design, result []byte
+	passed         *bool
+	score          *int64
+	createdAt      *time.Time
+}
+
+func (st storedSubmission) submission(player uuid.UUID) game.Submission {
+	sub := game.Submission{PlayerID: player, Design: st.design, Result: st.result}
+	if st.id != nil {
+		sub.ID = *st.id
+	}
+	if st.slug != nil {
+		sub.Slug = *st.slug
+	}
+	if st.version != nil {
+		sub.Version = int(*st.version)
+	}
+	if st.passed != nil {
+		sub.Passed = *st.passed
+	}
+	if st.score != nil {
+		sub.Score = *st.score
+	}
+	if st.createdAt != nil {
+		sub.CreatedAt = st.createdAt.UTC()
+	}
+	return sub
+}
+
+// notice holds the JSON-encoded parts of a board change's notice that the
+// submission alone decides.
+type notice struct{ topic, slug, at string }
+
+func noticeParts(sub game.Submission) (notice, error) {
+	var n notice
+	for _, p := range []struct {
+		dst *string
+		v   any
+	}{{&n.topic, game.BoardTopic(sub.Slug, sub.Version)}, {&n.slug, sub.Slug}, {&n.at, sub.CreatedAt}} {
+		b, err := json.Marshal(p.v)
+		if err != nil {
+			return notice{}, err
+		}
+		*p.dst = string(b)
+	}
+	return n, nil
+}
+
+// submitError translates bp_submit's own refusals (SQLSTATE BPnnn, see
+// migration 000010) and every other error.
+func (s *Store) submitError(slug string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "BP404":
+			return game.Errorf(game.ENOTFOUND, "level not found")
+		case "BP409":
+			return game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
+		case "BP412":
+			s.levels.forget(slug)
+			return game.Errorf(game.ECONFLICT, "level %s changed while this design was scored; submit again", slug)
+		}
+	}
+	return translate("create submission", err)
 }
 
 func nullJSON(b []byte) any {
@@ -159,142 +151,6 @@ func nullJSON(b []byte) any {
 		return nil
 	}
 	return b
-}
-
-// replay returns the stored receipt for (player, key).
-func replay(ctx context.Context, tx pgx.Tx, player uuid.UUID, key, requestHash string) (game.SubmissionReceipt, error) {
-	var rec game.SubmissionReceipt
-	var storedHash string
-	var id uuid.UUID
-	err := tx.QueryRow(ctx, `
-		SELECT request_hash, submission_id, improved, rank FROM submission_requests
-		WHERE player_id = $1 AND idempotency_key = $2`, player, key).Scan(&storedHash, &id, &rec.Improved, &rec.Rank)
-	if err != nil {
-		return rec, err
-	}
-	if storedHash != requestHash {
-		return rec, game.Errorf(game.ECONFLICT, "idempotency key was already used for a different request")
-	}
-	rec.Submission, err = scanSubmission(tx.QueryRow(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE id = $1`, id))
-	rec.Replayed = true
-	return rec, err
-}
-
-// raiseBest makes k (with submission subID) the player's entry on board if
-// it beats their current one. It reports whether it did and the previous
-// best, if any.
-//
-// current says whether board is a current version's: a first entry on any
-// other board is marked left_global (it never counts on the global board).
-func (s *Store) raiseBest(ctx context.Context, tx pgx.Tx, board int64, k game.BoardKey, subID uuid.UUID, current bool) (improved bool, old game.BoardKey, hadBest bool, err error) {
-	for {
-		old = game.BoardKey{PlayerID: k.PlayerID}
-		err := tx.QueryRow(ctx, `
-			SELECT score, achieved_at FROM board_entries WHERE board_id = $1 AND player_id = $2 FOR UPDATE`,
-			board, k.PlayerID).Scan(&old.Score, &old.AchievedAt)
-		if err == nil {
-			if !k.Beats(old) {
-				return false, old, true, nil
-			}
-			if _, err := tx.Exec(ctx, `
-				UPDATE board_entries SET score = $3, achieved_at = $4, submission_id = $5
-				WHERE board_id = $1 AND player_id = $2`,
-				board, k.PlayerID, k.Score, k.AchievedAt, subID); err != nil {
-				return false, old, false, err
-			}
-			return true, old, true, s.moveKey(ctx, tx, board, &old, k)
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return false, old, false, err
-		}
-		tag, err := tx.Exec(ctx, `
-			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id, left_global)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (board_id, player_id) DO NOTHING`,
-			board, k.PlayerID, k.Score, k.AchievedAt, subID, !current)
-		if err != nil {
-			return false, old, false, err
-		}
-		if tag.RowsAffected() == 1 {
-			return true, game.BoardKey{}, false, s.moveKey(ctx, tx, board, nil, k)
-		}
-		// A concurrent transaction of the same player inserted the entry
-		// first (and has committed, or the insert would still wait): read
-		// it again, now locking it.
-	}
-}
-
-// addToGlobal adds delta to the player's global total, which they reached at
-// time at with submission subID. With retime (and delta 0) it instead
-// recomputes when the unchanged total was reached, see retimeGlobal.
-func (s *Store) addToGlobal(ctx context.Context, tx pgx.Tx, player uuid.UUID, delta int64, retime bool, at time.Time, subID uuid.UUID) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1::int4, 0)`, lockGlobal); err != nil {
-		return err
-	}
-	for {
-		old := game.BoardKey{PlayerID: player}
-		err := tx.QueryRow(ctx, `
-			SELECT score, achieved_at FROM board_entries WHERE board_id = 0 AND player_id = $1 FOR UPDATE`,
-			player).Scan(&old.Score, &old.AchievedAt)
-		if err == nil {
-			if delta == 0 && retime {
-				// An equal score reached earlier replaced a level best
-				// (two submissions of one player committing out of
-				// order): the time the total was reached is again the
-				// latest of the player's current bests.
-				return s.retimeGlobal(ctx, tx, old)
-			}
-			if delta == 0 {
-				return nil // same total, reached earlier
-			}
-			nw := game.BoardKey{Score: old.Score + delta, AchievedAt: at, PlayerID: player}
-			if _, err := tx.Exec(ctx, `
-				UPDATE board_entries SET score = $2, achieved_at = $3, submission_id = $4
-				WHERE board_id = 0 AND player_id = $1`, player, nw.Score, at, subID); err != nil {
-				return err
-			}
-			return s.moveKey(ctx, tx, globalBoard, &old, nw)
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		nw := game.BoardKey{Score: delta, AchievedAt: at, PlayerID: player}
-		tag, err := tx.Exec(ctx, `
-			INSERT INTO board_entries (board_id, player_id, score, achieved_at, submission_id)
-			VALUES (0, $1, $2, $3, $4) ON CONFLICT (board_id, player_id) DO NOTHING`,
-			player, nw.Score, at, subID)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 1 {
-			return s.moveKey(ctx, tx, globalBoard, nil, nw)
-		}
-	}
-}
-
-// retimeGlobal sets the locked global entry old to the time, and
-// submission, of the latest of the player's current-version bests (the rule
-// dropFromGlobal uses too), moving its key in the buckets.
-func (s *Store) retimeGlobal(ctx context.Context, tx pgx.Tx, old game.BoardKey) error {
-	var at time.Time
-	var subID uuid.UUID
-	err := tx.QueryRow(ctx, `
-		SELECT c.achieved_at, c.submission_id
-		FROM board_entries c JOIN levels l ON l.board_id = c.board_id AND l.is_current
-		WHERE c.player_id = $1
-		ORDER BY c.achieved_at DESC, c.submission_id DESC LIMIT 1`, old.PlayerID).Scan(&at, &subID)
-	if err != nil {
-		return err
-	}
-	nw := game.BoardKey{Score: old.Score, AchievedAt: at, PlayerID: old.PlayerID}
-	if nw.Compare(old) == 0 {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `
-		UPDATE board_entries SET achieved_at = $2, submission_id = $3
-		WHERE board_id = 0 AND player_id = $1`, old.PlayerID, at, subID); err != nil {
-		return err
-	}
-	return s.moveKey(ctx, tx, globalBoard, &old, nw)
 }
 
 // SubmissionByIdempotencyKey returns the stored receipt of the player's
