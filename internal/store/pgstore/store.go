@@ -98,6 +98,10 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("pgstore: unknown query mode %q", o.QueryMode)
 	}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		registerUUID(c.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: open: %w", err)
