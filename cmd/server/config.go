@@ -137,6 +137,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MaxInFlight:          integer("MAX_INFLIGHT", 0, 1, 1_000_000),
 		MaxInFlightPerClient: integer("MAX_INFLIGHT_PER_CLIENT", api.DefaultMaxInFlightPerClient, 1, 1_000_000),
 		BodyTimeout:          duration("BODY_TIMEOUT", api.DefaultBodyTimeout),
+		RefusalHold:          duration("REFUSAL_HOLD", api.DefaultRefusalHold),
 		HandlerTimeout:       duration("HANDLER_TIMEOUT", 0*time.Second),
 		WriteTimeout:         duration("WRITE_TIMEOUT", api.DefaultWriteTimeout),
 		RateLimitIP:          integer("RATE_LIMIT_IP", api.DefaultRateLimitIP, 0, 1_000_000),

@@ -131,6 +131,9 @@ const retryAfter = 1
 // and answered with nothing useful, since nobody reads it.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := game.ErrorCode(err)
+	if deferRefusal(r, code, err) {
+		return // written by holdRefusals, after its hold
+	}
 	msg := game.ErrorMessage(err)
 	ctx := r.Context()
 	switch {

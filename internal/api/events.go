@@ -232,6 +232,7 @@ type eventSubmitResponse struct {
 // are checked before the simulation, to spare it, and again by the store,
 // which decides.
 func (s *server) handleEventSubmit(w http.ResponseWriter, r *http.Request) {
+	defer s.sched.submitting()()
 	ctx := r.Context()
 	player, _ := playerFrom(ctx)
 	if player.ID == uuid.Nil {

@@ -26,6 +26,7 @@ type metrics struct {
 	inFlight    prometheus.Gauge
 	rateLimited *prometheus.CounterVec
 	simWaits    *prometheus.CounterVec
+	hintYields  prometheus.Counter
 	simCost     *prometheus.CounterVec
 	levelLoads  prometheus.Counter
 }
@@ -79,6 +80,10 @@ func newMetrics() *metrics {
 			Name: "backpressure_simulation_waits_total",
 			Help: "Simulation jobs that found every worker of their kind busy and queued, by kind. Each kind has workers of its own, so a submission never waits behind a hint or a dry run.",
 		}, []string{"kind"}),
+		hintYields: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "backpressure_hint_yields_total",
+			Help: "Times a hint paused between two of its runs for submissions in progress.",
+		}),
 		simCost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "backpressure_simulation_cost_total",
 			Help: "Simulation cost charged to players' budgets before their runs started, in path-ticks, by kind.",
@@ -93,7 +98,7 @@ func newMetrics() *metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.durations, m.simulations, m.simDuration,
 		m.queueDepth, m.running, m.rejections, m.shed, m.inFlight, m.rateLimited,
-		m.simWaits, m.simCost, m.levelLoads,
+		m.simWaits, m.hintYields, m.simCost, m.levelLoads,
 	)
 	return m
 }

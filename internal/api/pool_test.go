@@ -85,9 +85,10 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // TestBusyIs503 fills the pool and checks that a simulation request is
-// refused at once with 503, Retry-After and a problem.
+// refused at once with 503, Retry-After and a problem (without the hold of
+// refusals, TestRefusalHeldOutsideInFlight, which would only delay it).
 func TestBusyIs503(t *testing.T) {
-	s := newServer(Deps{Store: memstore.New(), Config: Config{SimWorkers: 1, SimQueue: 0}})
+	s := newServer(Deps{Store: memstore.New(), Config: Config{SimWorkers: 1, SimQueue: 0, RefusalHold: -1}})
 	ctx := t.Context()
 	if err := LoadCampaign(ctx, s.store, s.log, time.Now()); err != nil {
 		t.Fatal(err)

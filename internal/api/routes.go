@@ -48,10 +48,12 @@ func (s *server) routes() *chi.Mux {
 	r.Route("/v1", func(r chi.Router) {
 		r.NotFound(s.handleNotFound)
 		r.MethodNotAllowed(s.handleMethodNotAllowed)
-		// Admission (admission.go): per client, then the body, then the
-		// scarce in-flight places.
-		r.Use(s.limitPerClient, s.readBodyFirst, s.limitInFlight, s.limitHandlerTime)
-		r.Use(s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress))
+		// Admission (admission.go): per client, then the address's rate,
+		// then the body, then the scarce in-flight places. Refusals from
+		// the address's rate on are held for their Retry-After outside the
+		// in-flight places (refusal.go).
+		r.Use(s.limitPerClient, s.holdRefusals, s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress),
+			s.readBodyFirst, s.limitInFlight, s.limitHandlerTime)
 		r.Use(s.authenticate)
 		r.Use(s.rateLimit("player", s.cfg.RateLimitPlayer, keyByPlayer))
 		simLimit := s.rateLimit("simulation", s.cfg.RateLimitSim, keyByPlayerOrAddress)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"backpressure/internal/game"
@@ -26,6 +27,9 @@ type scheduler struct {
 	mu     sync.Mutex
 	flying map[flightKey]int
 	m      *metrics
+	// submissions in progress, and when the last one ended (unix ns): hints yield to them.
+	submissions    atomic.Int64
+	lastSubmission atomic.Int64
 }
 
 type flightKey struct {
@@ -109,6 +113,56 @@ func (sc *scheduler) run(ctx context.Context, w http.ResponseWriter, who, kind s
 		sc.budget.refund(who, cost)
 	}
 	return err
+}
+
+// Hints yield to submissions. A hint is up to challenges.MaxHintRuns runs, each short;
+// before each it waits while a scored submission is in progress anywhere in its request
+// (decoding, simulating, storing, answering: submitting) or finished less than
+// hintYieldGrace ago (a player submitting again at once is still submitting), polling
+// every hintYieldPoll. So a hint's run starts only when no submission needs the CPUs (a
+// run already going finishes first: the engine is not interrupted inside a run, and
+// one costs a few milliseconds). The wait for one run is at most hintYieldMax, so a hint
+// still progresses, slowly, under a steady stream of submissions (its deadline,
+// HintTimeout, still bounds it all).
+const (
+	hintYieldPoll  = time.Millisecond
+	hintYieldGrace = 5 * time.Millisecond
+	hintYieldMax   = 100 * time.Millisecond
+)
+
+// submitting marks a scored submission in progress until the returned func is called.
+func (sc *scheduler) submitting() (done func()) {
+	sc.submissions.Add(1)
+	return func() {
+		sc.lastSubmission.Store(time.Now().UnixNano())
+		sc.submissions.Add(-1)
+	}
+}
+
+// submissionsBusy reports whether a submission is in progress or has just finished.
+func (sc *scheduler) submissionsBusy() bool {
+	return sc.submissions.Load() > 0 || time.Since(time.Unix(0, sc.lastSubmission.Load())) < hintYieldGrace
+}
+
+// yieldToSubmissions is a hint's challenges.HintLimits.Yield.
+func (sc *scheduler) yieldToSubmissions(ctx context.Context) {
+	if !sc.submissionsBusy() {
+		return
+	}
+	sc.m.hintYields.Inc()
+	deadline := time.NewTimer(hintYieldMax)
+	defer deadline.Stop()
+	poll := time.NewTicker(hintYieldPoll)
+	defer poll.Stop()
+	for sc.submissionsBusy() {
+		select {
+		case <-poll.C:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // background runs work the server does for itself (an event's final runs) on the kind's

@@ -66,6 +66,11 @@ type Config struct {
 	HandlerTimeout time.Duration
 	WriteTimeout   time.Duration
 
+	// RefusalHold is the longest a refusal by the per-address rate limit is
+	// held before it is written (for the Retry-After it carries; see
+	// refusal.go); 0 means DefaultRefusalHold, negative turns it off.
+	RefusalHold time.Duration
+
 	// Rate limits in requests per RateLimitWindow; 0 turns a limit off.
 	// RateLimitIP applies to every /v1 request by client address,
 	// RateLimitPlayer to authenticated requests by player, RateLimitSim to
@@ -115,6 +120,7 @@ const (
 	DefaultRateLimitPlayer      = 300
 	DefaultRateLimitSim         = 60
 	DefaultRateLimitWindow      = time.Minute
+	DefaultRefusalHold          = time.Second
 	// DefaultSimBudgetBurst is two of the costliest hints; DefaultSimBudgetPerSecond
 	// refills one of them a minute (a tutorial submission costs about 4,000).
 	DefaultSimBudgetBurst     = 2 * challenges.MaxHintCost
@@ -145,6 +151,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.BodyTimeout <= 0 {
 		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.RefusalHold == 0 {
+		c.RefusalHold = DefaultRefusalHold
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
@@ -220,6 +229,7 @@ type server struct {
 	log       *slog.Logger
 	now       func() time.Time
 	sched     *scheduler
+	holds     *refusalHolds
 	loads     singleflight.Group // level loads by content hash
 	levels    *levelCache
 	metrics   *metrics
@@ -263,6 +273,7 @@ func newServer(d Deps) *server {
 	}
 	s.metrics = newMetrics()
 	s.sched = newScheduler(cfg, s.now, s.metrics)
+	s.holds = newRefusalHolds(cfg.RefusalHold, heldPerInFlight*cfg.MaxInFlight)
 	s.live = d.Live
 	s.eventFinishes = d.Scheduler
 	s.streams = newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerAddress, s.metrics.registry)

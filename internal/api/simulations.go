@@ -191,11 +191,12 @@ func (s *server) handleHint(w http.ResponseWriter, r *http.Request) {
 		return cost, err
 	}
 	// A hint holds one hint worker and runs its candidates one at a time on
-	// it, within its cost bound (challenges.MaxHintCost), so that it takes
-	// no more than its share of the CPUs from other players.
+	// it, within its cost bound (challenges.MaxHintCost), yielding to
+	// submissions between them, so that it takes no more than its share of
+	// the CPUs from other players and none from their submissions.
 	err = s.sched.run(ctx, w, keyByPlayerOrAddress(r), kindHint, costOf, func(ctx context.Context) error {
 		var err error
-		h, err = l.HintWithin(ctx, d, challenges.HintLimits{MaxCost: cost, Parallelism: 1})
+		h, err = l.HintWithin(ctx, d, challenges.HintLimits{MaxCost: cost, Parallelism: 1, Yield: s.sched.yieldToSubmissions})
 		return err
 	})
 	if ps, ok := challenges.AsProblems(err); ok {

@@ -76,6 +76,7 @@ const storeTimeout = 15 * time.Second
 // version and stores the design, the verdict and the score in one
 // transaction with the board update.
 func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
+	defer s.sched.submitting()()
 	ctx := r.Context()
 	player, _ := playerFrom(ctx)
 	if player.ID == uuid.Nil {

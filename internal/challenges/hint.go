@@ -90,6 +90,10 @@ type HintLimits struct {
 	// Parallelism is how many candidate runs go at once; default GOMAXPROCS. A server
 	// sharing its CPUs with other players' submissions runs hints one run at a time.
 	Parallelism int
+	// Yield, if set, is called before each of the hint's runs and may block, so that a
+	// server can give other work priority between them. It changes when the runs happen,
+	// never what they find.
+	Yield func(ctx context.Context)
 }
 
 // HintWithin is Hint within limits.
@@ -100,6 +104,10 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 	if lim.Parallelism <= 0 {
 		lim.Parallelism = runtime.GOMAXPROCS(0)
 	}
+	if lim.Yield == nil {
+		lim.Yield = func(context.Context) {}
+	}
+	lim.Yield(ctx)
 	before, spent, err := l.evaluate(ctx, d)
 	if err != nil {
 		return nil, err
@@ -152,7 +160,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			break
 		}
 		h.Cost += batchCost
-		parallel(ctx, lim.Parallelism, len(prepared), func(i int) {
+		parallel(ctx, lim.Parallelism, len(prepared), lim.Yield, func(i int) {
 			if prepared[i] == nil {
 				return
 			}
@@ -187,6 +195,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			if err != nil {
 				return nil, fmt.Errorf("hint: applying its own patch: %w", err)
 			}
+			lim.Yield(ctx)
 			after, afterCost, err := l.evaluate(ctx, patched)
 			h.Cost += afterCost
 			if err != nil {
@@ -329,8 +338,9 @@ func worstEvent(ev *Evaluation) string {
 	return fmt.Sprintf("%s: %.1f%% errors during the event (ceiling %.1f%%), %s", w.ID, w.ErrorRate*100, w.ErrorCeiling*100, rec)
 }
 
-// parallel runs f(0..n-1) on up to width goroutines.
-func parallel(ctx context.Context, width, n int, f func(i int)) {
+// parallel runs f(0..n-1) on up to width goroutines, calling yield before handing out
+// each.
+func parallel(ctx context.Context, width, n int, yield func(context.Context), f func(i int)) {
 	workers := min(n, width)
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -342,7 +352,7 @@ func parallel(ctx context.Context, width, n int, f func(i int)) {
 		})
 	}
 	for i := range n {
-		if ctx.Err() != nil {
+		if yield(ctx); ctx.Err() != nil {
 			break
 		}
 		next <- i
