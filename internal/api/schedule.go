@@ -30,6 +30,7 @@ type scheduler struct {
 	// submissions in progress, and when the last one ended (unix ns): hints yield to them.
 	submissions    atomic.Int64
 	lastSubmission atomic.Int64
+	yieldMax       time.Duration // hintYieldMax; tests lengthen it
 }
 
 type flightKey struct {
@@ -56,10 +57,11 @@ func newScheduler(cfg Config, now func() time.Time, m *metrics) *scheduler {
 			kindHint:       newPool(side, side, m),
 			kindEvent:      newPool(side, cfg.SimQueue, m),
 		},
-		budget: newBudget(cfg.SimBudgetBurst, cfg.SimBudgetPerSecond, now),
-		limits: map[string]int{kindHint: 1, kindSimulation: cfg.DryRunsPerPlayer},
-		flying: map[flightKey]int{},
-		m:      m,
+		budget:   newBudget(cfg.SimBudgetBurst, cfg.SimBudgetPerSecond, now),
+		limits:   map[string]int{kindHint: 1, kindSimulation: cfg.DryRunsPerPlayer},
+		flying:   map[flightKey]int{},
+		m:        m,
+		yieldMax: hintYieldMax,
 	}
 }
 
@@ -150,7 +152,7 @@ func (sc *scheduler) yieldToSubmissions(ctx context.Context) {
 		return
 	}
 	sc.m.hintYields.Inc()
-	deadline := time.NewTimer(hintYieldMax)
+	deadline := time.NewTimer(sc.yieldMax)
 	defer deadline.Stop()
 	poll := time.NewTicker(hintYieldPoll)
 	defer poll.Stop()
