@@ -22,9 +22,12 @@ import (
 //  1. the per-client limit: at most MaxInFlightPerClient requests of one
 //     client address at once, counted from the first byte of the body, so
 //     that one address cannot take the whole server (429 beyond it);
-//  2. the body phase: the whole body is read, at most MaxBodyBytes (413) and
+//  2. the per-address rate limit (429), whose refusals, like those of every
+//     limit after it, are held for their Retry-After outside the in-flight
+//     places (refusal.go);
+//  3. the body phase: the whole body is read, at most MaxBodyBytes (413) and
 //     within BodyTimeout (408), before anything else happens;
-//  3. only then the in-flight limit (503 beyond it) and the handler, under
+//  4. only then the in-flight limit (503 beyond it) and the handler, under
 //     HandlerTimeout; the response is written under WriteTimeout.
 //
 // The client address is the TCP peer, or the address a trusted proxy puts

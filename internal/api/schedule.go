@@ -117,15 +117,15 @@ func (sc *scheduler) run(ctx context.Context, w http.ResponseWriter, who, kind s
 	return err
 }
 
-// Hints yield to submissions. A hint is up to challenges.MaxHintRuns runs, each short;
-// before each it waits while a scored submission is in progress anywhere in its request
-// (decoding, simulating, storing, answering: submitting) or finished less than
-// hintYieldGrace ago (a player submitting again at once is still submitting), polling
-// every hintYieldPoll. So a hint's run starts only when no submission needs the CPUs (a
-// run already going finishes first: the engine is not interrupted inside a run, and
-// one costs a few milliseconds). The wait for one run is at most hintYieldMax, so a hint
-// still progresses, slowly, under a steady stream of submissions (its deadline,
-// HintTimeout, still bounds it all).
+// Hints yield to submissions. A hint is up to challenges.MaxHintRuns runs; before each
+// it waits while a scored submission is in progress anywhere in its request (decoding,
+// simulating, storing, answering: submitting) or finished less than hintYieldGrace ago
+// (a player submitting again at once is still submitting), polling every hintYieldPoll.
+// So a hint's run starts only when no submission needs the CPUs (a run already going
+// finishes first: the engine is not interrupted inside a run). The wait for one run is
+// at most hintYieldMax, so a hint still progresses, slowly, under a steady stream of
+// submissions (its deadline, HintTimeout, still bounds it all). Measured in
+// RELIABILITY.md ("Attacks and their bounds", scripts/flood.sh).
 const (
 	hintYieldPoll  = time.Millisecond
 	hintYieldGrace = 5 * time.Millisecond
