@@ -10,6 +10,7 @@
 // countdown, then the finished one; the key screens are repeated at 390×844.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { BASE, BASE_B, ADMIN_TOKEN, launch, watch, snapper } from './lib.js';
 
 const STEP = 15_000;
@@ -162,6 +163,30 @@ test('the live event on a phone', async () => {
   } finally {
     await phone.context().close();
   }
+});
+
+test('a level\'s leaderboard on replica B follows a score stored through A, and says when its stream reconnects', async () => {
+  await watcher.goto(`${BASE_B}/#/levels/cache-me-if-you-can/leaderboard`);
+  await watcher.locator('#live-state[data-state="live"]').waitFor();
+  const p3 = await newPlayer(BASE, `scorer-${Date.now().toString(36)}`);
+  const design = JSON.parse(readFileSync(new URL('../internal/challenges/testdata/solutions/cache-me-if-you-can.json', import.meta.url), 'utf8'));
+  await api(BASE, 'POST', '/v1/challenges/cache-me-if-you-can/submissions', { token: p3.token, body: { design } });
+  await watcher.locator(`#board tr[data-player="${p3.id}"]`).waitFor({ timeout: 3000 });
+  assert.match(await watcher.locator('#live-news').innerText(), new RegExp(`${p3.name} scored \\d+ to rank \\d+\\.`));
+  await snap('leaderboard-live-b', watcher);
+  // A replica that refuses the stream (503: full): the page says it is reconnecting, and
+  // is live again once a retry is let through.
+  const stream = '**/v1/challenges/cache-me-if-you-can/leaderboard/stream*';
+  await watcher.route(stream, (r) => r.fulfill({ status: 503, contentType: 'application/problem+json', headers: { 'Retry-After': '1' }, body: '{"code":"unavailable"}' }));
+  await watcher.reload();
+  await watcher.locator('#live-state[data-state="reconnecting"]').waitFor();
+  assert.match(await watcher.locator('#live-state').innerText(), /Reconnecting/);
+  await snap('leaderboard-reconnecting', watcher);
+  await watcher.unroute(stream);
+  await watcher.locator('#live-state[data-state="live"]').waitFor();
+  // The refusal is the one console error the browser reports here, by design.
+  for (let i = problems.length - 1; i >= 0; i--) if (/EventSource's response has a status 503|status of 503/.test(problems[i])) problems.splice(i, 1);
+  await watcher.goto(`${BASE_B}/#/events/${event.id}`);
 });
 
 test('after the end: the revealed chaos and the final board on both replicas; a re-run gives the same evaluation', async () => {

@@ -9,6 +9,7 @@
 #
 #   bash e2e/run.sh                       # what CI runs (needs PostgreSQL, below)
 #   E2E_PG=postgres://postgres@db:5432 bash e2e/run.sh   # PostgreSQL elsewhere
+#   E2E_TESTS=events.test.js bash e2e/run.sh             # one file only
 #   E2E_BASE_URL=http://127.0.0.1:8080 E2E_BASE_URL_B=http://127.0.0.1:8081 \
 #   E2E_ADMIN_TOKEN=… bash e2e/run.sh      # against replicas already running
 #
@@ -91,4 +92,4 @@ fi
 echo "== e2e: playing in Chromium against $base (replica A) and $base_b (replica B)"
 cd e2e
 BASE_URL="$base" BASE_URL_B="$base_b" ADMIN_TOKEN="$admin" ARTIFACTS="$art" CHROMIUM="$chromium" \
-	node --test --test-concurrency=1 --test-reporter=spec ./*.test.js
+	node --test --test-concurrency=1 --test-reporter=spec ${E2E_TESTS:-./*.test.js}
