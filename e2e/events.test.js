@@ -22,6 +22,7 @@ let event; // the live one
 let upcoming;
 let p1;
 let p2;
+let p3; // scores on a level, so is on the season's board
 
 async function api(base, method, path, { token, body } = {}) {
   const headers = { Accept: 'application/json' };
@@ -168,7 +169,7 @@ test('the live event on a phone', async () => {
 test('a level\'s leaderboard on replica B follows a score stored through A, and says when its stream reconnects', async () => {
   await watcher.goto(`${BASE_B}/#/levels/cache-me-if-you-can/leaderboard`);
   await watcher.locator('#live-state[data-state="live"]').waitFor();
-  const p3 = await newPlayer(BASE, `scorer-${Date.now().toString(36)}`);
+  p3 = await newPlayer(BASE, `scorer-${Date.now().toString(36)}`);
   const design = JSON.parse(readFileSync(new URL('../internal/challenges/testdata/solutions/cache-me-if-you-can.json', import.meta.url), 'utf8'));
   await api(BASE, 'POST', '/v1/challenges/cache-me-if-you-can/submissions', { token: p3.token, body: { design } });
   await watcher.locator(`#board tr[data-player="${p3.id}"]`).waitFor({ timeout: 3000 });
@@ -219,6 +220,39 @@ test('after the end: the revealed chaos and the final board on both replicas; a 
   await watcher.goto(`${BASE_B}/#/events`);
   await watcher.locator(`#events-finished li[data-id="${event.id}"]`).waitFor();
   assert.match(await watcher.locator(`#events-finished li[data-id="${event.id}"] .countdown`).innerText(), /^Finished/);
+});
+
+test('the season board and the players\' history, served by either replica', async () => {
+  await watcher.goto(`${BASE_B}/#/seasons`);
+  const row = watcher.locator(`#season-board tr[data-player="${p3.id}"]`);
+  await row.waitFor();
+  assert.match(await watcher.locator('h1').innerText(), /^Season: /);
+  assert.match(await row.innerText(), new RegExp(`^\\d+\\s+${p3.name}\\s+\\d+`));
+  await snap('season-board', watcher);
+  // From the board to the player's page, by keyboard.
+  await row.getByRole('link', { name: p3.name }).focus();
+  await watcher.keyboard.press('Enter');
+  const season = watcher.locator('#player-seasons tbody tr').first();
+  await season.waitFor();
+  assert.match(await season.innerText(), /\d+ of \d+\s+\d+/);
+  assert.match(await watcher.locator('#player-events').innerText(), /No finished events yet/);
+  // Player 2's page on A: the event, ranked.
+  await builder.goto(`${BASE}/#/players/${p2.id}`);
+  const ev = builder.locator(`#player-events tr[data-event="${event.id}"]`);
+  await ev.waitFor();
+  assert.match(await ev.innerText(), new RegExp(`${event.title}\\s+1 of 1`));
+  await snap('player', builder);
+  const phone = await playerPage(p1, { width: 390, height: 844 });
+  try {
+    await phone.goto(`${BASE_B}/#/seasons`);
+    await phone.locator(`#season-board tr[data-player="${p3.id}"]`).waitFor();
+    await snap('phone-season-board', phone);
+    await phone.goto(`${BASE_B}/#/players/${p2.id}`);
+    await phone.locator(`#player-events tr[data-event="${event.id}"]`).waitFor();
+    await snap('phone-player', phone);
+  } finally {
+    await phone.context().close();
+  }
 });
 
 test('no script errors', () => {

@@ -33,11 +33,13 @@ function eventsBlock(p) {
         h('th', { scope: 'col' }, 'Event'),
         h('th', { scope: 'col', class: 'num' }, 'Final rank'),
         h('th', { scope: 'col', class: 'num' }, 'Score'),
+        h('th', { scope: 'col' }, 'Final run'),
         h('th', { scope: 'col' }, 'Finished'))),
       h('tbody', {}, rows.map((e) => h('tr', { dataset: { event: e.event_id } },
         h('th', { scope: 'row' }, h('a', { href: `#/events/${encodeURIComponent(e.event_id)}` }, e.title)),
         h('td', { class: 'num' }, e.rank ? `${e.rank} of ${e.total}` : '–'),
-        h('td', { class: 'num' }, String(e.score)),
+        h('td', { class: 'num' }, e.passed === false ? '–' : String(e.score)),
+        h('td', {}, e.passed ? h('span', { class: 'pass' }, '✓ passed') : h('span', { class: 'fail-word' }, '✗ failed')),
         h('td', {}, fmtWhen(e.finished_at)))))))
       : h('p', { class: 'muted' }, 'No finished events yet.'));
 }

@@ -1,12 +1,20 @@
 // The season board: every player's standing in one season (the current one unless the
 // address names another), paged by cursor like a level's board, with the other seasons a
-// link away.
+// link away. A season's score is the sum of a player's best passing scores per level
+// submitted during it; seasons have no live stream.
 import { h, clear, fmtWhen } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
 import { entriesTable, pager } from './board.js';
 
 const LIMIT = 25;
+
+// seasonState says where a season stands: the list holds the next season, the current one
+// and past ones (whose boards are their final ranks).
+function seasonState(s) {
+  if (s.current) return 'the current season';
+  return Date.parse(s.starts_at) > Date.now() ? 'next: not started yet' : 'over: these are its final ranks';
+}
 
 export async function seasonView(main, id) {
   const list = await api.seasons();
@@ -26,13 +34,13 @@ export async function seasonView(main, id) {
     h('header', { class: 'level-head' },
       h('p', { class: 'crumbs' }, h('a', { href: '#/seasons' }, 'Seasons'), ' / ', season.id),
       h('h1', {}, `Season: ${season.name}`),
-      h('p', {}, fmtWhen(season.starts_at), ' – ', fmtWhen(season.ends_at), season.current ? ' · the current season' : ' · over')),
+      h('p', {}, fmtWhen(season.starts_at), ' – ', fmtWhen(season.ends_at), ` · ${seasonState(season)}`)),
     h('section', { class: 'panel', 'aria-labelledby': 'season-board-h' },
       h('h2', { id: 'season-board-h' }, 'Standings'), status, body),
     others.length ? h('section', { class: 'panel', 'aria-labelledby': 'seasons-h' },
       h('h2', { id: 'seasons-h' }, 'Other seasons'),
       h('ul', { class: 'season-list' }, others.map((s) => h('li', {},
-        h('a', { href: `#/seasons/${encodeURIComponent(s.id)}` }, s.name), s.current ? ' (current)' : '')))) : null);
+        h('a', { href: `#/seasons/${encodeURIComponent(s.id)}` }, s.name), ` (${seasonState(s)})`)))) : null);
 
   async function show(opts) {
     let page;
@@ -50,7 +58,7 @@ export async function seasonView(main, id) {
     if (mine) status.textContent = `${player.name} is ranked ${mine.rank} of ${page.total}.`;
     clear(body, page.entries.length
       ? h('div', { class: 'table-wrap' }, entriesTable(page, player, { id: 'season-board' }))
-      : h('p', {}, 'Nobody has scored in this season yet.'),
+      : h('p', {}, Date.parse(season.starts_at) > Date.now() ? 'This season has not started yet.' : 'Nobody has scored in this season yet.'),
     pager(page, player, show, 'Season board pages'));
   }
   await show(player ? { aroundMe: true } : {});
