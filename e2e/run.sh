@@ -77,6 +77,10 @@ base_b=${E2E_BASE_URL_B:-$base}
 admin=${E2E_ADMIN_TOKEN:-}
 if [ -z "$base" ]; then
 	echo "== e2e: building the server"
+	if ! pg_isready -q -d "$pg/postgres"; then
+		echo "the e2e needs PostgreSQL at ${pg#*@} (set E2E_PG to another postgres://user@host:port)"
+		exit 1
+	fi
 	go build -o "$tmp/bp-server" ./cmd/server
 	db="bp_e2e_$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
 	echo "== e2e: database $db on ${pg#*@}"

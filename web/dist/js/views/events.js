@@ -42,7 +42,7 @@ function phaseBadge(phase) {
 function countdownText(e, now) {
   const start = Date.parse(e.starts_at);
   const end = Date.parse(e.ends_at);
-  if (e.phase === 'finished') return `Finished ${new Date(e.finished_at || e.ends_at).toLocaleString()}`;
+  if (e.phase === 'finished') return `Finished ${new Date(e.finished_at || e.ends_at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })}`;
   if (now < start) return `Starts in ${fmtDuration(start - now)}`;
   if (now < end) return `Ends in ${fmtDuration(end - now)}`;
   return 'Ended: the final runs with the hidden chaos are under way';
@@ -289,7 +289,7 @@ function attemptsWords(e, used) {
 
 // standingsTable draws an event's standings; extra(entry) adds cells of a final board.
 function standingsTable(entries, total, player, { final = false, extra = null } = {}) {
-  return h('table', { class: 'board', id: 'event-board' },
+  return h('table', { class: 'board cards', id: 'event-board' },
     h('caption', {}, `${total} entrant${total === 1 ? '' : 's'}${final ? ', final standings' : ''}`),
     h('thead', {}, h('tr', {},
       h('th', { scope: 'col', class: 'num' }, 'Rank'),
@@ -301,7 +301,7 @@ function standingsTable(entries, total, player, { final = false, extra = null } 
     h('tbody', {}, entries.map((s) => {
       const me = player && s.player_id === player.id;
       return h('tr', { class: me ? 'me' : '', 'aria-current': me ? 'true' : false, dataset: { player: s.player_id } },
-        h('td', { class: 'num' }, String(s.rank)),
+        h('td', { class: 'num rank' }, String(s.rank)),
         h('th', { scope: 'row' }, h('a', { href: playerHref(s.player_id) }, s.player_name), me ? h('span', { class: 'you' }, ' (you)') : ''),
         h('td', { class: 'num', dataset: { label: 'Score' } }, s.passed ? String(s.score) : '–'),
         h('td', { dataset: { label: final ? 'Final run' : 'Status' } }, statusWords(s, final)),

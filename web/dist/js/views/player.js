@@ -10,7 +10,7 @@ function seasonsBlock(p) {
   const rows = p.seasons || [];
   return h('section', { class: 'panel', 'aria-labelledby': 'hist-seasons-h', id: 'player-seasons' },
     h('h2', { id: 'hist-seasons-h' }, 'Seasons'),
-    rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'board history' },
+    rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'board history cards' },
       h('caption', { class: 'sr-only' }, `${p.name}'s seasons`),
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col' }, 'Season'),
@@ -18,8 +18,8 @@ function seasonsBlock(p) {
         h('th', { scope: 'col', class: 'num' }, 'Score'))),
       h('tbody', {}, rows.map((s) => h('tr', { dataset: { season: s.season_id } },
         h('th', { scope: 'row' }, h('a', { href: `#/seasons/${encodeURIComponent(s.season_id)}` }, s.name || s.season_id)),
-        h('td', { class: 'num' }, s.rank ? `${s.rank} of ${s.total}` : '–'),
-        h('td', { class: 'num' }, String(s.score)))))))
+        h('td', { class: 'num', dataset: { label: 'Rank' } }, s.rank ? `${s.rank} of ${s.total}` : '–'),
+        h('td', { class: 'num', dataset: { label: 'Score' } }, String(s.score)))))))
       : h('p', { class: 'muted' }, 'No season scores yet.'));
 }
 
@@ -27,7 +27,7 @@ function eventsBlock(p) {
   const rows = p.events || [];
   return h('section', { class: 'panel', 'aria-labelledby': 'hist-events-h', id: 'player-events' },
     h('h2', { id: 'hist-events-h' }, 'Events'),
-    rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'board history' },
+    rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'board history cards' },
       h('caption', { class: 'sr-only' }, `${p.name}'s events`),
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col' }, 'Event'),
@@ -37,10 +37,10 @@ function eventsBlock(p) {
         h('th', { scope: 'col' }, 'Finished'))),
       h('tbody', {}, rows.map((e) => h('tr', { dataset: { event: e.event_id } },
         h('th', { scope: 'row' }, h('a', { href: `#/events/${encodeURIComponent(e.event_id)}` }, e.title)),
-        h('td', { class: 'num' }, e.rank ? `${e.rank} of ${e.total}` : '–'),
-        h('td', { class: 'num' }, e.passed === false ? '–' : String(e.score)),
-        h('td', {}, e.passed ? h('span', { class: 'pass' }, '✓ passed') : h('span', { class: 'fail-word' }, '✗ failed')),
-        h('td', {}, fmtWhen(e.finished_at)))))))
+        h('td', { class: 'num', dataset: { label: 'Final rank' } }, e.rank ? `${e.rank} of ${e.total}` : '–'),
+        h('td', { class: 'num', dataset: { label: 'Score' } }, e.passed === false ? '–' : String(e.score)),
+        h('td', { dataset: { label: 'Final run' } }, e.passed ? h('span', { class: 'pass' }, '✓ passed') : h('span', { class: 'fail-word' }, '✗ failed')),
+        h('td', { dataset: { label: 'Finished' } }, fmtWhen(e.finished_at)))))))
       : h('p', { class: 'muted' }, 'No finished events yet.'));
 }
 
