@@ -20,6 +20,7 @@ const snap = snapper('events');
 let browser;
 let event; // the live one
 let upcoming;
+let soon; // starts a few seconds into the run
 let p1;
 let p2;
 let p3; // scores on a level, so is on the season's board
@@ -74,6 +75,13 @@ before(async () => {
       join_required: true,
     },
   });
+  soon = await api(BASE, 'POST', '/v1/events', {
+    token: ADMIN_TOKEN,
+    body: {
+      level: 'first-request', title: `Opening bell ${tag}`, briefing: 'It starts in a moment.',
+      starts_at: new Date(now + 6000).toISOString(), ends_at: new Date(now + 24 * 3600_000).toISOString(),
+    },
+  });
   await api(BASE_B, 'POST', `/v1/events/${event.id}/join`, { token: p1.token });
 });
 
@@ -104,6 +112,18 @@ test('the events list: the live event with its end countdown, an upcoming one wi
   await watcher.keyboard.press('Enter');
   await watcher.locator('#join-status.pass').waitFor();
   await snap('upcoming', watcher);
+});
+
+test('an upcoming event\'s page turns live at its start, without a reload, and shows the level', async () => {
+  await watcher.goto(`${BASE_B}/#/events/${soon.id}`);
+  await watcher.locator('#countdown').waitFor();
+  if (Date.now() < Date.parse(soon.starts_at) - 1500) {
+    assert.match(await watcher.locator('#countdown').innerText(), /^Starts in \d+ s$/);
+    assert.equal(await watcher.locator('#event-submit').count(), 0);
+  }
+  await watcher.locator('#event-submit').waitFor({ timeout: Date.parse(soon.starts_at) - Date.now() + STEP });
+  assert.match(await watcher.locator('#countdown').innerText(), /^Ends in/);
+  assert.match(await watcher.locator('#ev-play-h').innerText(), /Play the level/);
 });
 
 test('player 1 watches the live board on replica B', async () => {

@@ -82,19 +82,20 @@ export async function eventsView(main) {
       : section('live', 'Live now', 'Nothing is live right now.'),
     section('upcoming', 'Upcoming', 'No event is scheduled yet.'),
     section('finished', 'Finished', 'No event has finished yet.'));
-  let reloading = false;
+  // An event that starts or ends moves to another group: the list is read again.
+  let reload = null;
   const stop = ticker(() => {
     const now = Date.now();
     for (const { e, clock } of clocks) {
       clock.textContent = countdownText(e, now);
       const crossed = (e.phase === 'upcoming' && now >= Date.parse(e.starts_at)) || (e.phase === 'live' && now >= Date.parse(e.ends_at));
-      if (crossed && !reloading) {
-        reloading = true;
-        setTimeout(() => window.dispatchEvent(new HashChangeEvent('hashchange')), 500);
-      }
+      if (crossed && !reload) reload = setTimeout(() => window.dispatchEvent(new HashChangeEvent('hashchange')), 500);
     }
   });
-  return stop;
+  return () => {
+    stop();
+    clearTimeout(reload);
+  };
 }
 
 // --- One event ------------------------------------------------------------------------------
@@ -325,7 +326,8 @@ function liveBoard(e, box, player, { onFinal }) {
   const status = h('p', { class: 'live-state', role: 'status', id: 'live-state', dataset: { state: 'connecting' } });
   const body = h('div', { class: 'table-wrap' });
   const news = h('p', { class: 'sr-only', 'aria-live': 'polite' });
-  clear(box, h('h2', { id: 'ev-board-h' }, e.phase === 'finishing' ? 'Standings (final runs under way)' : 'Live standings'), status, body, news);
+  const title = { upcoming: 'Entrants so far', finishing: 'Standings (final runs under way)' }[e.phase] || 'Live standings';
+  clear(box, h('h2', { id: 'ev-board-h' }, title), status, body, news);
   let board = null;
   const draw = () => {
     if (!board) return;
