@@ -145,6 +145,7 @@ test('player 2 plays on replica A: every rule error is the server\'s message; a 
   await builder.locator('fieldset.comp[data-id="app"]').getByLabel('Replicas').fill('2');
   await builder.locator('#run').click();
   await builder.locator('#verdict.pass').waitFor();
+  assert.match(await builder.locator('#next-level').innerText(), /submit it below to enter it in the event/);
 
   // Not joined yet: the server's problem, word for word.
   await builder.locator('#event-submit').click();

@@ -415,7 +415,10 @@ export async function levelView(main, slug, opts = {}) {
     state.charts = [];
     resultsBox.hidden = false;
     clear(resultsBox, h('h2', { id: 'res-h' }, 'Run'));
-    resultsBox.append(renderVerdict(ev, def, result, { onComponent: (id) => select(id), next }));
+    resultsBox.append(renderVerdict(ev, def, result, {
+      onComponent: (id) => select(id), next,
+      nextWords: forEvent ? 'It passes on the level as published: submit it below to enter it in the event.' : null,
+    }));
     resultsBox.append(h('p', { class: 'help' }, 'The run plays back on the canvas: ',
       h('button', { type: 'button', class: 'link', id: 'watch', onclick: () => stage.scrollIntoView({ block: 'start', behavior: 'smooth' }) }, 'watch it there'),
       ', or scrub the charts below.'));
