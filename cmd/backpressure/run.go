@@ -64,11 +64,14 @@ commands:
                                              (default SLUG.design.json; never overwrites)
   events                                     list a server's events
   event ID                                   an event: rules, briefing, standings (and its chaos, once over)
+  seasons                                    list a server's seasons (the global board's resets)
+  season ID                                  a season's board (a past season's: its final ranks)
+  player ID                                  a player: their seasons and event results
 
 flags:
   --json     print the machine-readable result
   --width N  chart width in columns (default: $COLUMNS, else 60)
-  --server U the server for events (default: $BACKPRESSURE_SERVER, else http://localhost:8080)
+  --server U the server for events, seasons and players (default: $BACKPRESSURE_SERVER, else http://localhost:8080)
 
 exit codes: 0 valid / passes, 1 fails, 2 invalid input, 3 internal error
 `
@@ -151,6 +154,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return invalidf("event: name one event id")
 		}
 		return cmdEvent(ctx, o, pos[0])
+	case "seasons", "season", "player":
+		return cmdSeasons(ctx, o, cmd, pos)
 	}
 	fmt.Fprint(stderr, usage)
 	return invalidf("unknown command %q", cmd)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"backpressure/internal/api"
+	"backpressure/internal/game"
 	"backpressure/internal/store/pgstore"
 )
 
@@ -37,6 +38,9 @@ type config struct {
 	// EventFinishTimeout bounds the final runs of one event; a finish
 	// whose replica died is taken up by another after twice as long.
 	EventFinishTimeout time.Duration
+	// Seasons is the global board's reset schedule (SEASON_SCHEDULE,
+	// SEASON_START).
+	Seasons game.SeasonSchedule
 }
 
 // minAdminTokenLen keeps the admin token out of guessing range.
@@ -105,6 +109,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.DatabaseDirectURL = str("DATABASE_DIRECT_URL", "")
 	c.EventCheckInterval = duration("EVENT_CHECK_INTERVAL", 10*time.Second)
 	c.EventFinishTimeout = duration("EVENT_FINISH_TIMEOUT", 5*time.Minute)
+	// Seasons.
+	if sc, err := game.ParseSeasonSchedule(getenv("SEASON_SCHEDULE"), strings.TrimSpace(getenv("SEASON_START"))); err != nil {
+		bad("SEASON_SCHEDULE/SEASON_START", "%v", err)
+	} else {
+		c.Seasons = sc
+	}
 	if p, err := strconv.Atoi(c.Port); err != nil || p < 0 || p > 65535 {
 		bad("PORT", "must be a port number (0 picks a free one), not %q", c.Port)
 	}

@@ -67,6 +67,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	// The current season and the next are stored before the first
+	// request, and kept stored ahead while the server runs.
+	seasons := api.NewSeasonKeeper(store, cfg.Seasons, logger)
+	if err := seasons.Ensure(ctx); err != nil {
+		return fmt.Errorf("store the current season: %w", err)
+	}
+	keeperDone := make(chan struct{})
+	keeperCtx, stopKeeper := context.WithCancel(ctx)
+	go func() { defer close(keeperDone); seasons.Run(keeperCtx) }()
+	defer func() { stopKeeper(); <-keeperDone }()
+
 	deps := api.Deps{
 		Logger: logger,
 		Store:  store,

@@ -59,7 +59,8 @@ func (s *server) handleMe(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, p)
 }
 
-// handlePlayer returns a player's public profile (never a token).
+// handlePlayer returns a player's public profile (never a token), with
+// their season history and event results.
 func (s *server) handlePlayer(w http.ResponseWriter, r *http.Request) {
 	id, err := pathUUID(r, "id", "player")
 	if err != nil {
@@ -71,7 +72,12 @@ func (s *server) handlePlayer(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, p)
+	profile, err := s.playerProfile(r.Context(), p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, profile)
 }
 
 type setRoleRequest struct {

@@ -84,6 +84,11 @@ func (s *server) routes() *chi.Mux {
 		r.With(simLimit).Post("/simulations", s.handleSimulate)
 		r.Get("/submissions/{id}", s.handleSubmission)
 		r.Get("/leaderboard", s.handleGlobalBoard)
+
+		// Seasons.
+		r.Get("/seasons", s.handleSeasons)
+		r.Get("/seasons/{id}", s.handleSeason)
+		r.Get("/seasons/{id}/leaderboard", s.handleSeasonBoard)
 	})
 
 	if s.web != nil {

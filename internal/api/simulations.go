@@ -77,6 +77,9 @@ type simulationRequest struct {
 	// MaxPoints downsamples the timeline to at most this many ticks
 	// (DefaultMaxPoints if absent).
 	MaxPoints int `json:"max_points" validate:"omitempty,min=2,max=100000"`
+	// Event, if set, adds a finished event's hidden chaos to the level
+	// (see eventRerunLevel).
+	Event string `json:"event" validate:"omitempty,max=64"`
 }
 
 type simulationResponse struct {
@@ -104,6 +107,9 @@ func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
 	d, stored, l, err := s.designForLevel(r.Context(), req.Design, req.Level, req.Version)
 	if game.ErrorCode(err) == game.ENOTFOUND {
 		err = game.Invalid("the request is invalid", []game.FieldError{{Field: "level", Reason: "names no level (or no such version)"}})
+	}
+	if err == nil && req.Event != "" {
+		l, err = s.eventRerunLevel(r.Context(), req.Event, stored, l)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -67,6 +67,8 @@ type BoardPage struct {
 	// continues from this page. 0 for the global board, which has no
 	// changes stream.
 	Seq int64 `json:"seq"`
+	// Season is the season of a season's board, "" for every other board.
+	Season string `json:"season,omitempty"`
 }
 
 // Normalize checks q, fills in the default limit and decodes its cursor (nil

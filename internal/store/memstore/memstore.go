@@ -42,6 +42,7 @@ type Store struct {
 	requests    map[requestRef]request
 	boards      map[levelRef]*board // the global board is levelRef{}
 	events      map[uuid.UUID]*eventState
+	seasons     []*seasonState // in start order
 }
 
 type levelRef struct {
@@ -299,6 +300,9 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 		return game.SubmissionReceipt{}, game.Errorf(game.ECONFLICT, "submission already exists")
 	}
 	s.submissions[sub.ID] = sub
+	if sub.Passed {
+		s.countInSeason(sub)
+	}
 	lref := levelRef{sub.Slug, sub.Version}
 	rec := game.SubmissionReceipt{Submission: copySubmission(sub)}
 	if sub.Passed {
@@ -388,7 +392,15 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 	if err != nil {
 		return game.BoardPage{}, err
 	}
-	page := game.BoardPage{Slug: q.Slug, Version: version, Entries: []game.Entry{}, Total: int64(len(b.order)), Seq: b.seq}
+	page, err := s.page(b, q, cur)
+	page.Slug, page.Version = q.Slug, version
+	return page, err
+}
+
+// page is one page of b (q normalised, cur its cursor). The caller holds
+// the lock.
+func (s *Store) page(b *board, q game.BoardQuery, cur *game.Cursor) (game.BoardPage, error) {
+	page := game.BoardPage{Entries: []game.Entry{}, Total: int64(len(b.order)), Seq: b.seq}
 	var from, to int // page is b.order[from:to]
 	switch {
 	case q.AroundPlayer != nil:

@@ -39,70 +39,77 @@ func (s *Store) Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, e
 			return err
 		}
 		page = game.BoardPage{Slug: q.Slug, Version: version, Entries: []game.Entry{}}
-		if err := tx.QueryRow(ctx, `
-			SELECT coalesce((SELECT sum(n) FROM board_buckets WHERE board_id = $1), 0),
-				(SELECT last_seq FROM boards WHERE id = $1)`,
-			board).Scan(&page.Total, &page.Seq); err != nil {
-			return err
-		}
-		var entries []game.Entry
-		var first int64 // rank of entries[0]
-		switch {
-		case q.AroundPlayer != nil:
-			me, err := playerEntry(ctx, tx, board, *q.AroundPlayer)
-			if err != nil {
-				return err
-			}
-			after, err := scanPage(ctx, tx, pageFrom, board, ptr(me.Key()), q.Limit)
-			if err != nil {
-				return err
-			}
-			// Half a page before the player will do, unless the board
-			// ends soon after them.
-			before, err := scanPage(ctx, tx, pageBefore, board, ptr(me.Key()),
-				min(q.Limit-1, max((q.Limit-1)/2, q.Limit-len(after))))
-			if err != nil {
-				return err
-			}
-			nb, na := game.AroundWindow(len(before), len(after), q.Limit)
-			before = before[:nb]
-			slices.Reverse(before)
-			entries = append(before, after[:na]...)
-			first = me.Rank - int64(nb)
-		case cur == nil:
-			if entries, err = scanPage(ctx, tx, pageAfter, board, nil, q.Limit); err != nil {
-				return err
-			}
-			first = 1
-		case cur.Before:
-			if entries, err = scanPage(ctx, tx, pageBefore, board, &cur.Key, q.Limit); err != nil {
-				return err
-			}
-			slices.Reverse(entries)
-		default:
-			if entries, err = scanPage(ctx, tx, pageAfter, board, &cur.Key, q.Limit); err != nil {
-				return err
-			}
-		}
-		if len(entries) == 0 {
-			return nil
-		}
-		if first == 0 {
-			if first, err = rankOfKey(ctx, tx, board, entries[0].Key()); err != nil {
-				return err
-			}
-		}
-		for i := range entries {
-			entries[i].Rank = first + int64(i)
-		}
-		page.Entries = entries
-		page.Prev, page.Next = game.PageCursors(entries, page.Total)
-		return nil
+		return pageAt(ctx, tx, board, q, cur, &page)
 	})
 	if err != nil {
 		return game.BoardPage{}, translate("board", err)
 	}
 	return page, nil
+}
+
+// pageAt reads the page of board that q (normalised, with its cursor cur)
+// asks for into page, in tx's snapshot.
+func pageAt(ctx context.Context, tx pgx.Tx, board int64, q game.BoardQuery, cur *game.Cursor, page *game.BoardPage) error {
+	var err error
+	if err := tx.QueryRow(ctx, `
+		SELECT coalesce((SELECT sum(n) FROM board_buckets WHERE board_id = $1), 0),
+			(SELECT last_seq FROM boards WHERE id = $1)`,
+		board).Scan(&page.Total, &page.Seq); err != nil {
+		return err
+	}
+	var entries []game.Entry
+	var first int64 // rank of entries[0]
+	switch {
+	case q.AroundPlayer != nil:
+		me, err := playerEntry(ctx, tx, board, *q.AroundPlayer)
+		if err != nil {
+			return err
+		}
+		after, err := scanPage(ctx, tx, pageFrom, board, ptr(me.Key()), q.Limit)
+		if err != nil {
+			return err
+		}
+		// Half a page before the player will do, unless the board
+		// ends soon after them.
+		before, err := scanPage(ctx, tx, pageBefore, board, ptr(me.Key()),
+			min(q.Limit-1, max((q.Limit-1)/2, q.Limit-len(after))))
+		if err != nil {
+			return err
+		}
+		nb, na := game.AroundWindow(len(before), len(after), q.Limit)
+		before = before[:nb]
+		slices.Reverse(before)
+		entries = append(before, after[:na]...)
+		first = me.Rank - int64(nb)
+	case cur == nil:
+		if entries, err = scanPage(ctx, tx, pageAfter, board, nil, q.Limit); err != nil {
+			return err
+		}
+		first = 1
+	case cur.Before:
+		if entries, err = scanPage(ctx, tx, pageBefore, board, &cur.Key, q.Limit); err != nil {
+			return err
+		}
+		slices.Reverse(entries)
+	default:
+		if entries, err = scanPage(ctx, tx, pageAfter, board, &cur.Key, q.Limit); err != nil {
+			return err
+		}
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if first == 0 {
+		if first, err = rankOfKey(ctx, tx, board, entries[0].Key()); err != nil {
+			return err
+		}
+	}
+	for i := range entries {
+		entries[i].Rank = first + int64(i)
+	}
+	page.Entries = entries
+	page.Prev, page.Next = game.PageCursors(entries, page.Total)
+	return nil
 }
 
 // PlayerRank returns a player's entry, with its rank, on a board: slug ""

@@ -22,7 +22,13 @@ const (
 
 // firstPage reads the top of a board (q normalised, no cursor).
 func (s *Store) firstPage(ctx context.Context, q game.BoardQuery) (game.BoardPage, error) {
-	rows, err := s.pool.Query(ctx, topPage, q.Slug, q.Version, q.Limit)
+	return s.readTopPage(ctx, q, "level not found", topPage, q.Slug, q.Version, q.Limit)
+}
+
+// readTopPage runs a top-page function (bp_top_page or one with its
+// columns) and reads the page; missing is the error of no row.
+func (s *Store) readTopPage(ctx context.Context, q game.BoardQuery, missing, query string, args ...any) (game.BoardPage, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return game.BoardPage{}, err
 	}
@@ -44,7 +50,7 @@ func (s *Store) firstPage(ctx context.Context, q game.BoardQuery) (game.BoardPag
 		return game.BoardPage{}, err
 	}
 	if !found {
-		return game.BoardPage{}, game.Errorf(game.ENOTFOUND, "level not found")
+		return game.BoardPage{}, game.Errorf(game.ENOTFOUND, "%s", missing)
 	}
 	// A function's rows come back in the order it returned them; sorted
 	// here anyway, as the ranks depend on it.
@@ -61,7 +67,13 @@ func (s *Store) firstPage(ctx context.Context, q game.BoardQuery) (game.BoardPag
 // pageAround reads up to q.Limit entries around *q.AroundPlayer, the
 // player as near the middle as the board allows.
 func (s *Store) pageAround(ctx context.Context, q game.BoardQuery) (game.BoardPage, error) {
-	rows, err := s.pool.Query(ctx, aroundPage, q.Slug, q.Version, *q.AroundPlayer, q.Limit, q.Limit-1)
+	return s.readAroundPage(ctx, q, "level not found", aroundPage, q.Slug, q.Version, *q.AroundPlayer, q.Limit, q.Limit-1)
+}
+
+// readAroundPage runs an around-page function (bp_around_page or one with
+// its columns) and reads the page; missing is the error of no row.
+func (s *Store) readAroundPage(ctx context.Context, q game.BoardQuery, missing, query string, args ...any) (game.BoardPage, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return game.BoardPage{}, err
 	}
@@ -99,7 +111,7 @@ func (s *Store) pageAround(ctx context.Context, q game.BoardQuery) (game.BoardPa
 		return game.BoardPage{}, err
 	}
 	if !found {
-		return game.BoardPage{}, game.Errorf(game.ENOTFOUND, "level not found")
+		return game.BoardPage{}, game.Errorf(game.ENOTFOUND, "%s", missing)
 	}
 	if rank == nil {
 		return game.BoardPage{}, game.Errorf(game.ENOTFOUND, "player is not on this board")

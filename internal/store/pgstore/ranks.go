@@ -165,6 +165,9 @@ func (s *Store) RebuildRanks(ctx context.Context) error {
 				}
 			} else if _, err := tx.Exec(ctx, `SELECT 1 FROM levels WHERE board_id = $1 FOR UPDATE`, board); err != nil {
 				return err
+			} else if _, err := tx.Exec(ctx, `
+				SELECT pg_advisory_xact_lock($1::int4, $2::int4) FROM seasons WHERE board_id = $2`, lockSeasons, board); err != nil {
+				return err // a season's board: its trigger's lock, exclusively
 			}
 			return s.rebuildBuckets(ctx, tx, board)
 		})

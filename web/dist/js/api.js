@@ -9,6 +9,7 @@ export class ApiError extends Error {
     super(problem?.detail || problem?.title || `HTTP ${status}`);
     this.status = status;
     this.code = problem?.code || 'http_error';
+    this.title = problem?.title || '';
     this.fields = problem?.errors || [];
     this.retryAfter = null;
   }
@@ -63,8 +64,9 @@ export async function levels() {
 }
 
 // level returns one level: {slug, version, title, difficulty, definition, price_list, knobs}.
-export function level(slug) {
-  return call('GET', `/v1/challenges/${enc(slug)}`);
+// version 0 (or none): the current one.
+export function level(slug, version) {
+  return call('GET', `/v1/challenges/${enc(slug)}${version ? `?version=${version}` : ''}`);
 }
 
 // simulate is a dry run: {evaluation, result, every, total_ticks}.
@@ -118,6 +120,82 @@ export function board(slug, { aroundMe, cursor, limit = 10 } = {}) {
   if (cursor) q.set('cursor', cursor);
   return call('GET', `/v1/challenges/${enc(slug)}/leaderboard?${q}`, { auth: aroundMe ? true : 'optional' });
 }
+
+// --- Events ------------------------------------------------------------------------------
+
+// events lists every event by start time: [Event] ({id, title, briefing, phase, starts_at,
+// ends_at, attempt_limit, join_required, max_entrants, final, entrants, level, version,
+// hidden_chaos, resilience, finished_at}; level and version are null before the start,
+// hidden_chaos until the end).
+export async function events() {
+  const data = await call('GET', '/v1/events', { auth: 'optional' });
+  return data.events || [];
+}
+
+export function event(id) {
+  return call('GET', `/v1/events/${enc(id)}`, { auth: 'optional' });
+}
+
+// joinEvent enters the player: the Event.
+export function joinEvent(id) {
+  return call('POST', `/v1/events/${enc(id)}/join`, { auth: true });
+}
+
+// submitEvent runs a design on the event's level as published and stores it as an attempt:
+// {id, event_id, passed, score, created_at, attempts, evaluation}.
+export function submitEvent(id, design) {
+  return call('POST', `/v1/events/${enc(id)}/submissions`, { body: { design }, auth: true });
+}
+
+// eventStandings: {event_id, seq, final, total, entries: [{rank, player_id, player_name,
+// score, passed, attempts, submission_id, achieved_at}]}.
+export function eventStandings(id) {
+  return call('GET', `/v1/events/${enc(id)}/standings`);
+}
+
+// eventResult is a finished event's final run of one entrant: {level, version, hidden_chaos,
+// resilience, design, passed, score, evaluation}.
+export function eventResult(id, playerId) {
+  return call('GET', `/v1/events/${enc(id)}/results/${enc(playerId)}`);
+}
+
+// rerunFinal runs a final design again against the event's level with its hidden chaos (a
+// dry run, nothing stored): {evaluation, result, ...}.
+export function rerunFinal(eventId, slug, version, design, { signal } = {}) {
+  return call('POST', '/v1/simulations', {
+    body: { level: slug, version, design, event: eventId, max_points: 2 }, auth: 'optional', signal,
+  });
+}
+
+// --- Seasons and players ---------------------------------------------------------------
+
+// seasons: [{id, name, starts_at, ends_at, current}].
+export async function seasons() {
+  const data = await call('GET', '/v1/seasons');
+  return data.seasons || [];
+}
+
+// seasonBoard reads one page of a season's board (the leaderboard's page shape).
+export function seasonBoard(id, { aroundMe, cursor, limit = 25 } = {}) {
+  const q = new URLSearchParams();
+  if (limit) q.set('limit', String(limit));
+  if (aroundMe) q.set('around', 'me');
+  if (cursor) q.set('cursor', cursor);
+  return call('GET', `/v1/seasons/${enc(id)}/leaderboard?${q}`, { auth: aroundMe ? true : 'optional' });
+}
+
+// player is a public profile: {id, name, role, created_at, seasons: [{season_id, name, rank,
+// score, total}], events: [{event_id, title, rank, score, total, finished_at}], ...}.
+export function player(id) {
+  return call('GET', `/v1/players/${enc(id)}`);
+}
+
+// --- Live streams ------------------------------------------------------------------------
+
+// boardStreamURL and eventStreamURL are the Server-Sent Events streams of a level version's
+// board and of an event's standings.
+export const boardStreamURL = (slug, version) => `/v1/challenges/${enc(slug)}/leaderboard/stream${version ? `?version=${version}` : ''}`;
+export const eventStreamURL = (id) => `/v1/events/${enc(id)}/stream`;
 
 function randomKey() {
   if (crypto.randomUUID) return crypto.randomUUID();

@@ -1,11 +1,14 @@
-// Entry point: a hash router over three views (the levels, one level, a leaderboard) and
-// the header's player badge.
+// Entry point: a hash router over the views (the levels, one level, a level's leaderboard,
+// the events and one event, the season board, a player's page) and the header's player badge.
 import { h, clear, toast } from './util.js';
 import { loadPlayer, forgetProgress } from './store.js';
 import { onAuthLost, me } from './api.js';
 import { levelsView } from './views/levels.js';
 import { levelView } from './views/level.js';
 import { boardView } from './views/board.js';
+import { eventsView, eventView } from './views/events.js';
+import { seasonView } from './views/seasons.js';
+import { playerView } from './views/player.js';
 
 const main = document.getElementById('main');
 let current = null; // the mounted view's cleanup
@@ -13,7 +16,7 @@ let current = null; // the mounted view's cleanup
 export function renderWho() {
   const who = document.getElementById('who');
   const p = loadPlayer();
-  clear(who, p ? [h('span', { class: 'sr-only' }, 'Playing as '), h('span', { class: 'badge', title: 'Your player name' }, p.name)] : h('span', { class: 'muted' }, 'No player name yet'));
+  clear(who, p ? [h('span', { class: 'sr-only' }, 'Playing as '), h('a', { class: 'badge', href: `#/players/${encodeURIComponent(p.id)}`, title: 'Your player page' }, p.name)] : h('span', { class: 'muted' }, 'No player name yet'));
 }
 
 onAuthLost(() => {
@@ -27,11 +30,17 @@ function parse(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'levels' && parts[1] && parts[2] === 'leaderboard') return { view: 'board', slug: parts[1] };
   if (parts[0] === 'levels' && parts[1]) return { view: 'level', slug: parts[1] };
-  return { view: 'levels' };
+  if (parts[0] === 'events' && parts[1]) return { view: 'event', id: parts[1], section: 'events' };
+  if (parts[0] === 'events') return { view: 'events', section: 'events' };
+  if (parts[0] === 'seasons') return { view: 'season', id: parts[1], section: 'seasons' };
+  if (parts[0] === 'players' && parts[1]) return { view: 'player', id: parts[1] };
+  return { view: 'levels', section: 'levels' };
 }
 
+let routeSeq = 0;
 async function route() {
   const r = parse(location.hash);
+  const seq = ++routeSeq;
   if (current) {
     try {
       current();
@@ -42,18 +51,31 @@ async function route() {
   current = null;
   clear(main, h('p', { class: 'loading' }, 'Loading…'));
   for (const a of document.querySelectorAll('header nav a')) {
-    a.toggleAttribute('aria-current', r.view === 'levels' && a.getAttribute('href') === '#/');
+    a.toggleAttribute('aria-current', Boolean(r.section) && a.dataset.section === r.section);
   }
+  let done = null;
   try {
-    if (r.view === 'level') current = await levelView(main, r.slug);
-    else if (r.view === 'board') current = await boardView(main, r.slug);
-    else current = await levelsView(main);
+    if (r.view === 'level') done = await levelView(main, r.slug);
+    else if (r.view === 'board') done = await boardView(main, r.slug);
+    else if (r.view === 'events') done = await eventsView(main);
+    else if (r.view === 'event') done = await eventView(main, r.id);
+    else if (r.view === 'season') done = await seasonView(main, r.id);
+    else if (r.view === 'player') done = await playerView(main, r.id);
+    else done = await levelsView(main);
   } catch (err) {
+    if (seq !== routeSeq) return;
     clear(main, h('section', { class: 'panel error-panel' },
       h('h1', {}, 'Something went wrong'),
       h('p', {}, err.message || String(err)),
       h('p', {}, h('a', { href: '#/' }, 'Back to the levels'))));
   }
+  if (seq !== routeSeq) {
+    // The address changed while this view was loading: it must not stay mounted (or keep
+    // its streams open) behind the next one.
+    done?.();
+    return;
+  }
+  current = done;
   main.focus({ preventScroll: true });
 }
 

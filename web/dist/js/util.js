@@ -162,3 +162,31 @@ export function download(name, text, type = 'application/json') {
 
 // clone deep-copies JSON data.
 export const clone = (x) => JSON.parse(JSON.stringify(x));
+
+// fmtDuration says how long ms is, to the second below an hour: "2 d 3 h", "1 h 05 min",
+// "4 min 09 s", "12 s".
+export function fmtDuration(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const d = Math.floor(s / 86400);
+  const hr = Math.floor((s % 86400) / 3600);
+  const min = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  const two = (n) => String(n).padStart(2, '0');
+  if (d > 0) return `${d} d ${hr} h`;
+  if (hr > 0) return `${hr} h ${two(min)} min`;
+  if (min > 0) return `${min} min ${two(sec)} s`;
+  return `${sec} s`;
+}
+
+// fmtWhen is a time for people, in their own time zone, inside a <time> element.
+export function fmtWhen(iso) {
+  if (!iso) return '–';
+  return h('time', { datetime: iso }, new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }));
+}
+
+// problemText is a refused request as the server put it: the problem's title and detail.
+export function problemText(err) {
+  if (!err) return '';
+  const detail = err.message || String(err);
+  return err.title && err.title.toLowerCase() !== detail.toLowerCase() ? `${err.title}: ${detail}` : detail;
+}

@@ -1,6 +1,10 @@
 // One level: briefing, targets, the clients' retries, traffic and chaos; the design (a
 // palette, the canvas and the side panel, with a live cost estimate); runs with playback,
 // charts, the verdict and why it happened; the fix hint; submitting a score.
+//
+// An event plays a level through the same view (opts.event, see events.js): the page's
+// header is the event's, the level version is the event's, and opts.submitPanel fills the
+// submit section (joining, attempts, the verdict on the public part of the level).
 import { h, clear, uid, fmt, fmtMs, fmtPct, fmtCost, fmtSec, kindLabel, toast, download, clone, HEALTHY_UTILIZATION, BUSY_UTILIZATION, HINT_HEADROOM } from '../util.js';
 import * as api from '../api.js';
 import { loadDesign, saveDesign, forgetDesign, loadPlayer, loadProgress, saveProgress, loadLayout, saveLayout, passedCount } from '../store.js';
@@ -23,8 +27,9 @@ const ID_BASE = {
   serverless: 'fn', cache: 'cache', cdn: 'cdn', database: 'db', queue: 'queue',
 };
 
-export async function levelView(main, slug) {
-  const [lv, all] = await Promise.all([api.level(slug), api.levels().catch(() => [])]);
+export async function levelView(main, slug, opts = {}) {
+  const forEvent = Boolean(opts.event);
+  const [lv, all] = await Promise.all([api.level(slug, opts.version), forEvent ? [] : api.levels().catch(() => [])]);
   const def = lv.definition;
   const catalog = catalogOf(lv);
   const chaos = def.run.chaos || [];
@@ -42,7 +47,7 @@ export async function levelView(main, slug) {
   };
   state.design.edges ||= [];
   const cleanups = [];
-  document.title = `${lv.title} · Backpressure`;
+  if (!forEvent) document.title = `${lv.title} · Backpressure`;
   const order = all.map((l) => l.slug);
   const here = order.indexOf(slug);
   const next = here >= 0 ? all[here + 1] : null;
@@ -71,7 +76,7 @@ export async function levelView(main, slug) {
   const brief = h('section', { class: 'panel brief', 'aria-labelledby': 'brief-h' },
     h('div', { class: 'brief-grid' },
       h('div', {},
-        h('h2', { id: 'brief-h' }, 'Briefing'),
+        h('h2', { id: 'brief-h' }, forEvent ? `The level: ${lv.title}` : 'Briefing'),
         markdown(def.briefing),
         h('h3', {}, 'Targets'),
         targets,
@@ -124,6 +129,7 @@ export async function levelView(main, slug) {
 
   const progressLine = h('p', { class: 'head-links', id: 'campaign' });
   const showCampaign = () => {
+    if (forEvent) return;
     clear(progressLine,
       h('a', { href: `#/levels/${encodeURIComponent(slug)}/leaderboard` }, 'Leaderboard'),
       ` · version ${lv.version}`,
@@ -136,7 +142,7 @@ export async function levelView(main, slug) {
     h('h1', {}, lv.title),
     progressLine,
   );
-  clear(main, header, brief, stage, resultsBox, hintBox, submitBox);
+  clear(main, forEvent ? null : header, brief, stage, resultsBox, hintBox, submitBox);
 
   // Traffic chart (drawn once the box has a width).
   const bands = eventBands(chaos, describeChaos, lv.definition);
@@ -409,7 +415,10 @@ export async function levelView(main, slug) {
     state.charts = [];
     resultsBox.hidden = false;
     clear(resultsBox, h('h2', { id: 'res-h' }, 'Run'));
-    resultsBox.append(renderVerdict(ev, def, result, { onComponent: (id) => select(id), next }));
+    resultsBox.append(renderVerdict(ev, def, result, {
+      onComponent: (id) => select(id), next,
+      nextWords: forEvent ? 'It passes on the level as published: submit it below to enter it in the event.' : null,
+    }));
     resultsBox.append(h('p', { class: 'help' }, 'The run plays back on the canvas: ',
       h('button', { type: 'button', class: 'link', id: 'watch', onclick: () => stage.scrollIntoView({ block: 'start', behavior: 'smooth' }) }, 'watch it there'),
       ', or scrub the charts below.'));
@@ -507,6 +516,15 @@ export async function levelView(main, slug) {
   // --- Submit ---------------------------------------------------------------------------
   function renderSubmit(receipt) {
     const player = loadPlayer();
+    if (player && opts.submitPanel) {
+      clear(submitBox, h('h2', { id: 'sub-h' }, 'Submit'), opts.submitPanel({
+        design: () => clone(state.design),
+        clientProblems: () => editor.clientProblems(),
+        showError,
+        rerender: renderSubmit,
+      }));
+      return;
+    }
     const parts = [h('h2', { id: 'sub-h' }, 'Submit')];
     if (!player) {
       const input = h('input', { id: uid('name'), type: 'text', maxlength: 32, required: true, autocomplete: 'nickname', spellcheck: 'false' });

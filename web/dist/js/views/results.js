@@ -36,7 +36,9 @@ export function whyOf(ev) {
     detail: `${b.component} was the first component to saturate`, advice: '', fallback: true }];
 }
 
-export function renderVerdict(ev, def, result, { onComponent, next } = {}) {
+// next: the campaign's next level (null after the last); nextWords, when given, replaces
+// that line (an event's page: submit to the event).
+export function renderVerdict(ev, def, result, { onComponent, next, nextWords } = {}) {
   const box = h('div', { class: 'verdict-box' });
   const failing = (ev.conditions || []).filter((c) => !c.passed);
   const structural = (ev.failures || []).map(parseFailure);
@@ -48,9 +50,9 @@ export function renderVerdict(ev, def, result, { onComponent, next } = {}) {
         ...structural.map((f) => f.title.toLowerCase()),
       ].join(', ')]));
   if (ev.passed) {
-    box.append(h('p', { class: 'next', id: 'next-level' }, next
+    box.append(h('p', { class: 'next', id: 'next-level' }, nextWords || (next
       ? ['Well done. ', h('a', { href: `#/levels/${encodeURIComponent(next.slug)}`, class: 'button primary' }, `Next level: ${next.title} →`), ' or submit below for a rank.']
-      : ['That was the last level of the campaign. ', h('a', { href: '#/' }, 'Back to the levels')]));
+      : ['That was the last level of the campaign. ', h('a', { href: '#/' }, 'Back to the levels')])));
   }
 
   // The win conditions, then every structural failure as a condition of its own.

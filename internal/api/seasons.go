@@ -1,0 +1,163 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"backpressure/internal/game"
+)
+
+// Seasons stores the seasons of the operator's schedule and their boards
+// (see game/season.go for the rules and pgstore's seasons.go for how the
+// database keeps them).
+type Seasons interface {
+	// EnsureSeasons stores the seasons sc plans (the one containing the
+	// store's clock and the next) and returns those it stored.
+	EnsureSeasons(ctx context.Context, sc game.SeasonSchedule) ([]game.Season, error)
+	Seasons(ctx context.Context) ([]game.Season, error)
+	Season(ctx context.Context, id string) (game.Season, error)
+	SeasonBoard(ctx context.Context, id string, q game.BoardQuery) (game.BoardPage, error)
+	PlayerHistory(ctx context.Context, playerID uuid.UUID) (game.PlayerHistory, error)
+}
+
+type seasonList struct {
+	Seasons []game.Season `json:"seasons"`
+}
+
+// handleSeasons lists the stored seasons, the latest first.
+func (s *server) handleSeasons(w http.ResponseWriter, r *http.Request) {
+	seasons, err := s.store.Seasons(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, seasonList{Seasons: seasons})
+}
+
+// pathSeason reads the season id of the path; a malformed one is a 404.
+func pathSeason(r *http.Request) (string, error) {
+	id := chi.URLParam(r, "id")
+	if !game.ValidSeasonID(id) {
+		return "", errorf(game.ENOTFOUND, "season not found")
+	}
+	return id, nil
+}
+
+// handleSeason returns one season.
+func (s *server) handleSeason(w http.ResponseWriter, r *http.Request) {
+	id, err := pathSeason(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	season, err := s.store.Season(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, season)
+}
+
+// handleSeasonBoard serves one page of a season's board, with the same
+// parameters as the global board (limit, cursor, around=me).
+func (s *server) handleSeasonBoard(w http.ResponseWriter, r *http.Request) {
+	id, err := pathSeason(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if r.URL.Query().Has("version") {
+		s.writeError(w, r, badRequest("a query parameter is malformed",
+			game.FieldError{Field: "version", Reason: "a season's board has no versions"}))
+		return
+	}
+	q, err := s.boardQuery(r, "")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page, err := s.store.SeasonBoard(r.Context(), id, q)
+	if err != nil {
+		if q.AroundPlayer != nil && game.ErrorCode(err) == game.ENOTFOUND {
+			if _, serr := s.store.Season(r.Context(), id); serr == nil {
+				err = errorf(game.ENOTFOUND, "you are not on this season's board: submit a passing design during the season first")
+			}
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, page)
+}
+
+// playerProfile is a player's public page: the player, the seasons they
+// played and their event results (never a token).
+type playerProfile struct {
+	game.Player
+	game.PlayerHistory
+}
+
+func (s *server) playerProfile(ctx context.Context, p game.Player) (playerProfile, error) {
+	h, err := s.store.PlayerHistory(ctx, p.ID)
+	if err != nil {
+		return playerProfile{}, err
+	}
+	return playerProfile{Player: p, PlayerHistory: h}, nil
+}
+
+// SeasonKeeper keeps the seasons of the operator's schedule stored ahead
+// of time: the current one and the next, so that every replica (and the
+// database, which decides which season a submission counts for) finds
+// them. Every replica runs one; storing a season is idempotent.
+type SeasonKeeper struct {
+	store    Seasons
+	schedule game.SeasonSchedule
+	log      *slog.Logger
+}
+
+// NewSeasonKeeper returns the keeper of sc's seasons in store.
+func NewSeasonKeeper(store Seasons, sc game.SeasonSchedule, log *slog.Logger) *SeasonKeeper {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &SeasonKeeper{store: store, schedule: sc, log: log}
+}
+
+// Ensure stores the seasons due now.
+func (k *SeasonKeeper) Ensure(ctx context.Context) error {
+	made, err := k.store.EnsureSeasons(ctx, k.schedule)
+	for _, s := range made {
+		k.log.InfoContext(ctx, "season stored", "season_id", s.ID, "starts_at", s.StartsAt, "ends_at", s.EndsAt)
+	}
+	return err
+}
+
+// Interval is how often Run checks: a minute, or a quarter of a season if
+// seasons are shorter, so the next season is always stored before it
+// starts.
+func (k *SeasonKeeper) Interval() time.Duration {
+	if k.schedule.Kind == game.SeasonsEvery {
+		return min(time.Minute, k.schedule.Every/4)
+	}
+	return time.Minute
+}
+
+// Run calls Ensure every Interval until ctx is done.
+func (k *SeasonKeeper) Run(ctx context.Context) {
+	t := time.NewTicker(k.Interval())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := k.Ensure(ctx); err != nil && ctx.Err() == nil {
+			k.log.WarnContext(ctx, "storing the next season failed; it is retried", "err", err)
+		}
+	}
+}
