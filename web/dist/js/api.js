@@ -123,3 +123,54 @@ function randomKey() {
   if (crypto.randomUUID) return crypto.randomUUID();
   return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
+
+// --- Duels and ratings ----------------------------------------------------------------------
+// A duel: {id, level, version, state, players: [{id, name, rating, submitted}], accept_by,
+// submit_by, created_at, surprise_chaos (once finished), result (once finished): {winner,
+// draw, reason, sides: [{player_id, passed, score, evaluation, design, components, ticks}]}}.
+
+// createDuel challenges opponent (a player id or name) on a level; without one the server
+// matches the player with someone of a similar rating.
+export function createDuel(slug, opponent) {
+  const body = { level: slug };
+  if (opponent) body.opponent = opponent;
+  return call('POST', '/v1/duels', { body, auth: true, headers: { 'Idempotency-Key': randomKey() } });
+}
+
+// myDuels lists the player's duels, newest first: {duels: [...]}.
+export async function myDuels() {
+  const data = await call('GET', '/v1/duels?player=me', { auth: true });
+  return data?.duels || [];
+}
+
+export function duel(id, { signal } = {}) {
+  return call('GET', `/v1/duels/${enc(id)}`, { auth: 'optional', signal });
+}
+
+export const acceptDuel = (id) => call('POST', `/v1/duels/${enc(id)}/accept`, { auth: true });
+export const declineDuel = (id) => call('POST', `/v1/duels/${enc(id)}/decline`, { auth: true });
+
+// submitDuelDesign hands in the player's design for the duel (once; the opponent's stays
+// hidden until both are in or the deadline passes).
+export function submitDuelDesign(id, design) {
+  return call('POST', `/v1/duels/${enc(id)}/design`, { body: { design }, auth: true });
+}
+
+// duelStreamURL is the duel's Server-Sent Events stream (event "duel", data: the duel).
+export const duelStreamURL = (id) => `/v1/duels/${enc(id)}/stream`;
+
+// ratings reads one page of the ratings board: {entries: [{rank, player_id, player_name,
+// rating, deviation, duels}], next, prev, total}.
+export function ratings({ cursor, limit = 20 } = {}) {
+  const q = new URLSearchParams();
+  if (limit) q.set('limit', String(limit));
+  if (cursor) q.set('cursor', cursor);
+  return call('GET', `/v1/ratings?${q}`, { auth: 'optional' });
+}
+
+// player is a player's public profile, with their rating: {id, name, rating: {rating,
+// deviation, duels}}.
+export const player = (id) => call('GET', `/v1/players/${enc(id)}`);
+
+// levelAt is one version of a level (a duel is played on the version it was made on).
+export const levelAt = (slug, version) => call('GET', `/v1/challenges/${enc(slug)}${version ? `?version=${enc(version)}` : ''}`);

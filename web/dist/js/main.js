@@ -1,4 +1,5 @@
-// Entry point: a hash router over three views (the levels, one level, a leaderboard) and
+// Entry point: a hash router over the views (the levels, one level, a leaderboard; the
+// duels, one duel and its replay, handing in a duel's design, the ratings board) and
 // the header's player badge.
 import { h, clear, toast } from './util.js';
 import { loadPlayer, forgetProgress } from './store.js';
@@ -6,6 +7,10 @@ import { onAuthLost, me } from './api.js';
 import { levelsView } from './views/levels.js';
 import { levelView } from './views/level.js';
 import { boardView } from './views/board.js';
+import { duelsView } from './views/duels.js';
+import { duelView } from './views/duel.js';
+import { duelDesignView } from './views/duel-design.js';
+import { ratingsView } from './views/duel-ratings.js';
 
 const main = document.getElementById('main');
 let current = null; // the mounted view's cleanup
@@ -27,6 +32,10 @@ function parse(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'levels' && parts[1] && parts[2] === 'leaderboard') return { view: 'board', slug: parts[1] };
   if (parts[0] === 'levels' && parts[1]) return { view: 'level', slug: parts[1] };
+  if (parts[0] === 'duels' && parts[1] && parts[2] === 'design') return { view: 'duel-design', id: parts[1], nav: '#/duels' };
+  if (parts[0] === 'duels' && parts[1]) return { view: 'duel', id: parts[1], nav: '#/duels' };
+  if (parts[0] === 'duels') return { view: 'duels', nav: '#/duels' };
+  if (parts[0] === 'ratings') return { view: 'ratings', nav: '#/ratings' };
   return { view: 'levels' };
 }
 
@@ -42,11 +51,15 @@ async function route() {
   current = null;
   clear(main, h('p', { class: 'loading' }, 'Loading…'));
   for (const a of document.querySelectorAll('header nav a')) {
-    a.toggleAttribute('aria-current', r.view === 'levels' && a.getAttribute('href') === '#/');
+    a.toggleAttribute('aria-current', (r.view === 'levels' && a.getAttribute('href') === '#/') || (!!r.nav && a.getAttribute('href') === r.nav));
   }
   try {
     if (r.view === 'level') current = await levelView(main, r.slug);
     else if (r.view === 'board') current = await boardView(main, r.slug);
+    else if (r.view === 'duels') current = await duelsView(main);
+    else if (r.view === 'duel') current = await duelView(main, r.id);
+    else if (r.view === 'duel-design') current = await duelDesignView(main, r.id);
+    else if (r.view === 'ratings') current = await ratingsView(main);
     else current = await levelsView(main);
   } catch (err) {
     clear(main, h('section', { class: 'panel error-panel' },

@@ -23,7 +23,9 @@ const ID_BASE = {
   serverless: 'fn', cache: 'cache', cdn: 'cdn', database: 'db', queue: 'queue',
 };
 
-export async function levelView(main, slug) {
+// opts.banner (an element) goes above the level; opts.submit(box, design), when given,
+// fills the submit panel instead of the leaderboard's (design() is the design as it stands).
+export async function levelView(main, slug, opts = {}) {
   const [lv, all] = await Promise.all([api.level(slug), api.levels().catch(() => [])]);
   const def = lv.definition;
   const catalog = catalogOf(lv);
@@ -136,7 +138,7 @@ export async function levelView(main, slug) {
     h('h1', {}, lv.title),
     progressLine,
   );
-  clear(main, header, brief, stage, resultsBox, hintBox, submitBox);
+  clear(main, opts.banner, header, brief, stage, resultsBox, hintBox, submitBox);
 
   // Traffic chart (drawn once the box has a width).
   const bands = eventBands(chaos, describeChaos, lv.definition);
@@ -506,6 +508,10 @@ export async function levelView(main, slug) {
 
   // --- Submit ---------------------------------------------------------------------------
   function renderSubmit(receipt) {
+    if (opts.submit) {
+      opts.submit(submitBox, () => clone(state.design));
+      return;
+    }
     const player = loadPlayer();
     const parts = [h('h2', { id: 'sub-h' }, 'Submit')];
     if (!player) {
