@@ -73,26 +73,53 @@ export class Countdown {
 }
 
 // watchDuel follows a duel's changes over its stream and calls onDuel with each new
-// state; the browser reconnects by itself after a dropped connection. It stops once the
-// duel reaches a final state. Returns the function that stops it.
+// state. A dropped connection is opened again after a pause (growing to 15 s, or as long
+// as the server's Retry-After says), resuming after the last event seen. It stops once
+// the duel has ended, or when the stream is refused (a pending duel of other players).
+// Returns the function that stops it.
 export function watchDuel(id, onDuel) {
-  if (typeof EventSource === 'undefined') return () => {};
-  const es = new EventSource(api.duelStreamURL(id));
-  let last = '';
-  es.addEventListener('duel', (ev) => {
-    let d;
-    try {
-      d = JSON.parse(ev.data);
-    } catch {
-      return;
+  const ctrl = new AbortController();
+  let stopped = false;
+  let last = null;
+  let pause = RETRY_MS;
+  (async () => {
+    while (!stopped) {
+      let ended = false;
+      try {
+        await api.duelStream(id, {
+          signal: ctrl.signal,
+          lastEventId: last,
+          onEvent: (ev) => {
+            if (ev.event !== 'duel') return;
+            let d;
+            try {
+              d = JSON.parse(ev.data);
+            } catch {
+              return;
+            }
+            last = ev.id ?? last;
+            pause = RETRY_MS;
+            if (FINAL.has(d.state)) ended = true;
+            if (!stopped) onDuel(d);
+          },
+        });
+      } catch (err) {
+        if (err.name === 'AbortError' || [401, 403, 404].includes(err.status)) return;
+        const after = Number(err.retryAfter);
+        if (after > 0) pause = Math.max(pause, after * 1000);
+      }
+      if (ended || stopped) return;
+      await new Promise((r) => setTimeout(r, pause));
+      pause = Math.min(pause * 2, MAX_RETRY_MS);
     }
-    if (ev.data === last) return;
-    last = ev.data;
-    onDuel(d);
-    if (FINAL.has(d.state)) es.close();
-  });
-  return () => es.close();
+  })();
+  return () => {
+    stopped = true;
+    ctrl.abort();
+  };
 }
+const RETRY_MS = 1000;
+const MAX_RETRY_MS = 15000;
 
 // nameForm asks for a player name and creates the player; onDone runs once it exists.
 export function nameForm(onDone, { label = 'Pick a name to duel with. Your token stays in this browser.' } = {}) {

@@ -6,11 +6,13 @@ import { loadPlayer } from '../store.js';
 
 const LIMIT = 20;
 
-// ratingWords is a rating as people read it: "1,512 ± 80 after 7 duels".
+// ratingWords is a rating as people read it: "1,512 ± 80 after 7 duels (4 won, 2 lost,
+// 1 drawn)".
 export function ratingWords(r) {
   if (!r || r.rating == null) return 'no rating yet';
   const n = r.duels ?? 0;
-  return `${fmt(Math.round(r.rating))} ± ${fmt(Math.round(r.deviation ?? 0))} after ${n} duel${n === 1 ? '' : 's'}`;
+  const record = n ? ` (${r.wins ?? 0} won, ${r.losses ?? 0} lost, ${r.draws ?? 0} drawn)` : '';
+  return `${fmt(Math.round(r.rating))} ± ${fmt(Math.round(r.deviation ?? 0))} after ${n} duel${n === 1 ? '' : 's'}${record}`;
 }
 
 // ratingBlock is a player's duel rating, read from their profile. player is an id or a
@@ -59,7 +61,8 @@ export async function ratingsView(main) {
         h('th', { scope: 'col' }, 'Player'),
         h('th', { scope: 'col', class: 'num' }, 'Rating'),
         h('th', { scope: 'col', class: 'num' }, '±'),
-        h('th', { scope: 'col', class: 'num' }, 'Duels'))),
+        h('th', { scope: 'col', class: 'num' }, 'Duels'),
+        h('th', { scope: 'col', class: 'num' }, 'Won–lost–drawn'))),
       h('tbody', {}, entries.map((e) => {
         const you = me && e.player_id === me.id;
         return h('tr', { class: you ? 'me' : '', 'aria-current': you ? 'true' : false, dataset: { player: e.player_id } },
@@ -67,12 +70,14 @@ export async function ratingsView(main) {
           h('th', { scope: 'row' }, e.player_name ?? e.name, you ? h('span', { class: 'you' }, ' (you)') : ''),
           h('td', { class: 'num' }, fmt(Math.round(e.rating))),
           h('td', { class: 'num' }, fmt(Math.round(e.deviation ?? 0))),
-          h('td', { class: 'num' }, String(e.duels ?? 0)));
+          h('td', { class: 'num' }, String(e.duels ?? 0)),
+          h('td', { class: 'num' }, `${e.wins ?? 0}–${e.losses ?? 0}–${e.draws ?? 0}`));
       })));
+    const offset = page.offset ?? opts.offset ?? 0;
     const nav = h('nav', { class: 'pager', 'aria-label': 'Ratings pages' },
-      h('button', { type: 'button', class: 'secondary', disabled: !page.prev, onclick: () => show({ cursor: page.prev }) }, '← Higher'),
+      h('button', { type: 'button', class: 'secondary', disabled: offset <= 0, onclick: () => show({ offset: Math.max(0, offset - LIMIT) }) }, '← Higher'),
       h('button', { type: 'button', class: 'secondary', onclick: () => show({}) }, 'Top'),
-      h('button', { type: 'button', class: 'secondary', disabled: !page.next, onclick: () => show({ cursor: page.next }) }, 'Lower →'));
+      h('button', { type: 'button', class: 'secondary', disabled: offset + entries.length >= (page.total ?? 0), onclick: () => show({ offset: offset + LIMIT }) }, 'Lower →'));
     clear(body, entries.length ? h('div', { class: 'table-wrap' }, table) : h('p', {}, 'Nobody has a rating yet: finish a duel to get one.'), nav);
   }
   await show({});

@@ -3,7 +3,7 @@
 // all following the duel's stream. Once finished: the winner and why, both verdicts and
 // scores, the surprise chaos revealed, and the replay, both designs side by side (stacked
 // on a phone) played by one scrubber, then each side's verdict, why it happened and charts.
-import { h, clear, fmt, toast } from '../util.js';
+import { h, clear, fmt, fmtPct, toast } from '../util.js';
 import * as api from '../api.js';
 import { catalogOf } from '../catalog.js';
 import { idleSummary } from '../words.js';
@@ -12,16 +12,18 @@ import { Playback } from '../playback.js';
 import { renderVerdict, renderCharts, whyOf } from './results.js';
 import { FINAL, sides, deadline, Countdown, watchDuel, stateBadge, problemText, fillStatus, playerName } from './duel-common.js';
 
+// REASONS: how the server's decision reads (game.Reason*).
 const REASONS = {
-  score: 'both designs passed; the higher score wins',
-  higher_score: 'both designs passed; the higher score wins',
-  only_one_passed: 'only one design passed',
-  one_passed: 'only one design passed',
-  both_failed: 'neither design passed; the one that came closer wins',
-  equal_score: 'the same score',
-  tie: 'the same score',
-  forfeit: 'a player handed in no design before the deadline',
-  no_design: 'a player handed in no design before the deadline',
+  higher_score: 'both designs passed, and the winner\u2019s scored higher',
+  passed: 'only the winner\u2019s design passed',
+  failed_later: 'neither design passed; the winner\u2019s held out longer before failing',
+  fewer_errors: 'neither design passed, both failed at the same moment; the winner\u2019s had fewer errors',
+  draw: 'the two designs came out exactly even',
+  forfeit: 'the other player handed in no design before the deadline',
+  no_submissions: 'neither player handed in a design before the deadline',
+  unanswered: 'the challenge was not accepted in time',
+  unmatched: 'no opponent was found in time',
+  declined: 'the challenge was declined',
 };
 const reasonWords = (r) => (r ? REASONS[r] || String(r).replace(/_/g, ' ') : '');
 
@@ -52,7 +54,7 @@ export async function duelView(main, id) {
       d.version ? ` · level version ${d.version}` : '');
     countdown.set(deadline(d));
     renderState();
-    if (d.state === 'finished' && d.result && shown !== d.id) {
+    if (hasResult(d) && shown !== d.id) {
       shown = d.id;
       replay = renderResult(resultBox, d, lv);
       cleanups.push(() => replay.destroy());
@@ -93,7 +95,7 @@ export async function duelView(main, id) {
     if (actions.childElementCount) parts.push(actions);
     parts.push(status);
     clear(stateBox, parts);
-    stateBox.hidden = d.state === 'finished' && !!d.result;
+    stateBox.hidden = hasResult(d);
   }
 
   render();
@@ -110,6 +112,10 @@ export async function duelView(main, id) {
   };
 }
 
+// hasResult: the duel ended in a contest (finished, or forfeited by one side) and has
+// sides to show.
+const hasResult = (d) => (d.state === 'finished' || d.state === 'forfeited') && !!d.result?.sides?.length;
+
 function stateLine(d, me, them) {
   const other = them?.name || 'your opponent';
   switch (d.state) {
@@ -125,7 +131,7 @@ function stateLine(d, me, them) {
     case 'declined':
       return 'The challenge was declined.';
     case 'expired':
-      return 'The duel expired before it started.';
+      return `The duel expired: ${reasonWords(d.result?.reason) || 'a deadline passed'}.`;
     case 'forfeited':
       return 'The duel was forfeited: a player handed in no design in time.';
     case 'finished':
@@ -153,7 +159,7 @@ function renderResult(box, d, lv) {
   const r = d.result;
   const def = lv.definition;
   const catalog = catalogOf(lv);
-  const surprise = d.surprise_chaos || [];
+  const surprise = d.surprise_chaos || r.surprise_chaos || [];
   const chaos = [...(def.run.chaos || []), ...surprise];
   // The level as the duel ran it: its own chaos and the surprise, so both are named.
   const duelDef = { ...def, run: { ...def.run, chaos } };
@@ -181,7 +187,7 @@ function renderResult(box, d, lv) {
     const won = winner && s.player_id === winner;
     return h('tr', { class: won ? 'winner' : '', dataset: { player: s.player_id } },
       h('th', { scope: 'row' }, name(s), won ? h('span', { class: 'win-mark' }, ' ★ winner') : ''),
-      h('td', {}, s.passed ? h('span', { class: 'pass' }, '✓ passed') : h('span', { class: 'fail' }, '✗ failed')),
+      h('td', {}, verdictWords(s)),
       h('td', { class: 'num duel-score' }, s.score == null ? '–' : String(s.score)),
       h('td', { class: 'num' }, ratingChange(d, s.player_id)));
   });
@@ -200,7 +206,7 @@ function renderResult(box, d, lv) {
 
   // --- The surprise -----------------------------------------------------------------------
   const surpriseBox = h('section', { class: 'panel duel-surprise', id: 'duel-surprise', 'aria-labelledby': 'surprise-h' },
-    h('h2', { id: 'surprise-h' }, 'The surprise chaos'),
+    h('h2', { id: 'surprise-h' }, 'The surprise chaos, revealed'),
     surprise.length
       ? [h('p', { class: 'help' }, 'Neither player knew of it before the end: it struck both designs at the same moment.'),
         h('ul', { class: 'chaos-list' }, surprise.map((e) => h('li', { dataset: { event: chaosId(e) } },
@@ -222,35 +228,42 @@ function renderResult(box, d, lv) {
 
   const views = order.map((s, k) => {
     const result = {
-      components: s.components || s.result?.components || (s.design?.components || []).map((c) => ({ id: c.id, type: c.type })),
-      ticks: s.ticks || s.result?.ticks || [],
-      summary: s.summary || s.result?.summary,
+      components: s.components || [],
+      ticks: s.ticks || [],
+      summary: s.summary,
     };
-    const ev = s.evaluation || s.summary?.evaluation || { passed: s.passed, score: s.score, conditions: [] };
+    const ev = s.evaluation || { passed: s.passed, score: s.score, conditions: [] };
     const won = winner && s.player_id === winner;
     const canvasBox = h('div', { class: 'duel-canvas' });
     const live = h('p', { class: 'live-events', 'aria-live': 'off' });
     const side = h('div', { class: 'duel-side', dataset: { side: String(k), player: s.player_id } },
       h('h3', {}, name(s), ' ', s.passed
         ? h('span', { class: 'pass' }, `✓ ${s.score ?? ''}`)
-        : h('span', { class: 'fail' }, '✗ failed'), won ? h('span', { class: 'win-mark' }, ' ★') : ''),
-      canvasBox, live);
+        : h('span', { class: 'fail' }, s.submitted === false ? '✗ no design' : '✗ failed'), won ? h('span', { class: 'win-mark' }, ' ★') : ''),
+      s.design ? canvasBox : h('p', { class: 'muted no-design' }, 'No design was handed in.'), live);
     stage.append(side);
-    const diagram = new Diagram(canvasBox, {
-      editable: false,
-      caption: `${name(s)}'s design (read only)`,
-      summary: (c) => idleSummary(c, catalog),
-    });
-    // A design shown read only keeps dagre's layout: no "Auto layout" (whose id must stay
-    // unique on the page), and the view tools stay clear of the users box.
-    canvasBox.querySelector('#auto-layout')?.remove();
-    diagram.setDesign(s.design || { components: [], edges: [] }, {}, chaos);
-    diagram.highlight(whyOf(ev).map((w) => w.component));
+    let diagram = null;
+    if (s.design) {
+      diagram = new Diagram(canvasBox, {
+        editable: false,
+        caption: `${name(s)}'s design (read only)`,
+        summary: (c) => idleSummary(c, catalog),
+      });
+      // A design shown read only keeps dagre's layout: no "Auto layout" (whose id must stay
+      // unique on the page), and the view tools stay clear of the users box.
+      canvasBox.querySelector('#auto-layout')?.remove();
+      diagram.setDesign(s.design, {}, chaos);
+      diagram.highlight(whyOf(ev).map((w) => w.component));
+    }
 
     const col = h('div', { class: 'duel-col', dataset: { side: String(k) } }, h('h3', {}, name(s)));
     columns.append(col);
-    if (ev.conditions?.length) {
-      const v = renderVerdict(ev, duelDef, result, { onComponent: (cid) => diagram.select(cid) });
+    if (!s.evaluation && !s.design) {
+      col.append(h('p', {}, 'No design was handed in, so nothing ran.'));
+    } else if (!s.evaluation) {
+      col.append(h('p', {}, 'The other player handed in no design, so neither design ran.'));
+    } else if (ev.conditions?.length) {
+      const v = renderVerdict(ev, duelDef, result, { onComponent: (cid) => diagram?.select(cid) });
       v.querySelector('.next')?.remove();
       for (const el of v.querySelectorAll('[id]')) el.id = `side${k}-${el.id}`;
       col.append(v);
@@ -274,7 +287,7 @@ function renderResult(box, d, lv) {
       for (const v of views) {
         const j = indexAt(v.result.ticks, t);
         const tick = j >= 0 ? v.result.ticks[j] : null;
-        v.diagram.showTick(tick, v.result.components);
+        v.diagram?.showTick(tick, v.result.components);
         for (const c of v.charts) c.setNow(t, j);
         const active = new Set(tick?.events || []);
         const names = chaos.filter((e) => active.has(chaosId(e)));
@@ -295,18 +308,27 @@ function renderResult(box, d, lv) {
       playback.destroy();
       for (const v of views) {
         for (const c of v.charts) c.destroy();
-        v.diagram.destroy();
+        v.diagram?.destroy();
       }
     },
   };
 }
 
+// verdictWords is one side's verdict in the scores table.
+function verdictWords(s) {
+  if (s.submitted === false) return h('span', { class: 'fail' }, '✗ no design');
+  if (s.passed) return h('span', { class: 'pass' }, '✓ passed');
+  if (!s.evaluation) return h('span', { class: 'muted' }, 'not run');
+  return [h('span', { class: 'fail' }, '✗ failed'), s.failed_at_sec != null ? ` at ${fmt(s.failed_at_sec)} s` : '',
+    s.error_rate != null ? `, ${fmtPct(s.error_rate)} errors` : ''];
+}
+
 // ratingChange is how the duel moved a player's rating, when the duel says.
 function ratingChange(d, pid) {
   const p = (d.players || []).find((x) => x.id === pid);
-  const ch = d.result?.ratings?.find?.((x) => x.player_id === pid) || d.result?.rating_changes?.[pid];
-  const before = ch?.before ?? ch?.rating_before;
-  const after = ch?.after ?? ch?.rating_after;
+  const ch = (d.result?.ratings || []).find((x) => x.player_id === pid);
+  const before = ch?.before;
+  const after = ch?.after;
   if (before != null && after != null) {
     const delta = Math.round(after - before);
     return `${fmt(Math.round(after))} (${delta >= 0 ? '+' : '−'}${Math.abs(delta)})`;

@@ -12,7 +12,10 @@ import { ratingBlock } from './duel-ratings.js';
 const LIST_POLL_MS = 4000;
 // MAX_STREAMS: at most this many duels are followed live at once (browsers allow six
 // connections per server over HTTP/1.1; the rest of the page needs some).
-const MAX_STREAMS = 4;
+const MAX_STREAMS = 3;
+// NAME_SEARCH: how far down the ratings board a name is looked for.
+const NAME_SEARCH = 500;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function duelsView(main) {
   document.title = 'Duels · Backpressure';
@@ -72,13 +75,21 @@ export async function duelsView(main) {
     const form = h('form', { class: 'challenge-form' },
       h('div', { class: 'field' }, h('label', { for: levelSel.id }, 'Level'), levelSel),
       h('div', { class: 'field' }, h('label', { for: opponent.id }, 'Opponent'), opponent,
-        h('p', { class: 'help', id: 'duel-opponent-help' }, 'Their player name or player id.')),
+        h('p', { class: 'help', id: 'duel-opponent-help' }, 'Their player id (shown on their duels page), or the name of a past opponent or of a player on the ratings board.')),
       h('div', { class: 'toolbar' }, send, match));
     const go = async (who, btn) => {
       btn.disabled = true;
       fillStatus(status, who ? `Challenging ${who}…` : 'Looking for an opponent…');
       try {
-        const d = await api.createDuel(levelSel.value, who);
+        const id = who ? await resolveOpponent(who) : '';
+        if (who && !id) {
+          fillStatus(status, `No past opponent or rated player is called ${who}. Ask them for their player id: it is on their duels page.`, true);
+          opponent.setAttribute('aria-invalid', 'true');
+          opponent.focus();
+          return;
+        }
+        opponent.removeAttribute('aria-invalid');
+        const d = await api.createDuel(levelSel.value, id);
         const { them } = sides(d);
         fillStatus(status, d.state === 'matching'
           ? 'You are in the queue: the duel starts when someone of a similar rating asks too.'
@@ -104,6 +115,25 @@ export async function duelsView(main) {
     });
     match.addEventListener('click', () => go('', match));
     clear(challengeBox, h('h2', { id: 'challenge-h' }, 'Challenge'), form, status);
+  }
+
+  // resolveOpponent turns what the player typed into a player id: an id as it is, a name
+  // by the players this browser knows of (past opponents, then the ratings board).
+  async function resolveOpponent(text) {
+    if (UUID.test(text)) return text.toLowerCase();
+    const key = (n) => String(n || '').normalize('NFKC').toLowerCase();
+    const me = loadPlayer();
+    for (const c of cards.values()) {
+      const p = (c.duel.players || []).find((x) => x.id !== me?.id && key(x.name) === key(text));
+      if (p) return p.id;
+    }
+    for (let offset = 0; offset < NAME_SEARCH; offset += 100) {
+      const page = await api.ratings({ offset, limit: 100 });
+      const e = (page.entries || []).find((x) => key(x.player_name) === key(text));
+      if (e) return e.player_id;
+      if (offset + 100 >= (page.total ?? 0)) break;
+    }
+    return '';
   }
 
   function renderList() {
@@ -190,13 +220,13 @@ export async function duelsView(main) {
       actions.append(h('a', { class: 'button primary', href: `#/duels/${encodeURIComponent(d.id)}/design`, dataset: { action: 'design' } }, 'Hand in a design'));
     }
     actions.append(h('a', { class: 'button secondary', href: `#/duels/${encodeURIComponent(d.id)}`, dataset: { action: 'open' } },
-      d.state === 'finished' ? 'Result and replay' : 'Open'));
+      d.state === 'finished' || d.state === 'forfeited' ? 'Result and replay' : 'Open'));
     const who = them ? them.name : d.state === 'matching' ? 'an opponent to be found' : 'someone';
     const handed = d.state === 'active'
       ? (d.players || []).map((p) => `${p.id === me?.id ? 'you' : p.name}: ${p.submitted ? 'design in' : 'no design yet'}`).join(' · ')
       : '';
     let outcome = '';
-    if (d.state === 'finished' && d.result) {
+    if ((d.state === 'finished' || d.state === 'forfeited') && d.result) {
       const r = d.result;
       outcome = r.draw || !r.winner ? 'a draw' : r.winner === me?.id ? 'you won' : `${them?.name || 'they'} won`;
     }
