@@ -1,12 +1,14 @@
 // End-to-end: a duel played through the web client by two players in two browser contexts
 // (two separate browsers' worth of storage: two players), then watched by a third,
 // anonymous context through the spectator link, on a desktop and on a phone. run.sh starts
-// the server and sets BASE_URL; screenshots go to ARTIFACTS (artifacts/e2e), named duel-*.
+// the server and sets BASE_URL (and BASE_URL_B when a second replica runs: player B then
+// plays on it, so every live change crosses replicas); screenshots go to ARTIFACTS
+// (artifacts/e2e), named duel-*.
 //
 // Everything goes through the UI: each player picks a name on the duels page, A challenges
-// B by name, B sees the challenge arrive and accepts, each builds a design on the level's
-// canvas page (the side panel's replicas field) and hands it in; both see the same winner
-// and scores, and the one scrubber moves both canvases.
+// B by the player id B's page shows, B sees the challenge arrive and accepts, each builds a
+// design on the level's canvas page (the side panel) and hands it in; both see the same
+// winner and scores and the surprise chaos, and the one scrubber moves both canvases.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -15,11 +17,14 @@ import { chromium } from 'playwright-core';
 import { screenProblems } from './screen.js';
 
 const BASE = process.env.BASE_URL || 'http://127.0.0.1:8080';
+const BASE_B = process.env.BASE_URL_B || BASE;
 const ART = process.env.ARTIFACTS || 'artifacts/e2e';
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const STEP = 15_000; // the longest wait for any one thing
 const RUN = 90_000; // a duel's two runs on a busy machine
-const LEVEL = 'first-request';
+// A level with chaos, so that the duel has a surprise (another of the level's events at a
+// time nobody knows); its starting design fails, and db.large passes (the fix hint's change).
+const LEVEL = 'thundering-herd';
 
 mkdirSync(ART, { recursive: true });
 let browser;
@@ -77,14 +82,16 @@ after(async () => {
 // card is the player's list entry of this duel.
 const card = (p) => p.locator(`.duel-card[data-id="${duelId}"]`);
 
-// buildAndHandIn opens the duel's design page from the player's list, sets the app's
-// replicas in the side panel, runs the design, and hands it in.
-async function buildAndHandIn(p, replicas, who) {
+// buildAndHandIn opens the duel's design page from the player's list, sets one component's
+// field in the side panel, runs the design, and hands it in.
+async function buildAndHandIn(p, who, { component, label, value }) {
   await card(p).locator('[data-action="design"]').click();
   await p.locator('#duel-banner').waitFor();
   await p.locator('.cy-host canvas').first().waitFor();
-  await p.locator('.comp-chips [data-select="app"]').click();
-  await p.locator('fieldset.comp[data-id="app"]').getByLabel('Replicas').fill(String(replicas));
+  await p.locator(`.comp-chips [data-select="${component}"]`).click();
+  const field = p.locator(`fieldset.comp[data-id="${component}"]`).getByLabel(label, { exact: true });
+  if (await field.evaluate((el) => el.tagName === 'SELECT')) await field.selectOption(value);
+  else await field.fill(value);
   await p.locator('#run').click();
   await p.locator('#verdict').waitFor({ timeout: RUN });
   await snap(`${who}-design`, p);
@@ -93,8 +100,8 @@ async function buildAndHandIn(p, replicas, who) {
 }
 
 test('each player picks a name on the duels page', async () => {
-  for (const [p, name] of [[pa, names.a], [pb, names.b]]) {
-    await p.goto(`${BASE}/#/duels`);
+  for (const [p, name, base] of [[pa, names.a, BASE], [pb, names.b, BASE_B]]) {
+    await p.goto(`${base}/#/duels`);
     await p.getByLabel('Player name').fill(name);
     await p.getByRole('button', { name: 'Save name' }).click();
     await p.locator('#my-id').waitFor();
@@ -140,14 +147,14 @@ test('A challenges B by their player id; B sees the challenge arrive and accepts
 });
 
 test('both build a design on the canvas page and hand it in; each sees the other hand in live', async () => {
-  await buildAndHandIn(pa, 2, 'a');
+  await buildAndHandIn(pa, 'a', { component: 'db', label: 'Instance type', value: 'db.large' });
   assert.match(await pa.locator('#duel-banner').innerText(), new RegExp(`${names.b} has not handed in a design yet`));
   // B's duel page shows A's design is in, without a reload, and never A's design itself.
-  await pb.goto(`${BASE}/#/duels/${duelId}`);
+  await pb.goto(`${BASE_B}/#/duels/${duelId}`);
   await pb.locator(`.duel-players li:has-text("${names.a}")`).filter({ hasText: 'design in' }).waitFor();
   assert.equal(await pb.locator('.duel-canvas').count(), 0, 'a design is shown before the end');
-  await pb.goto(`${BASE}/#/duels`);
-  await buildAndHandIn(pb, 3, 'b');
+  await pb.goto(`${BASE_B}/#/duels`);
+  await buildAndHandIn(pb, 'b', { component: 'app', label: 'Replicas', value: '6' });
   // A, still on the design page, learns from the stream that the duel is over.
   await pa.locator('#duel-result-link').waitFor({ timeout: RUN });
   await pa.locator('#duel-result-link').click();
@@ -201,7 +208,11 @@ test('both players see the same result, and one scrubber moves both designs', as
   assert.equal(await pa.locator('.duel-col .verdict').count(), 2);
   assert.equal(await pa.locator('.duel-col .why').count(), 2);
   assert.ok(await pa.locator('.duel-col figure.chart').count() >= 2);
-  await pa.locator('#duel-surprise').waitFor();
+  // The surprise is revealed, and each side's verdict judges it as one of the events.
+  const surprise = pa.locator('#duel-surprise li');
+  assert.equal(await surprise.count(), 1);
+  assert.match(await surprise.innerText(), /cache is flushed \(surprise\)/);
+  for (const k of [0, 1]) await pa.locator(`#side${k}-events tr[data-event="surprise"]`).waitFor();
 
   const start = await scrubBoth(pa, 0);
   const mid = await scrubBoth(pa, 0.5);

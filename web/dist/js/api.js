@@ -221,9 +221,9 @@ export function ratings({ offset = 0, limit = 20 } = {}) {
   return call('GET', `/v1/ratings?offset=${offset}&limit=${limit}`);
 }
 
-// player is a player's public profile, with their duel rating: {id, name, rating:
+// playerProfile is a player's public profile, with their duel rating: {id, name, rating:
 // {rating, deviation, duels, wins, losses, draws}}.
-export const player = (id) => call('GET', `/v1/players/${enc(id)}`);
+export const playerProfile = (id) => call('GET', `/v1/players/${enc(id)}`);
 
 // levelAt is one version of a level (a duel is played on the version it was made on).
 export const levelAt = (slug, version) => call('GET', `/v1/challenges/${enc(slug)}${version ? `?version=${enc(version)}` : ''}`);

@@ -1,5 +1,6 @@
-// Duel ratings: the block that shows one player's rating (for any page that shows a
-// player: ratingBlock(id) fills itself), and the ratings board (#/ratings), best first.
+// Duel ratings: the line that shows one player's rating (for any page that shows a player:
+// ratingBlock(id or profile)), the same as a section of a player's page (ratingSection(
+// profile)), and the ratings board (#/ratings), best first.
 import { h, clear, fmt } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
@@ -26,8 +27,19 @@ export function ratingBlock(player) {
       ' · ', h('a', { href: '#/ratings' }, 'ratings board'));
   };
   if (typeof player === 'object' && player) show(player);
-  else api.player(player).then(show, () => clear(out, h('span', { class: 'muted' }, 'Duel rating: unavailable right now.')));
+  else api.playerProfile(player).then(show, () => clear(out, h('span', { class: 'muted' }, 'Duel rating: unavailable right now.')));
   return out;
+}
+
+// ratingSection is a player's page's duel block: the rating, and a way to duel them.
+export function ratingSection(p) {
+  const me = loadPlayer();
+  return h('section', { class: 'panel', 'aria-labelledby': 'player-rating-h', id: 'player-rating' },
+    h('h2', { id: 'player-rating-h' }, 'Duels'),
+    ratingBlock(p),
+    me && me.id !== p.id
+      ? h('p', {}, h('a', { href: '#/duels' }, `Challenge ${p.name}`), ' with their player id, ', h('code', {}, p.id), '.')
+      : null);
 }
 
 export async function ratingsView(main) {
