@@ -30,8 +30,16 @@ export async function duelDesignView(main, id) {
     else if (d.state !== 'active') lead = ['The duel is not open for designs yet (', stateBadge(d.state), ').'];
     else if (me.submitted || handedIn) lead = ['Your design is in. ', theirs, ' ', h('a', { href }, 'Follow the duel')];
     else lead = [`Against ${them?.name || 'your opponent'}: build your design on this level, run it as often as you like, then hand it in below. `, theirs];
-    clear(bannerText, h('p', { class: 'duel-lead', role: 'status', 'aria-live': 'polite' }, lead));
+    const open = me && d.state === 'active' && !me.submitted && !handedIn;
+    clear(bannerText, h('p', { class: 'duel-lead', role: 'status', 'aria-live': 'polite' }, lead),
+      open ? h('p', { class: 'help' }, 'A run here has the level\u2019s own chaos only: the duel adds one surprise event that neither of you knows until the end.') : null,
+      open ? h('p', {}, h('button', { type: 'button', class: 'link', onclick: goToSubmit }, 'Go to “Hand in this design”')) : null);
     renderSubmit();
+  }
+
+  function goToSubmit() {
+    submitBox?.scrollIntoView({ block: 'center', behavior: 'smooth' });
+    submitBox?.querySelector('#duel-submit')?.focus({ preventScroll: true });
   }
 
   function renderSubmit() {

@@ -188,7 +188,7 @@ function renderResult(box, d, lv) {
     return h('tr', { class: won ? 'winner' : '', dataset: { player: s.player_id } },
       h('th', { scope: 'row' }, name(s), won ? h('span', { class: 'win-mark' }, ' ★ winner') : ''),
       h('td', {}, verdictWords(s)),
-      h('td', { class: 'num duel-score' }, s.score == null ? '–' : String(s.score)),
+      h('td', { class: 'num duel-score' }, s.passed && s.score != null ? String(s.score) : '–'),
       h('td', { class: 'num' }, ratingChange(d, s.player_id)));
   });
   const outcome = h('section', { class: 'panel duel-outcome', id: 'duel-outcome', 'aria-labelledby': 'duel-winner' },

@@ -412,6 +412,7 @@ export async function levelView(main, slug, opts = {}) {
     resultsBox.hidden = false;
     clear(resultsBox, h('h2', { id: 'res-h' }, 'Run'));
     resultsBox.append(renderVerdict(ev, def, result, { onComponent: (id) => select(id), next }));
+    if (opts.submit) resultsBox.querySelector('.next')?.remove(); // the page hands in elsewhere
     resultsBox.append(h('p', { class: 'help' }, 'The run plays back on the canvas: ',
       h('button', { type: 'button', class: 'link', id: 'watch', onclick: () => stage.scrollIntoView({ block: 'start', behavior: 'smooth' }) }, 'watch it there'),
       ', or scrub the charts below.'));
