@@ -35,6 +35,7 @@ const tag = Date.now().toString(36);
 const names = { a: `duel-a-${tag}`, b: `duel-b-${tag}` };
 let pa;
 let pb;
+let early; // a spectator who opened the duel's page before it ended
 let duelId;
 
 async function snap(name, p) {
@@ -153,6 +154,11 @@ test('both build a design on the canvas page and hand it in; each sees the other
   await pb.goto(`${BASE_B}/#/duels/${duelId}`);
   await pb.locator(`.duel-players li:has-text("${names.a}")`).filter({ hasText: 'design in' }).waitFor();
   assert.equal(await pb.locator('.duel-canvas').count(), 0, 'a design is shown before the end');
+  // Someone without a player opens the duel's page early: it is private until the end.
+  early = await newPage('early spectator');
+  await early.goto(`${BASE}/#/duels/${duelId}`);
+  await early.locator('#duel-private').waitFor();
+  assert.equal(await early.locator('.duel-canvas, #duel-winner').count(), 0, 'a pending duel is shown to a spectator');
   await pb.goto(`${BASE_B}/#/duels`);
   await buildAndHandIn(pb, 'b', { component: 'app', label: 'Replicas', value: '6' });
   // A, still on the design page, learns from the stream that the duel is over.
@@ -241,6 +247,9 @@ test('a spectator with the link sees the same result, on a desktop and on a phon
   assert.deepEqual(c, seen, 'the spectator sees a different result');
   assert.equal(await pc.evaluate(() => localStorage.getItem('bp.player')), null, 'the spectator has a player');
   await snap('spectator', pc);
+
+  // The page opened before the end shows the result by itself once the duel has ended.
+  assert.deepEqual(await outcome(early), seen, 'the early spectator sees a different result');
 
   const phone = await newPage('phone', { width: 390, height: 844 });
   await phone.goto(link);

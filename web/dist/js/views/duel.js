@@ -27,8 +27,18 @@ const REASONS = {
 };
 const reasonWords = (r) => (r ? REASONS[r] || String(r).replace(/_/g, ' ') : '');
 
+// PRIVATE_POLL_MS: how often a spectator's page asks again whether a duel still being
+// played (whose stream is its players' only) has ended.
+const PRIVATE_POLL_MS = 5000;
+
 export async function duelView(main, id) {
-  let d = await api.duel(id);
+  let d;
+  try {
+    d = await api.duel(id);
+  } catch (err) {
+    if (err.status === 403 && err.code === 'duel_private') return waitForEnd(main, id);
+    throw err;
+  }
   const lv = await api.levelAt(d.level, d.version).catch(() => api.level(d.level));
   const title = lv.title;
   document.title = `Duel on ${title} · Backpressure`;
@@ -115,6 +125,32 @@ export async function duelView(main, id) {
 // hasResult: the duel ended in a contest (finished, or forfeited by one side) and has
 // sides to show.
 const hasResult = (d) => (d.state === 'finished' || d.state === 'forfeited') && !!d.result?.sides?.length;
+
+// waitForEnd is a spectator's page while the duel is still being played: it says so, and
+// shows the duel once it has ended.
+function waitForEnd(main, id) {
+  document.title = 'Duel · Backpressure';
+  clear(main,
+    h('header', { class: 'level-head' }, h('p', { class: 'crumbs' }, h('a', { href: '#/duels' }, 'Duels')), h('h1', {}, 'Duel')),
+    h('section', { class: 'panel', id: 'duel-private' },
+      h('p', { role: 'status' }, 'This duel is still being played: only its two players can follow it until it ends. This page shows the result and the replay as soon as it is over.')));
+  let stopped = false;
+  let inner = null;
+  const timer = setInterval(async () => {
+    try {
+      await api.duel(id);
+    } catch {
+      return;
+    }
+    clearInterval(timer);
+    if (!stopped) inner = await duelView(main, id);
+  }, PRIVATE_POLL_MS);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+    inner?.();
+  };
+}
 
 function stateLine(d, me, them) {
   const other = them?.name || 'your opponent';
