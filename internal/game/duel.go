@@ -78,11 +78,11 @@ func (s DuelSide) Submitted() bool { return s.Design != nil }
 // challenges.Surprise) when the duel is created; nobody sees it, nor the
 // designs, until the duel has ended.
 type Duel struct {
-	ID      uuid.UUID `json:"id"`
-	Slug    string    `json:"slug"`
-	Version int       `json:"version"`
-	State   string    `json:"state"`
-	Seed    uint64    `json:"seed"`
+	ID      uuid.UUID   `json:"id"`
+	Slug    string      `json:"slug"`
+	Version int         `json:"version"`
+	State   string      `json:"state"`
+	Seed    uint64      `json:"seed"`
 	Sides   [2]DuelSide `json:"sides"`
 	// MatchRating is the rating the first side asked to be matched with.
 	MatchRating float64    `json:"match_rating"`

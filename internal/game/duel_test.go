@@ -36,8 +36,12 @@ func TestUpdateRatings(t *testing.T) {
 		winner int
 		check  func(na, nb Rating) bool
 	}{
-		{"a wins", 0, func(na, nb Rating) bool { return na.Rating > 1500 && nb.Rating < 1500 && na.Wins == 1 && nb.Losses == 1 }},
-		{"b wins", 1, func(na, nb Rating) bool { return na.Rating < 1500 && nb.Rating > 1500 && na.Losses == 1 && nb.Wins == 1 }},
+		{"a wins", 0, func(na, nb Rating) bool {
+			return na.Rating > 1500 && nb.Rating < 1500 && na.Wins == 1 && nb.Losses == 1
+		}},
+		{"b wins", 1, func(na, nb Rating) bool {
+			return na.Rating < 1500 && nb.Rating > 1500 && na.Losses == 1 && nb.Wins == 1
+		}},
 		{"draw", -1, func(na, nb Rating) bool {
 			return math.Abs(na.Rating-1500) < 1e-9 && math.Abs(nb.Rating-1500) < 1e-9 && na.Draws == 1 && nb.Draws == 1
 		}},
