@@ -187,9 +187,15 @@ type DuelResultSide struct {
 	PlayerID uuid.UUID `json:"player_id"`
 	DuelRun
 	Submitted bool            `json:"submitted"`
-	Design    json.RawMessage `json:"design"`  // null if never submitted
-	Summary   json.RawMessage `json:"summary"` // the evaluation (challenges.Evaluation); null without a run
-	Ticks     json.RawMessage `json:"ticks"`   // the run's ticks, downsampled (see Every); null without a run
+	Design    json.RawMessage `json:"design"` // null if never submitted
+	Summary   json.RawMessage `json:"summary"`
+	// Evaluation is the verdict (challenges.Evaluation), Summary the
+	// engine's summary of the run, Components the components in the
+	// order each tick lists them, Ticks the run's ticks, downsampled (see
+	// Every): all null without a run.
+	Evaluation json.RawMessage `json:"evaluation"`
+	Components json.RawMessage `json:"components"`
+	Ticks      json.RawMessage `json:"ticks"`
 	// Every: Ticks holds one tick of every Every of the run, and the last.
 	Every      int `json:"every"`
 	TotalTicks int `json:"total_ticks"`
@@ -209,6 +215,9 @@ type DuelResult struct {
 	Draw   bool             `json:"draw"`
 	Reason string           `json:"reason"`
 	Sides  []DuelResultSide `json:"sides"`
+	// Surprise is the surprise chaos (a level's run.chaos list), revealed
+	// with the result.
+	Surprise json.RawMessage `json:"surprise_chaos"`
 	// Ratings: the rating change of each player, set by the store in the
 	// transaction that ends the duel (none for expired or declined duels).
 	Ratings []RatingChange `json:"ratings"`
@@ -329,4 +338,106 @@ func CompareRatings(a, b Rating) int {
 		return c
 	}
 	return cmp.Compare(a.PlayerID.String(), b.PlayerID.String())
+}
+
+// The rules of each step of a duel, checked by both stores against the
+// duel as locked in the transaction that changes it.
+
+// CheckAccept: only the challenged player accepts, a challenge, before
+// accept_by.
+func CheckAccept(d Duel, playerID uuid.UUID, at time.Time) error {
+	switch {
+	case d.Side(playerID) != 1 || d.State == DuelMatching:
+		return Errorf(EDUELNOTPLAYER, "only the challenged player may accept this duel")
+	case d.State != DuelChallenged:
+		return Errorf(EDUELSTATE, "the duel is %s; only a challenge can be accepted", d.State)
+	case !at.Before(d.AcceptBy):
+		return Errorf(EDUELDEADLINE, "the challenge had to be accepted by %s", d.AcceptBy.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// CheckDecline: either player of a challenge declines it (the challenger
+// withdraws it), until it is accepted.
+func CheckDecline(d Duel, playerID uuid.UUID) error {
+	switch {
+	case d.Side(playerID) < 0:
+		return Errorf(EDUELNOTPLAYER, "only the players of this duel may decline it")
+	case d.State != DuelChallenged:
+		return Errorf(EDUELSTATE, "the duel is %s; only a challenge can be declined", d.State)
+	}
+	return nil
+}
+
+// CheckSubmit: a player of an active duel submits once, before submit_by.
+// It returns the player's side.
+func CheckSubmit(d Duel, playerID uuid.UUID, design json.RawMessage, at time.Time) (int, error) {
+	side := d.Side(playerID)
+	switch {
+	case side < 0:
+		return -1, Errorf(EDUELNOTPLAYER, "only the players of this duel may submit to it")
+	case d.State != DuelActive:
+		return -1, Errorf(EDUELSTATE, "the duel is %s; designs are submitted while it is active", d.State)
+	case d.SubmitBy != nil && !at.Before(*d.SubmitBy):
+		return -1, Errorf(EDUELDEADLINE, "designs had to be in by %s", d.SubmitBy.Format(time.RFC3339))
+	case d.Sides[side].Submitted():
+		return -1, Errorf(EDUELSUBMITTED, "you have already submitted your design to this duel")
+	case !json.Valid(design):
+		return -1, Invalid("invalid design", []FieldError{{Field: "design", Reason: "must be JSON"}})
+	}
+	return side, nil
+}
+
+// CheckEnd: a finished duel was active with both designs in; a forfeited
+// one was active with one design in and its deadline passed; an expired
+// one ran out of its deadline with nothing to decide. The result names
+// one of the players as winner, or none for a draw or no contest.
+func CheckEnd(d Duel, end DuelEnd) error {
+	in := 0
+	for _, s := range d.Sides {
+		if s.Submitted() {
+			in++
+		}
+	}
+	due := !end.At.Before(d.Deadline())
+	var ok bool
+	switch end.State {
+	case DuelFinished:
+		ok = d.State == DuelActive && in == 2
+	case DuelForfeited:
+		w := WinnerIndex(d, end.Result)
+		ok = d.State == DuelActive && in == 1 && due && w >= 0 && d.Sides[w].Submitted()
+	case DuelExpired:
+		ok = due && (d.State != DuelActive || in == 0) && end.Result.Winner == nil
+	}
+	if w := end.Result.Winner; ok && w != nil && d.Side(*w) < 0 {
+		ok = false
+	}
+	if !ok {
+		return Errorf(EDUELSTATE, "a %s duel with %d designs in cannot end %s at %s", d.State, in, end.State, end.At.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// WinnerIndex is the side of r's winner, -1 for none.
+func WinnerIndex(d Duel, r DuelResult) int {
+	if r.Winner == nil {
+		return -1
+	}
+	return d.Side(*r.Winner)
+}
+
+// MaxRatingsLimit bounds a page of the ratings board.
+const MaxRatingsLimit = 100
+
+// CheckRatingsPage checks a ratings page request.
+func CheckRatingsPage(offset, limit int) error {
+	var fe []FieldError
+	if offset < 0 {
+		fe = append(fe, FieldError{Field: "offset", Reason: "must be at least 0"})
+	}
+	if limit < 1 || limit > MaxRatingsLimit {
+		fe = append(fe, FieldError{Field: "limit", Reason: "must be 1 to 100"})
+	}
+	return Invalid("invalid ratings page", fe)
 }
