@@ -68,7 +68,9 @@ func (f *fixture) mustDuel(d game.Duel, err error) game.Duel {
 	return d
 }
 
-func design(n int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"components":[],"n":%d}`, n)) }
+func design(n int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"components":[],"n":%d}`, n))
+}
 
 func testDuelChallenge(t *testing.T, f *fixture) {
 	f.level("arena", "h1")
