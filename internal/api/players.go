@@ -71,7 +71,15 @@ func (s *server) handlePlayer(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, p)
+	rating, err := s.ratingOf(r.Context(), p.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, struct {
+		game.Player
+		Rating playerRating `json:"rating"`
+	}{p, rating})
 }
 
 type setRoleRequest struct {

@@ -65,5 +65,6 @@ type Store interface {
 	Boards
 	Changes
 	Events
+	Duels
 	Pinger
 }

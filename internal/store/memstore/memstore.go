@@ -42,6 +42,7 @@ type Store struct {
 	requests    map[requestRef]request
 	boards      map[levelRef]*board // the global board is levelRef{}
 	events      map[uuid.UUID]*eventState
+	duels       duelState
 }
 
 type levelRef struct {
