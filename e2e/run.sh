@@ -62,4 +62,4 @@ fi
 
 echo "== e2e: playing in Chromium against $base"
 cd e2e
-BASE_URL="$base" ARTIFACTS="$art" CHROMIUM="$chromium" node --test --test-reporter=spec play.test.js
+BASE_URL="$base" ARTIFACTS="$art" CHROMIUM="$chromium" node --test --test-concurrency=1 --test-reporter=spec ./*.test.js
