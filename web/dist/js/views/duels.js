@@ -7,9 +7,13 @@ import { loadPlayer } from '../store.js';
 import { FINAL, sides, deadline, Countdown, watchDuel, nameForm, stateBadge, problemText, fillStatus } from './duel-common.js';
 import { ratingBlock } from './duel-ratings.js';
 
-// LIST_POLL_MS: how often the list is read again for duels this browser has not seen yet
-// (a new challenge); the duels it knows change through their streams.
+// LIST_POLL_MS: how often the newest POLL_LIMIT duels are read again, for duels this
+// browser has not seen yet (a new challenge); the duels it knows change through their
+// streams. An ended duel comes with both runs' ticks (hundreds of kB), so the poll reads
+// few, and none while the page is hidden. LIST_LIMIT duels are read when the page opens.
 const LIST_POLL_MS = 4000;
+const POLL_LIMIT = 5;
+const LIST_LIMIT = 50;
 // MAX_STREAMS: at most this many duels are followed live at once (browsers allow six
 // connections per server over HTTP/1.1; the rest of the page needs some).
 const MAX_STREAMS = 3;
@@ -33,7 +37,7 @@ export async function duelsView(main) {
 
   let stopped = false;
   const streams = new Map(); // duel id → stop
-  const cards = new Map(); // duel id → {json, duel, el, countdown}
+  const cards = new Map(); // duel id → {duel, el, countdown}
   const groups = {
     pending: h('ul', { class: 'duel-list', id: 'duels-pending' }),
     active: h('ul', { class: 'duel-list', id: 'duels-active' }),
@@ -163,12 +167,12 @@ export async function duelsView(main) {
 
   function upsert(d) {
     if (stopped) return;
-    const json = JSON.stringify(d);
     const cur = cards.get(d.id);
-    if (cur && cur.json === json) return;
+    // seq counts the duel's changes: the same seq is the same duel.
+    if (cur && cur.duel.seq === d.seq && cur.duel.state === d.state) return;
     cur?.countdown.destroy();
     const card = renderCard(d);
-    cards.set(d.id, { json, duel: d, ...card });
+    cards.set(d.id, { duel: d, ...card });
     if (cur && cur.el.contains(document.activeElement)) {
       cur.el.replaceWith(card.el);
       card.el.querySelector('button, a')?.focus();
@@ -241,10 +245,10 @@ export async function duelsView(main) {
     return { el, countdown };
   }
 
-  async function refresh() {
-    if (stopped || !loadPlayer()) return;
+  async function refresh(limit = POLL_LIMIT) {
+    if (stopped || !loadPlayer() || (limit === POLL_LIMIT && document.hidden)) return;
     try {
-      const list = await api.myDuels();
+      const list = await api.myDuels(limit);
       listStatus.textContent = '';
       for (const d of list) upsert(d);
     } catch (err) {
@@ -263,11 +267,11 @@ export async function duelsView(main) {
   }
   function start() {
     renderAll();
-    refresh();
+    refresh(LIST_LIMIT);
   }
 
   start();
-  const poll = setInterval(refresh, LIST_POLL_MS);
+  const poll = setInterval(() => refresh(POLL_LIMIT), LIST_POLL_MS);
   const onPlayer = () => {
     for (const stop of streams.values()) stop();
     streams.clear();
