@@ -239,7 +239,12 @@ test('both players see the same result, and one scrubber moves both designs', as
 });
 
 test('a spectator with the link sees the same result, on a desktop and on a phone', async () => {
-  const link = await pa.locator('#spectator-link').inputValue();
+  // "Copy spectator link" puts the page's link on the clipboard.
+  await pa.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(BASE).origin });
+  await pa.locator('#copy-spectator').click();
+  await pa.locator('#toast.show').waitFor();
+  const link = await pa.evaluate(() => navigator.clipboard.readText());
+  assert.equal(link, await pa.locator('#spectator-link').inputValue());
   assert.match(link, new RegExp(`#/duels/${duelId}$`));
   const pc = await newPage('spectator');
   await pc.goto(link);

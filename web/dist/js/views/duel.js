@@ -48,7 +48,9 @@ export async function duelView(main, id) {
   const headLine = h('p', { class: 'head-links', id: 'duel-head' });
   const stateBox = h('section', { class: 'panel duel-status', 'aria-labelledby': 'duel-status-h', id: 'duel-status' });
   const resultBox = h('div', { class: 'duel-result', id: 'duel-result' });
-  clear(main,
+  // Says so when the result arrives while the page is open (the state panel then hides).
+  const announce = h('p', { class: 'sr-only', role: 'status', 'aria-live': 'polite' });
+  clear(main, announce,
     h('header', { class: 'level-head' },
       h('p', { class: 'crumbs' }, h('a', { href: '#/duels' }, 'Duels'), ' / ', h('a', { href: `#/levels/${encodeURIComponent(d.level)}` }, title)),
       h('h1', {}, `Duel on ${title}`),
@@ -65,9 +67,14 @@ export async function duelView(main, id) {
     countdown.set(deadline(d));
     renderState();
     if (hasResult(d) && shown !== d.id) {
+      const live = shown === null && opened;
       shown = d.id;
       replay = renderResult(resultBox, d, lv);
       cleanups.push(() => replay.destroy());
+      if (live) {
+        const r = d.result;
+        announce.textContent = `The duel is over: ${r.winner && !r.draw ? `${playerName(d, r.winner)} wins` : 'a draw'}.`;
+      }
     }
   }
 
@@ -108,7 +115,9 @@ export async function duelView(main, id) {
     stateBox.hidden = hasResult(d);
   }
 
+  let opened = false; // the first drawing is not news
   render();
+  opened = true;
   if (!FINAL.has(d.state)) {
     const stop = watchDuel(id, (next) => {
       d = next;
@@ -136,18 +145,22 @@ function waitForEnd(main, id) {
       h('p', { role: 'status' }, 'This duel is still being played: only its two players can follow it until it ends. This page shows the result and the replay as soon as it is over.')));
   let stopped = false;
   let inner = null;
-  const timer = setInterval(async () => {
+  let timer = null;
+  const poll = async () => {
     try {
       await api.duel(id);
     } catch {
+      if (!stopped) timer = setTimeout(poll, PRIVATE_POLL_MS);
       return;
     }
-    clearInterval(timer);
-    if (!stopped) inner = await duelView(main, id);
-  }, PRIVATE_POLL_MS);
+    if (stopped) return;
+    inner = await duelView(main, id);
+    if (stopped) inner();
+  };
+  timer = setTimeout(poll, PRIVATE_POLL_MS);
   return () => {
     stopped = true;
-    clearInterval(timer);
+    clearTimeout(timer);
     inner?.();
   };
 }
