@@ -278,6 +278,44 @@ test('the ratings board lists both players after the duel', async () => {
   await snap('ratings', pa);
 });
 
+test('the duels page, a duel and the ratings board on a phone', async () => {
+  await pa.setViewportSize({ width: 390, height: 844 });
+  try {
+    await pa.goto(`${BASE}/#/duels`);
+    await pa.locator(`#duels-finished .duel-card[data-id="${duelId}"]`).waitFor();
+    assert.match(await pa.locator(`#duels-finished .duel-card[data-id="${duelId}"]`).innerText(), /you won|won|a draw/);
+    await snap('phone-duels', pa);
+    await pa.goto(`${BASE}/#/ratings`);
+    await pa.locator('#ratings tbody tr').first().waitFor();
+    await snap('phone-ratings', pa);
+  } finally {
+    await pa.setViewportSize({ width: 1280, height: 800 });
+  }
+});
+
+test('two players who ask to be matched on the same level are paired', async () => {
+  const [pc, pd] = [await newPage('C'), await newPage('D')];
+  for (const [p, name] of [[pc, `duel-c-${tag}`], [pd, `duel-d-${tag}`]]) {
+    await p.goto(`${BASE}/#/duels`);
+    await p.getByLabel('Player name').fill(name);
+    await p.getByRole('button', { name: 'Save name' }).click();
+    await p.locator('#duel-level').waitFor();
+    await p.locator('#duel-level').selectOption('first-request');
+  }
+  await pc.locator('#find-opponent').click();
+  await pc.locator('#duels-pending .duel-card[data-state="matching"]').waitFor();
+  assert.match(await pc.locator('#challenge-status').innerText(), /in the queue/);
+  await pd.locator('#find-opponent').click();
+  const paired = pd.locator('#duels-active .duel-card').first();
+  await paired.waitFor();
+  const id = await paired.getAttribute('data-id');
+  assert.match(await paired.innerText(), new RegExp(`vs duel-c-${tag}`));
+  // C's page learns of the pairing from the duel's stream.
+  await pc.locator(`#duels-active .duel-card[data-id="${id}"]`).waitFor();
+  assert.match(await pc.locator(`#duels-active .duel-card[data-id="${id}"]`).innerText(), new RegExp(`vs duel-d-${tag}`));
+  await snap('matched', pc);
+});
+
 test('no script errors in any context', () => {
   assert.deepEqual(problems, []);
 });

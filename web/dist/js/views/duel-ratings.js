@@ -71,19 +71,15 @@ export async function ratingsView(main) {
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col', class: 'num' }, 'Rank'),
         h('th', { scope: 'col' }, 'Player'),
-        h('th', { scope: 'col', class: 'num' }, 'Rating'),
-        h('th', { scope: 'col', class: 'num' }, '±'),
-        h('th', { scope: 'col', class: 'num' }, 'Duels'),
-        h('th', { scope: 'col', class: 'num' }, 'Won–lost–drawn'))),
+        h('th', { scope: 'col', class: 'num' }, 'Rating ± how sure'),
+        h('th', { scope: 'col', class: 'num' }, 'Duels: won–lost–drawn'))),
       h('tbody', {}, entries.map((e) => {
         const you = me && e.player_id === me.id;
         return h('tr', { class: you ? 'me' : '', 'aria-current': you ? 'true' : false, dataset: { player: e.player_id } },
           h('td', { class: 'num' }, String(e.rank)),
           h('th', { scope: 'row' }, e.player_name ?? e.name, you ? h('span', { class: 'you' }, ' (you)') : ''),
-          h('td', { class: 'num' }, fmt(Math.round(e.rating))),
-          h('td', { class: 'num' }, fmt(Math.round(e.deviation ?? 0))),
-          h('td', { class: 'num' }, String(e.duels ?? 0)),
-          h('td', { class: 'num' }, `${e.wins ?? 0}–${e.losses ?? 0}–${e.draws ?? 0}`));
+          h('td', { class: 'num' }, fmt(Math.round(e.rating)), h('span', { class: 'muted' }, ` ± ${fmt(Math.round(e.deviation ?? 0))}`)),
+          h('td', { class: 'num' }, `${e.duels ?? 0}: ${e.wins ?? 0}–${e.losses ?? 0}–${e.draws ?? 0}`));
       })));
     const offset = page.offset ?? opts.offset ?? 0;
     const nav = h('nav', { class: 'pager', 'aria-label': 'Ratings pages' },

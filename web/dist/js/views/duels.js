@@ -64,8 +64,8 @@ export async function duelsView(main) {
     listBox.hidden = false;
     const copy = h('button', { type: 'button', class: 'link', onclick: () => copyText(p.id, 'Your player id is copied.') }, 'copy');
     clear(youBox, h('h2', { id: 'you-h' }, 'You'),
-      h('p', {}, 'Playing as ', h('strong', {}, p.name), '. Others can challenge you by this name or by your player id, ',
-        h('code', { id: 'my-id' }, p.id), ' (', copy, ').'),
+      h('p', {}, 'Playing as ', h('strong', {}, p.name), '. Others challenge you by your player id, ',
+        h('code', { id: 'my-id' }, p.id), ' (', copy, '), or, once you have a rating or have duelled them, by your name.'),
       ratingBlock(p.id));
     return true;
   }
