@@ -23,8 +23,9 @@ const ID_BASE = {
   serverless: 'fn', cache: 'cache', cdn: 'cdn', database: 'db', queue: 'queue',
 };
 
-// opts.banner (an element) goes above the level; opts.submit(box, design), when given,
-// fills the submit panel instead of the leaderboard's (design() is the design as it stands).
+// opts.banner (an element) goes under the level's heading; opts.submit(box, design), when
+// given, fills the submit panel instead of the leaderboard's (design() is the design as it
+// stands).
 export async function levelView(main, slug, opts = {}) {
   const [lv, all] = await Promise.all([api.level(slug), api.levels().catch(() => [])]);
   const def = lv.definition;
@@ -138,7 +139,7 @@ export async function levelView(main, slug, opts = {}) {
     h('h1', {}, lv.title),
     progressLine,
   );
-  clear(main, opts.banner, header, brief, stage, resultsBox, hintBox, submitBox);
+  clear(main, header, opts.banner, brief, stage, resultsBox, hintBox, submitBox);
 
   // Traffic chart (drawn once the box has a width).
   const bands = eventBands(chaos, describeChaos, lv.definition);
