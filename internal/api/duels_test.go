@@ -7,8 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
