@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -451,4 +452,59 @@ func TestDuelStream(t *testing.T) {
 	if _, resp := open(f.tokens["ada"], map[string]string{"Last-Event-ID": "x"}); resp.StatusCode != 400 {
 		t.Errorf("a malformed Last-Event-ID: %d", resp.StatusCode)
 	}
+}
+
+// FuzzDuelDecode feeds arbitrary bodies to the duel requests: never a
+// panic, every error a client error.
+func FuzzDuelDecode(f *testing.F) {
+	for _, b := range fuzzBodies {
+		f.Add([]byte(b))
+	}
+	f.Add([]byte(`{"level": "lose-a-node", "opponent": "0193c0de-0000-7000-8000-000000000000"}`))
+	f.Add([]byte(`{"level": "lose-a-node", "opponent": "not-a-uuid"}`))
+	f.Add([]byte(`{"level": "lose-a-node", "LEVEL": "x"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, newV := range []func() any{func() any { return &createDuelRequest{} }, func() any { return &duelDesignRequest{} }} {
+			r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			v := newV()
+			err := decode(httptest.NewRecorder(), r, 64<<10, v)
+			if err != nil && !clientError(err) {
+				t.Fatalf("decode(%q) into %T: %v is not a client error", body, v, err)
+			}
+			if c, ok := v.(*createDuelRequest); ok && err == nil && c.Opponent != "" {
+				if _, perr := uuid.Parse(c.Opponent); perr != nil {
+					t.Fatalf("decode accepted opponent %q, which the handler parses as a UUID", c.Opponent)
+				}
+			}
+		}
+	})
+}
+
+// FuzzDuelLastEventID: any resume id is refused as malformed or read as a
+// seq, never a panic, and never a seq the id does not spell.
+func FuzzDuelLastEventID(f *testing.F) {
+	for _, s := range []string{"", "0", "17", "-1", "01", "+3", "99999999999999999999", "9223372036854775807", "1-2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		r := httptest.NewRequest("GET", "/v1/duels/x/stream", nil)
+		r.Header.Set("Last-Event-ID", id)
+		if r.Header.Get("Last-Event-ID") != id {
+			t.Skip() // not a header value
+		}
+		seq, err := duelLastEventID(r)
+		switch {
+		case err != nil:
+			if game.ErrorCode(err) != eBadRequest {
+				t.Errorf("%q: %v", id, err)
+			}
+		case id == "":
+			if seq != -1 {
+				t.Errorf("no id: %d", seq)
+			}
+		case strconv.FormatInt(seq, 10) != id:
+			t.Errorf("%q read as %d", id, seq)
+		}
+	})
 }
