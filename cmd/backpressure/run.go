@@ -64,11 +64,19 @@ commands:
                                              (default SLUG.design.json; never overwrites)
   events                                     list a server's events
   event ID                                   an event: rules, briefing, standings (and its chaos, once over)
+  duel challenge PLAYER_ID LEVEL             challenge a player to a duel on a level
+  duel match LEVEL                           ask to be matched with a player of similar rating
+  duel accept|decline ID                     answer a challenge
+  duel submit ID DESIGN_FILE                 submit your design (once; the other side's stays hidden)
+  duel show ID                               a duel: both verdicts side by side and the surprise, once over
+  duel list                                  your duels
+  ratings                                    the duel ratings board
 
 flags:
   --json     print the machine-readable result
   --width N  chart width in columns (default: $COLUMNS, else 60)
-  --server U the server for events (default: $BACKPRESSURE_SERVER, else http://localhost:8080)
+  --server U the server for events and duels (default: $BACKPRESSURE_SERVER, else http://localhost:8080)
+  --token T  your player token for duels (default: $BACKPRESSURE_TOKEN)
 
 exit codes: 0 valid / passes, 1 fails, 2 invalid input, 3 internal error
 `
@@ -91,6 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.StringVar(&o.design, "design", "", "")
 	fs.IntVar(&o.width, "width", 0, "")
 	fs.StringVar(&o.server, "server", "", "")
+	fs.StringVar(&o.token, "token", "", "")
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil {
 		fmt.Fprint(stderr, usage)
@@ -110,6 +119,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if o.server == "" {
 		o.server = defaultServer
+	}
+	if o.token == "" {
+		o.token = getenv("BACKPRESSURE_TOKEN")
 	}
 	switch cmd {
 	case "validate":
@@ -151,6 +163,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return invalidf("event: name one event id")
 		}
 		return cmdEvent(ctx, o, pos[0])
+	case "duel":
+		return cmdDuel(ctx, o, pos)
+	case "ratings":
+		return cmdRatings(ctx, o)
 	}
 	fmt.Fprint(stderr, usage)
 	return invalidf("unknown command %q", cmd)
@@ -161,6 +177,7 @@ type options struct {
 	level, design string
 	width         int
 	server        string
+	token         string
 	stdin         io.Reader
 	stdout        io.Writer
 }

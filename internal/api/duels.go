@@ -212,7 +212,11 @@ func (s *server) handleCreateDuel(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		opp := uuid.MustParse(req.Opponent)
+		opp, err := uuid.Parse(req.Opponent)
+		if err != nil {
+			s.writeError(w, r, game.Invalid("the request is invalid", []game.FieldError{{Field: "opponent", Reason: "must be a player id (a UUID)"}}))
+			return
+		}
 		if opp == player.ID {
 			s.writeError(w, r, errorf(game.EDUELSELF, "a player cannot challenge themselves"))
 			return

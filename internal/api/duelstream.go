@@ -32,19 +32,10 @@ func (s *server) handleDuelStream(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(game.EDUELPRIVATE, "a duel is seen by its players only until it has ended"))
 		return
 	}
-	resume := int64(-1)
-	field, id := "Last-Event-ID", r.Header.Get("Last-Event-ID")
-	if id == "" {
-		field, id = "last_event_id", r.URL.Query().Get("last_event_id")
-	}
-	if id != "" {
-		n, err := strconv.ParseInt(id, 10, 64)
-		if err != nil || n < 0 || len(id) > 20 || strconv.FormatInt(n, 10) != id {
-			s.writeError(w, r, badRequest("the event id to resume from is malformed",
-				game.FieldError{Field: field, Reason: "must be an id this stream sent (a number)"}))
-			return
-		}
-		resume = n
+	resume, err := duelLastEventID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	if s.live == nil {
 		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live streams are not available on this server"))
@@ -126,4 +117,22 @@ func (s *server) sendDuel(ctx context.Context, st *sseStream, id [16]byte) (ende
 		}
 	}
 	return game.DuelEnded(d.State), nil
+}
+
+// duelLastEventID reads where a duel stream resumes: the Last-Event-ID
+// header or else ?last_event_id=, a seq this stream sent; -1 for none.
+func duelLastEventID(r *http.Request) (int64, error) {
+	field, id := "Last-Event-ID", r.Header.Get("Last-Event-ID")
+	if id == "" {
+		field, id = "last_event_id", r.URL.Query().Get("last_event_id")
+	}
+	if id == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n < 0 || len(id) > 20 || strconv.FormatInt(n, 10) != id {
+		return 0, badRequest("the event id to resume from is malformed",
+			game.FieldError{Field: field, Reason: "must be an id this stream sent (a number)"})
+	}
+	return n, nil
 }
