@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"backpressure/internal/challenges"
 )
@@ -124,4 +125,60 @@ func TestDuelDecidedOnceAcrossReplicas(t *testing.T) {
 		t.Errorf("ratings board: %+v", board)
 	}
 	b.must(t, http.StatusOK, req{method: "GET", path: "/v1/players/" + ada.ID}, nil)
+}
+
+// TestDuelDeadlineJobs: with PostgreSQL the deadlines are river jobs, one
+// per duel and deadline: an unanswered challenge expires, and a duel with
+// one design in is forfeited to it, each by the server's clock.
+func TestDuelDeadlineJobs(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	env["DUEL_CHALLENGE_TTL"] = "2s"
+	env["DUEL_SUBMIT_WINDOW"] = "3s"
+	s := startServer(t, env)
+	ada, bob := s.newPlayer(t, "ada"), s.newPlayer(t, "bob")
+	challenge := func() string {
+		var d struct {
+			ID string `json:"id"`
+		}
+		s.must(t, http.StatusCreated, req{method: "POST", path: "/v1/duels", token: ada.token,
+			body: map[string]any{"level": tutorial, "opponent": bob.ID}}, &d)
+		return d.ID
+	}
+	type ended struct {
+		State  string `json:"state"`
+		Result *struct {
+			Winner *string `json:"winner"`
+			Reason string  `json:"reason"`
+		} `json:"result"`
+	}
+	waitEnd := func(id string) ended {
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			var got ended
+			s.must(t, http.StatusOK, req{method: "GET", path: "/v1/duels/" + id, token: ada.token}, &got)
+			if got.Result != nil || time.Now().After(deadline) {
+				return got
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	unanswered := challenge()
+	if got := waitEnd(unanswered); got.State != "expired" || got.Result == nil || got.Result.Reason != "unanswered" {
+		t.Errorf("an unanswered challenge: %+v", got)
+	}
+
+	forfeit := challenge()
+	s.must(t, http.StatusOK, req{method: "POST", path: "/v1/duels/" + forfeit + "/accept", token: bob.token}, nil)
+	s.must(t, http.StatusOK, req{method: "POST", path: "/v1/duels/" + forfeit + "/design", token: ada.token,
+		body: map[string]any{"design": design(2)}}, nil)
+	got := waitEnd(forfeit)
+	if got.State != "forfeited" || got.Result == nil || got.Result.Winner == nil || *got.Result.Winner != ada.ID {
+		t.Errorf("a duel bob never submitted to: %+v", got)
+	}
+	var jobs int
+	if err := s.db(t).QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'settle_duel' AND args->>'duel_id' = $1`,
+		forfeit).Scan(&jobs); err != nil || jobs != 2 {
+		t.Errorf("%d settle jobs for the forfeited duel (%v), want 2 (accept_by, submit_by)", jobs, err)
+	}
 }
