@@ -9,6 +9,8 @@
 //	backpressure levels
 //	backpressure level SLUG|FILE
 //	backpressure init  SLUG|FILE [DESIGN_FILE]
+//	backpressure duel challenge|match|accept|decline|submit|show|list ...
+//	backpressure ratings
 //
 // Every command takes --json to print the machine-readable result instead. Exit codes:
 // 0 the level is valid / the design passes, 1 the design fails, 2 invalid input (a bad

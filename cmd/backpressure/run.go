@@ -67,11 +67,19 @@ commands:
   seasons                                    list a server's seasons (the global board's resets)
   season ID                                  a season's board (a past season's: its final ranks)
   player ID                                  a player: their seasons and event results
+  duel challenge PLAYER_ID LEVEL             challenge a player to a duel on a level
+  duel match LEVEL                           ask to be matched with a player of similar rating
+  duel accept|decline ID                     answer a challenge
+  duel submit ID DESIGN_FILE                 submit your design (once; the other side's stays hidden)
+  duel show ID                               a duel: both verdicts side by side and the surprise, once over
+  duel list                                  your duels
+  ratings                                    the duel ratings board
 
 flags:
   --json     print the machine-readable result
   --width N  chart width in columns (default: $COLUMNS, else 60)
-  --server U the server for events, seasons and players (default: $BACKPRESSURE_SERVER, else http://localhost:8080)
+  --server U the server for events, seasons, players and duels (default: $BACKPRESSURE_SERVER, else http://localhost:8080)
+  --token T  your player token for duels (default: $BACKPRESSURE_TOKEN)
 
 exit codes: 0 valid / passes, 1 fails, 2 invalid input, 3 internal error
 `
@@ -94,6 +102,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.StringVar(&o.design, "design", "", "")
 	fs.IntVar(&o.width, "width", 0, "")
 	fs.StringVar(&o.server, "server", "", "")
+	fs.StringVar(&o.token, "token", "", "")
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil {
 		fmt.Fprint(stderr, usage)
@@ -113,6 +122,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if o.server == "" {
 		o.server = defaultServer
+	}
+	if o.token == "" {
+		o.token = getenv("BACKPRESSURE_TOKEN")
 	}
 	switch cmd {
 	case "validate":
@@ -156,6 +168,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdEvent(ctx, o, pos[0])
 	case "seasons", "season", "player":
 		return cmdSeasons(ctx, o, cmd, pos)
+	case "duel":
+		return cmdDuel(ctx, o, pos)
+	case "ratings":
+		return cmdRatings(ctx, o)
 	}
 	fmt.Fprint(stderr, usage)
 	return invalidf("unknown command %q", cmd)
@@ -166,6 +182,7 @@ type options struct {
 	level, design string
 	width         int
 	server        string
+	token         string
 	stdin         io.Reader
 	stdout        io.Writer
 }

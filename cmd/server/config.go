@@ -162,6 +162,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 	a.MaxStreamsPerAddress = integer("MAX_STREAMS_PER_ADDRESS", api.DefaultMaxStreamsPerAddress, 1, 1_000_000)
 	a.StreamBuffer = integer("STREAM_BUFFER", api.DefaultStreamBuffer, 1, 100_000)
 	a.StreamHeartbeat = duration("STREAM_HEARTBEAT", api.DefaultStreamHeartbeat)
+	// Duels (docs/api.md "Duels").
+	a.DuelChallengeTTL = duration("DUEL_CHALLENGE_TTL", api.DefaultDuelChallengeTTL)
+	a.DuelSubmitWindow = duration("DUEL_SUBMIT_WINDOW", api.DefaultDuelSubmitWindow)
+	a.DuelMatchWindow = duration("DUEL_MATCH_WINDOW", api.DefaultDuelMatchWindow)
+	a.DuelsPerDay = integer("DUELS_PER_DAY", api.DefaultDuelsPerDay, 1, 1_000_000)
+	a.DuelMatchBase = float64(integer("DUEL_MATCH_BASE", api.DefaultDuelMatchBase, 1, 10_000))
+	a.DuelMatchPerMinute = float64(integer("DUEL_MATCH_PER_MINUTE", api.DefaultDuelMatchPerMinute, 1, 10_000))
+	a.DuelMatchMax = float64(integer("DUEL_MATCH_MAX", api.DefaultDuelMatchMax, 1, 10_000))
 	if a.AdminToken != "" && len(a.AdminToken) < minAdminTokenLen {
 		// Not echoed: it is a secret.
 		bad("ADMIN_TOKEN", "must be at least %d characters (try: openssl rand -base64 32)", minAdminTokenLen)

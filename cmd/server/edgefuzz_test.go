@@ -138,6 +138,8 @@ type edgeTarget struct {
 	player, author, slug string
 	playerID             string
 	ops                  []edgeOp
+	// A duel of player's, challenging rival.
+	duelID, rivalID string
 }
 
 func newEdgeTarget(t testing.TB) *edgeTarget {
@@ -169,6 +171,13 @@ func newEdgeTarget(t testing.TB) *edgeTarget {
 	e.author = out.Token
 	mustRaw(200, "PUT", "/v1/players/"+out.Player.ID+"/role", s.adminToken, map[string]any{"role": "author"}, nil)
 	mustRaw(201, "POST", "/v1/challenges/"+tutorial+"/submissions", e.player, map[string]any{"design": design(2)}, nil)
+	mustRaw(201, "POST", "/v1/players", "", map[string]any{"name": "edge-rival"}, &out)
+	e.rivalID = out.Player.ID
+	var duel struct {
+		ID string `json:"id"`
+	}
+	mustRaw(201, "POST", "/v1/duels", e.player, map[string]any{"level": tutorial, "opponent": e.rivalID}, &duel)
+	e.duelID = duel.ID
 	return e
 }
 
@@ -226,6 +235,14 @@ func (e *edgeTarget) request(op edgeOp, i int, value string) (path, token string
 		token, fields["level"], fields["design"], fields["max_points"] = e.player, tutorial, design(2), 10
 	case strings.HasSuffix(op.path, "/hint"), strings.HasSuffix(op.path, "/submissions"):
 		token, fields["design"] = e.player, design(2)
+	case strings.HasPrefix(op.path, "/v1/duels"):
+		token, params["id"] = e.player, e.duelID
+		switch {
+		case op.path == "/v1/duels" && op.method == "POST":
+			fields["level"], fields["opponent"] = tutorial, e.rivalID
+		case strings.HasSuffix(op.path, "/design"):
+			fields["design"] = design(2)
+		}
 	case op.method == "POST" || op.method == "PUT":
 		token = e.author
 	default:

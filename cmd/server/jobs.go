@@ -89,6 +89,8 @@ func startEventJobs(ctx context.Context, url string, timeout time.Duration, deps
 	finisher := api.NewEventFinisher(finisherDeps)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &finishEventWorker{finisher: finisher, log: logger, timeout: timeout})
+	referee := newDuelReferee(*deps)
+	addDuelWorker(workers, referee, logger, timeout)
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
 		Workers:              workers,
@@ -106,6 +108,7 @@ func startEventJobs(ctx context.Context, url string, timeout time.Duration, deps
 	}
 	sched := riverScheduler{client}
 	deps.Scheduler = sched
+	scheduleOpenDuels(ctx, client, referee, deps, logger)
 	events, err := finisher.Unfinished(ctx)
 	if err == nil {
 		for _, e := range events {

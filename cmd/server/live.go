@@ -42,9 +42,10 @@ func startLive(ctx context.Context, cfg config, store api.Store, logger *slog.Lo
 	}
 }
 
-// startEvents arranges for events to be finished at their end: with
-// PostgreSQL by river jobs (see jobs.go), with the in-memory store by a
-// check every interval. stop ends it.
+// startEvents arranges for events to be finished at their end, and duels
+// settled at their deadlines: with PostgreSQL by river jobs (see jobs.go,
+// duels.go), with the in-memory store by a check every interval. stop ends
+// it.
 func startEvents(ctx context.Context, cfg config, store api.Store, deps *api.Deps, logger *slog.Logger) (stop func(), err error) {
 	if _, ok := store.(*memstore.Store); !ok {
 		url := cfg.DatabaseDirectURL
@@ -61,8 +62,14 @@ func startEvents(ctx context.Context, cfg config, store api.Store, deps *api.Dep
 		defer close(done)
 		api.NewEventFinisher(finisherDeps).Run(ctx, cfg.EventCheckInterval)
 	}()
+	duelsDone := make(chan struct{})
+	go func() {
+		defer close(duelsDone)
+		newDuelReferee(*deps).Run(ctx, cfg.EventCheckInterval)
+	}()
 	return func() {
 		cancel()
 		<-done
+		<-duelsDone
 	}, nil
 }

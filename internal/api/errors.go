@@ -50,6 +50,16 @@ var statusOf = map[string]int{
 	game.EATTEMPTLIMIT:    http.StatusConflict,
 	game.EEVENTFULL:       http.StatusConflict,
 	game.ENOTJOINED:       http.StatusForbidden,
+	// Duel rules.
+	game.EDUELSELF:       http.StatusUnprocessableEntity,
+	game.EDUELPAIRACTIVE: http.StatusConflict,
+	game.EDUELDAILYLIMIT: http.StatusTooManyRequests,
+	game.EDUELNOTPLAYER:  http.StatusForbidden,
+	game.EDUELSTATE:      http.StatusConflict,
+	game.EDUELDEADLINE:   http.StatusConflict,
+	game.EDUELSUBMITTED:  http.StatusConflict,
+	game.EDUELPRIVATE:    http.StatusForbidden,
+	game.EDUELMATCHING:   http.StatusConflict,
 }
 
 // titleOf is the short, fixed summary of each problem type (RFC 9457 title).
@@ -74,6 +84,16 @@ var titleOf = map[string]string{
 	game.EATTEMPTLIMIT:    "Attempt limit reached",
 	game.EEVENTFULL:       "Event full",
 	game.ENOTJOINED:       "Not joined",
+	// Duel rules.
+	game.EDUELSELF:       "Cannot duel yourself",
+	game.EDUELPAIRACTIVE: "Duel already open",
+	game.EDUELDAILYLIMIT: "Daily duel limit reached",
+	game.EDUELNOTPLAYER:  "Not a player of this duel",
+	game.EDUELSTATE:      "Duel not in that state",
+	game.EDUELDEADLINE:   "Duel deadline passed",
+	game.EDUELSUBMITTED:  "Design already submitted",
+	game.EDUELPRIVATE:    "Duel is private until it ends",
+	game.EDUELMATCHING:   "Already waiting for a match",
 }
 
 // problemTypePrefix makes each code an absolute problem type URI.

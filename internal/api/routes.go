@@ -43,6 +43,7 @@ func (s *server) routes() *chi.Mux {
 		r.Use(s.authenticate)
 		r.Get("/v1/challenges/{slug}/leaderboard/stream", s.handleBoardStream)
 		r.Get("/v1/events/{id}/stream", s.handleEventStream)
+		r.Get("/v1/duels/{id}/stream", s.handleDuelStream)
 	})
 
 	r.Route("/v1", func(r chi.Router) {
@@ -80,6 +81,15 @@ func (s *server) routes() *chi.Mux {
 		r.With(s.requirePlayer, simLimit).Post("/events/{id}/submissions", s.handleEventSubmit)
 		r.Get("/events/{id}/standings", s.handleEventStandings)
 		r.Get("/events/{id}/results/{player_id}", s.handleEventResult)
+
+		// Duels and ratings.
+		r.With(s.requirePlayer).Post("/duels", s.handleCreateDuel)
+		r.With(s.requirePlayer).Get("/duels", s.handleMyDuels)
+		r.Get("/duels/{id}", s.handleDuel)
+		r.With(s.requirePlayer).Post("/duels/{id}/accept", s.handleAcceptDuel)
+		r.With(s.requirePlayer).Post("/duels/{id}/decline", s.handleDeclineDuel)
+		r.With(s.requirePlayer, simLimit).Post("/duels/{id}/design", s.handleDuelDesign)
+		r.Get("/ratings", s.handleRatings)
 
 		r.With(simLimit).Post("/simulations", s.handleSimulate)
 		r.Get("/submissions/{id}", s.handleSubmission)

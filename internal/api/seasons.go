@@ -99,6 +99,7 @@ func (s *server) handleSeasonBoard(w http.ResponseWriter, r *http.Request) {
 type playerProfile struct {
 	game.Player
 	game.PlayerHistory
+	Rating playerRating `json:"rating"`
 }
 
 func (s *server) playerProfile(ctx context.Context, p game.Player) (playerProfile, error) {
@@ -106,7 +107,11 @@ func (s *server) playerProfile(ctx context.Context, p game.Player) (playerProfil
 	if err != nil {
 		return playerProfile{}, err
 	}
-	return playerProfile{Player: p, PlayerHistory: h}, nil
+	rating, err := s.ratingOf(ctx, p.ID)
+	if err != nil {
+		return playerProfile{}, err
+	}
+	return playerProfile{Player: p, PlayerHistory: h, Rating: rating}, nil
 }
 
 // SeasonKeeper keeps the seasons of the operator's schedule stored ahead

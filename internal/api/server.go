@@ -98,6 +98,20 @@ type Config struct {
 	// TrustedProxies are CIDR prefixes of reverse proxies whose
 	// X-Forwarded-For is believed. Empty: the TCP peer is the client.
 	TrustedProxies []string
+
+	// Duels (0: the Default* of duels.go). A challenge must be accepted
+	// within DuelChallengeTTL, a match found within DuelMatchWindow; once
+	// active, both designs are due within DuelSubmitWindow. A player
+	// starts at most DuelsPerDay duels per UTC day. Matching allows a
+	// rating difference of DuelMatchBase, plus DuelMatchPerMinute for
+	// every minute the waiting player has waited, up to DuelMatchMax.
+	DuelChallengeTTL   time.Duration
+	DuelSubmitWindow   time.Duration
+	DuelMatchWindow    time.Duration
+	DuelsPerDay        int
+	DuelMatchBase      float64
+	DuelMatchPerMinute float64
+	DuelMatchMax       float64
 }
 
 // Defaults.
@@ -220,6 +234,9 @@ type Deps struct {
 	// its end (see EventFinisher.Finish); without it, something must call
 	// EventFinisher.Run.
 	Scheduler Scheduler
+	// DuelScheduler, if not nil, is told of every duel deadline (see
+	// DuelReferee.Settle); without it, something must call DuelReferee.Run.
+	DuelScheduler DuelScheduler
 }
 
 // server holds the handlers' shared dependencies.
@@ -243,6 +260,7 @@ type server struct {
 	live          Live
 	streams       *streamSlots
 	eventFinishes Scheduler
+	duelDeadlines DuelScheduler
 }
 
 // NewServer returns the whole HTTP API as one handler: every route, with
@@ -276,6 +294,7 @@ func newServer(d Deps) *server {
 	s.holds = newRefusalHolds(cfg.RefusalHold, heldPerInFlight*cfg.MaxInFlight)
 	s.live = d.Live
 	s.eventFinishes = d.Scheduler
+	s.duelDeadlines = d.DuelScheduler
 	s.streams = newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerAddress, s.metrics.registry)
 	s.levels = newLevelCache()
 	if levels, err := challenges.Campaign(); err == nil {

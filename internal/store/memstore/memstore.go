@@ -43,6 +43,7 @@ type Store struct {
 	boards      map[levelRef]*board // the global board is levelRef{}
 	events      map[uuid.UUID]*eventState
 	seasons     []*seasonState // in start order
+	duels       duelState
 }
 
 type levelRef struct {

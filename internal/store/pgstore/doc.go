@@ -131,6 +131,20 @@
 // atomically, and FinishEvent writes the final results and finished_at
 // once: a second finisher finds finished_at set and writes nothing.
 //
+// # Duels
+//
+// Every step of a duel (accept, decline, a design, the end) locks its row
+// (FOR UPDATE) and checks the step's rule (game.CheckAccept and the
+// others) against the row as locked; EndDuel moves a duel to its final
+// state only from a pending one and rates both players in the same
+// transaction, so a duel is decided and rated once however many referees
+// race. Starting a duel takes transaction-scoped advisory locks (the
+// starting player, for the daily limit; the level version, for the
+// matching queue), which PgBouncer's transaction mode allows. A partial
+// unique index keeps one open duel per pair and level. Each change bumps
+// duels.seq and is announced with NOTIFY, without data: what a reader may
+// see of a duel depends on who reads it.
+//
 // # Migrations
 //
 // Migrate applies the embedded migrations (package backpressure/migrations)

@@ -48,6 +48,8 @@ type Store interface {
 	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)
 	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
 
+	Duels
+
 	Ping(ctx context.Context) error
 }
 
@@ -84,6 +86,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"EventRules", testEventRules},
 		{"EventStandingsAndFinish", testEventStandingsAndFinish},
 	}
+	tests = append(tests, duelTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -201,3 +201,107 @@ function randomKey() {
   if (crypto.randomUUID) return crypto.randomUUID();
   return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
+
+// --- Duels and ratings ----------------------------------------------------------------------
+// A duel: {id, level, version, state, players: [{id, name, rating, submitted}] (the
+// challenger first), created_at, accept_by, submit_by, ended_at, seq, surprise_chaos and
+// result once it has ended: {winner, draw, reason, surprise_chaos, ratings: [{player_id,
+// before, after}], sides: [{player_id, passed, score, failed_at_sec, error_rate, submitted,
+// design, evaluation, summary, components, ticks, every, total_ticks}]}.
+
+// createDuel challenges opponent (a player id) on a level; without one the server matches
+// the player with someone of a similar rating.
+export function createDuel(slug, opponent) {
+  const body = { level: slug };
+  if (opponent) body.opponent = opponent;
+  return call('POST', '/v1/duels', { body, auth: true });
+}
+
+// myDuels lists the player's duels, newest first.
+export async function myDuels(limit = 50) {
+  const data = await call('GET', `/v1/duels?limit=${limit}`, { auth: true });
+  return data?.duels || [];
+}
+
+// duel reads one duel: its players see it while it is pending, anyone once it has ended.
+export function duel(id, { signal } = {}) {
+  return call('GET', `/v1/duels/${enc(id)}`, { auth: 'optional', signal });
+}
+
+export const acceptDuel = (id) => call('POST', `/v1/duels/${enc(id)}/accept`, { auth: true });
+export const declineDuel = (id) => call('POST', `/v1/duels/${enc(id)}/decline`, { auth: true });
+
+// submitDuelDesign hands in the player's design (once); the second design settles the
+// duel in the same request.
+export function submitDuelDesign(id, design) {
+  return call('POST', `/v1/duels/${enc(id)}/design`, { body: { design }, auth: true });
+}
+
+// duelStream reads the duel's Server-Sent Events (event "duel", id: the duel's seq, data:
+// the duel) until the server closes the stream, calling onEvent({event, id, data}) for
+// each. It is read with fetch rather than EventSource because a pending duel's stream is
+// its players' only, and EventSource cannot send the bearer token. lastEventId resumes
+// after that event. Throws ApiError when the stream is refused.
+export async function duelStream(id, { signal, lastEventId, onEvent }) {
+  const headers = { Accept: 'text/event-stream' };
+  const player = loadPlayer();
+  if (player?.token) headers.Authorization = `Bearer ${player.token}`;
+  if (lastEventId) headers['Last-Event-ID'] = lastEventId;
+  let res;
+  try {
+    res = await fetch(`/v1/duels/${enc(id)}/stream`, { headers, signal, cache: 'no-store' });
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    throw new ApiError(0, { code: 'network', detail: 'The server cannot be reached. Is it running?' });
+  }
+  if (!res.ok) {
+    let problem = null;
+    try {
+      problem = await res.json();
+    } catch {
+      problem = null;
+    }
+    const e = new ApiError(res.status, problem);
+    e.retryAfter = res.headers.get('Retry-After');
+    throw e;
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  let ev = { event: 'message', id: null, data: [] };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value;
+    let nl;
+    while ((nl = buf.search(/\r\n|\n|\r/)) >= 0) {
+      if (buf[nl] === '\r' && nl === buf.length - 1) break; // a CR LF split across reads
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + (buf.startsWith('\r\n', nl) ? 2 : 1));
+      if (line === '') {
+        if (ev.data.length) onEvent({ event: ev.event, id: ev.id, data: ev.data.join('\n') });
+        ev = { event: 'message', id: ev.id, data: [] };
+        continue;
+      }
+      if (line.startsWith(':')) continue; // a heartbeat
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const val = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'event') ev.event = val;
+      else if (field === 'data') ev.data.push(val);
+      else if (field === 'id') ev.id = val;
+    }
+  }
+}
+
+// ratings reads one page of the ratings board, best first: {total, offset, entries:
+// [{rank, player_id, player_name, rating, deviation, duels, wins, losses, draws}]}.
+export function ratings({ offset = 0, limit = 20 } = {}) {
+  return call('GET', `/v1/ratings?offset=${offset}&limit=${limit}`);
+}
+
+// playerProfile is a player's public profile, with their duel rating: {id, name, rating:
+// {rating, deviation, duels, wins, losses, draws}}.
+export const playerProfile = (id) => call('GET', `/v1/players/${enc(id)}`);
+
+// levelAt is one version of a level (a duel is played on the version it was made on).
+export const levelAt = (slug, version) => call('GET', `/v1/challenges/${enc(slug)}${version ? `?version=${enc(version)}` : ''}`);

@@ -1,5 +1,6 @@
 // Entry point: a hash router over the views (the levels, one level, a level's leaderboard,
-// the events and one event, the season board, a player's page) and the header's player badge.
+// the events and one event, the season board, a player's page; the duels, one duel and its
+// replay, handing in a duel's design, the ratings board) and the header's player badge.
 import { h, clear, toast } from './util.js';
 import { loadPlayer, forgetProgress } from './store.js';
 import { onAuthLost, me } from './api.js';
@@ -9,6 +10,10 @@ import { boardView } from './views/board.js';
 import { eventsView, eventView } from './views/events.js';
 import { seasonView } from './views/seasons.js';
 import { playerView } from './views/player.js';
+import { duelsView } from './views/duels.js';
+import { duelView } from './views/duel.js';
+import { duelDesignView } from './views/duel-design.js';
+import { ratingsView } from './views/duel-ratings.js';
 
 const main = document.getElementById('main');
 let current = null; // the mounted view's cleanup
@@ -34,6 +39,10 @@ function parse(hash) {
   if (parts[0] === 'events') return { view: 'events', section: 'events' };
   if (parts[0] === 'seasons') return { view: 'season', id: parts[1], section: 'seasons' };
   if (parts[0] === 'players' && parts[1]) return { view: 'player', id: parts[1] };
+  if (parts[0] === 'duels' && parts[1] && parts[2] === 'design') return { view: 'duel-design', id: parts[1], section: 'duels' };
+  if (parts[0] === 'duels' && parts[1]) return { view: 'duel', id: parts[1], section: 'duels' };
+  if (parts[0] === 'duels') return { view: 'duels', section: 'duels' };
+  if (parts[0] === 'ratings') return { view: 'ratings', section: 'ratings' };
   return { view: 'levels', section: 'levels' };
 }
 
@@ -61,6 +70,10 @@ async function route() {
     else if (r.view === 'event') done = await eventView(main, r.id);
     else if (r.view === 'season') done = await seasonView(main, r.id);
     else if (r.view === 'player') done = await playerView(main, r.id);
+    else if (r.view === 'duels') done = await duelsView(main);
+    else if (r.view === 'duel') done = await duelView(main, r.id);
+    else if (r.view === 'duel-design') done = await duelDesignView(main, r.id);
+    else if (r.view === 'ratings') done = await ratingsView(main);
     else done = await levelsView(main);
   } catch (err) {
     if (seq !== routeSeq) return;

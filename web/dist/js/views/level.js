@@ -27,6 +27,9 @@ const ID_BASE = {
   serverless: 'fn', cache: 'cache', cdn: 'cdn', database: 'db', queue: 'queue',
 };
 
+// opts.banner (an element) goes under the level's heading; opts.submit(box, design), when
+// given, fills the submit panel instead of the leaderboard's (design() is the design as it
+// stands).
 export async function levelView(main, slug, opts = {}) {
   const forEvent = Boolean(opts.event);
   const [lv, all] = await Promise.all([api.level(slug, opts.version), forEvent ? [] : api.levels().catch(() => [])]);
@@ -142,7 +145,7 @@ export async function levelView(main, slug, opts = {}) {
     h('h1', {}, lv.title),
     progressLine,
   );
-  clear(main, forEvent ? null : header, brief, stage, resultsBox, hintBox, submitBox);
+  clear(main, forEvent ? null : header, opts.banner, brief, stage, resultsBox, hintBox, submitBox);
 
   // Traffic chart (drawn once the box has a width).
   const bands = eventBands(chaos, describeChaos, lv.definition);
@@ -419,6 +422,7 @@ export async function levelView(main, slug, opts = {}) {
       onComponent: (id) => select(id), next,
       nextWords: forEvent ? 'It passes on the level as published: submit it below to enter it in the event.' : null,
     }));
+    if (opts.submit) resultsBox.querySelector('.next')?.remove(); // the page hands in elsewhere
     resultsBox.append(h('p', { class: 'help' }, 'The run plays back on the canvas: ',
       h('button', { type: 'button', class: 'link', id: 'watch', onclick: () => stage.scrollIntoView({ block: 'start', behavior: 'smooth' }) }, 'watch it there'),
       ', or scrub the charts below.'));
@@ -515,6 +519,10 @@ export async function levelView(main, slug, opts = {}) {
 
   // --- Submit ---------------------------------------------------------------------------
   function renderSubmit(receipt) {
+    if (opts.submit) {
+      opts.submit(submitBox, () => clone(state.design));
+      return;
+    }
     const player = loadPlayer();
     if (player && opts.submitPanel) {
       clear(submitBox, h('h2', { id: 'sub-h' }, 'Submit'), opts.submitPanel({

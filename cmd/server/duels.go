@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"backpressure/internal/api"
+)
+
+// Settling duels with PostgreSQL: one river job per duel deadline (accept_by,
+// then submit_by), unique by duel and deadline, worked by whichever replica
+// fetches it. The store ends a duel once whoever settles it, so a job that
+// runs twice (a rescued job, two deadlines) changes nothing the second time.
+
+// settleDuelArgs is the job: settle one duel at one of its deadlines.
+type settleDuelArgs struct {
+	DuelID uuid.UUID `json:"duel_id"`
+	At     time.Time `json:"at"`
+}
+
+func (settleDuelArgs) Kind() string { return "settle_duel" }
+
+type settleDuelWorker struct {
+	river.WorkerDefaults[settleDuelArgs]
+	referee *api.DuelReferee
+	log     *slog.Logger
+	timeout time.Duration
+}
+
+func (w *settleDuelWorker) Timeout(*river.Job[settleDuelArgs]) time.Duration { return w.timeout }
+
+func (w *settleDuelWorker) Work(ctx context.Context, job *river.Job[settleDuelArgs]) error {
+	done, err := w.referee.Settle(ctx, job.Args.DuelID)
+	var notDue *api.NotEndedError
+	if errors.As(err, &notDue) {
+		return river.JobSnooze(notDue.Wait) // a clock ahead of ours scheduled it early
+	}
+	if err != nil {
+		return err
+	}
+	if done {
+		w.log.InfoContext(ctx, "duel settled", "duel_id", job.Args.DuelID.String(), "attempt", job.Attempt)
+	}
+	return nil
+}
+
+// riverDuelScheduler enqueues settle jobs.
+type riverDuelScheduler struct{ client *river.Client[pgx.Tx] }
+
+func (s riverDuelScheduler) ScheduleDuel(ctx context.Context, id uuid.UUID, at time.Time) error {
+	_, err := s.client.Insert(ctx, settleDuelArgs{DuelID: id, At: at.UTC()}, &river.InsertOpts{
+		ScheduledAt: at,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true},
+	})
+	return err
+}
+
+// newDuelReferee is the referee of deps' duels, with runs that queue
+// behind each other rather than in front of players.
+func newDuelReferee(deps api.Deps) *api.DuelReferee {
+	refereeDeps := deps
+	refereeDeps.Config.SimWorkers = 1
+	return api.NewDuelReferee(refereeDeps)
+}
+
+// addDuelWorker registers the settle worker on workers.
+func addDuelWorker(workers *river.Workers, referee *api.DuelReferee, logger *slog.Logger, timeout time.Duration) {
+	river.AddWorker(workers, &settleDuelWorker{referee: referee, log: logger, timeout: timeout})
+}
+
+// scheduleOpenDuels sets deps.DuelScheduler and (re)schedules the deadline
+// of every open duel, which unique jobs make harmless.
+func scheduleOpenDuels(ctx context.Context, client *river.Client[pgx.Tx], referee *api.DuelReferee, deps *api.Deps, logger *slog.Logger) {
+	sched := riverDuelScheduler{client}
+	deps.DuelScheduler = sched
+	duels, err := referee.Open(ctx)
+	if err == nil {
+		for _, d := range duels {
+			if err = sched.ScheduleDuel(ctx, d.ID, d.Deadline()); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		logger.ErrorContext(ctx, "scheduling open duels", "err", err)
+	}
+}

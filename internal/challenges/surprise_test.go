@@ -1,0 +1,89 @@
+package challenges
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSurprise(t *testing.T) {
+	levels, err := Campaign()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withChaos := 0
+	for _, l := range levels {
+		t.Run(l.Slug, func(t *testing.T) {
+			first := Surprise(l, 42)
+			if diff := cmp.Diff(first, Surprise(l, 42)); diff != "" {
+				t.Fatalf("the same seed drew different surprises:\n%s", diff)
+			}
+			if len(l.Run.Chaos) == 0 {
+				if first != nil {
+					t.Fatalf("a level without chaos got a surprise: %+v", first)
+				}
+				return
+			}
+			withChaos++
+			seen := map[float64]bool{}
+			for seed := uint64(0); seed < 40; seed++ {
+				s := Surprise(l, seed)
+				if len(s) != 1 || s[0].ID != SurpriseID {
+					t.Fatalf("seed %d: %+v, want one event with id %q", seed, s, SurpriseID)
+				}
+				kindOK := false
+				for _, e := range l.Run.Chaos {
+					kindOK = kindOK || (e.Kind == s[0].Kind && e.Target == s[0].Target && e.From == s[0].From && e.To == s[0].To)
+				}
+				if !kindOK {
+					t.Fatalf("seed %d: %+v is not one of the level's chaos kinds", seed, s[0])
+				}
+				seen[s[0].AtSec] = true
+				full, err := WithChaos(l, s)
+				if err != nil {
+					t.Fatalf("seed %d: the level with the surprise is invalid: %v", seed, err)
+				}
+				if got := len(full.Run.Chaos); got != len(l.Run.Chaos)+1 {
+					t.Fatalf("seed %d: %d chaos events, want %d", seed, got, len(l.Run.Chaos)+1)
+				}
+			}
+			if len(seen) < 2 {
+				t.Errorf("40 seeds struck at %d distinct times; the seed should move the surprise", len(seen))
+			}
+		})
+	}
+	if withChaos == 0 {
+		t.Fatal("no campaign level has chaos; the test checked nothing")
+	}
+}
+
+// A level with its surprise runs the same design to the same bytes every time.
+func TestWithChaosDeterministic(t *testing.T) {
+	l, err := CampaignLevel("lose-a-node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() []byte {
+		full, err := WithChaos(l, Surprise(l, 7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := full.Evaluate(context.Background(), l.StartingDesign)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(struct {
+			Ev    *Evaluation
+			Ticks any
+		}{ev, ev.Result.Ticks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if a, b := run(), run(); string(a) != string(b) {
+		t.Error("two runs of the same design on the same surprise differ")
+	}
+}

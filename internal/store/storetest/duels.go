@@ -1,0 +1,405 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"backpressure/internal/game"
+)
+
+// Duels is the duel part of the store contract.
+type Duels interface {
+	CreateDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error)
+	MatchDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error)
+	Duel(ctx context.Context, id uuid.UUID) (game.Duel, error)
+	PlayerDuels(ctx context.Context, playerID uuid.UUID, limit int) ([]game.Duel, error)
+	OpenDuels(ctx context.Context) ([]game.Duel, error)
+	AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time, rules game.DuelRules) (game.Duel, error)
+	DeclineDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time) (game.Duel, error)
+	SubmitDuelDesign(ctx context.Context, id, playerID uuid.UUID, design json.RawMessage, at time.Time) (game.Duel, error)
+	EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (game.Duel, bool, error)
+	Rating(ctx context.Context, playerID uuid.UUID) (game.Rating, error)
+	Ratings(ctx context.Context, offset, limit int) (game.RatingsPage, error)
+}
+
+// duelTests are the duel contract's subtests (run by Run).
+var duelTests = []struct {
+	name string
+	fn   func(t *testing.T, f *fixture)
+}{
+	{"DuelChallenge", testDuelChallenge},
+	{"DuelStartRules", testDuelStartRules},
+	{"DuelEnds", testDuelEnds},
+	{"DuelMatching", testDuelMatching},
+	{"DuelAcceptConcurrent", testDuelAcceptConcurrent},
+	{"DuelEndOnceConcurrent", testDuelEndOnceConcurrent},
+	{"DuelMatchConcurrent", testDuelMatchConcurrent},
+}
+
+var duelRules = game.DuelRules{PerDay: 20, MatchBase: 100, MatchPerMinute: 50, MatchMax: 400, SubmitWindow: 30 * time.Minute}
+
+func (f *fixture) duels() Duels { return f.s.(Duels) }
+
+func challenge(slug string, a, b uuid.UUID, created time.Time) game.Duel {
+	d := game.Duel{ID: uuid.Must(uuid.NewV7()), Slug: slug, Version: 1, State: game.DuelChallenged, Seed: 0xfeedfacecafebeef,
+		CreatedAt: created, AcceptBy: created.Add(24 * time.Hour)}
+	d.Sides[0].PlayerID, d.Sides[1].PlayerID = a, b
+	return d
+}
+
+func matchRequest(slug string, p uuid.UUID, rating float64, created time.Time) game.Duel {
+	d := game.Duel{ID: uuid.Must(uuid.NewV7()), Slug: slug, Version: 1, State: game.DuelMatching, Seed: 1,
+		MatchRating: rating, CreatedAt: created, AcceptBy: created.Add(10 * time.Minute)}
+	d.Sides[0].PlayerID = p
+	return d
+}
+
+func (f *fixture) mustDuel(d game.Duel, err error) game.Duel {
+	f.t.Helper()
+	if err != nil {
+		f.t.Fatalf("duel step: %v", err)
+	}
+	return d
+}
+
+func design(n int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"components":[],"n":%d}`, n))
+}
+
+func testDuelChallenge(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	a, b, c := f.player("ada"), f.player("bob"), f.player("cy")
+	ds := f.duels()
+	d := f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(0)), duelRules))
+	if d.State != game.DuelChallenged || d.Seq != 1 || d.Sides[0].PlayerName != "ada" || d.Sides[1].PlayerName != "bob" || d.Seed != 0xfeedfacecafebeef {
+		t.Errorf("CreateDuel = %+v", d)
+	}
+	back := f.mustDuel(ds.Duel(f.ctx, d.ID))
+	if back.ID != d.ID || back.Seq != 1 || !back.AcceptBy.Equal(at(0).Add(24*time.Hour)) || back.Seed != d.Seed {
+		t.Errorf("Duel = %+v, want %+v", back, d)
+	}
+	_, err := ds.AcceptDuel(f.ctx, d.ID, a.ID, at(1), duelRules)
+	wantCode(t, "the challenger accepts", err, game.EDUELNOTPLAYER)
+	_, err = ds.AcceptDuel(f.ctx, d.ID, c.ID, at(1), duelRules)
+	wantCode(t, "a stranger accepts", err, game.EDUELNOTPLAYER)
+	_, err = ds.SubmitDuelDesign(f.ctx, d.ID, a.ID, design(1), at(1))
+	wantCode(t, "submit before accepting", err, game.EDUELSTATE)
+	_, err = ds.AcceptDuel(f.ctx, d.ID, b.ID, at(0).Add(24*time.Hour), duelRules)
+	wantCode(t, "accept at accept_by", err, game.EDUELDEADLINE)
+
+	d = f.mustDuel(ds.AcceptDuel(f.ctx, d.ID, b.ID, at(10), duelRules))
+	if d.State != game.DuelActive || d.SubmitBy == nil || !d.SubmitBy.Equal(at(10).Add(30*time.Minute)) || d.Seq != 2 {
+		t.Errorf("AcceptDuel = %+v", d)
+	}
+	_, err = ds.AcceptDuel(f.ctx, d.ID, b.ID, at(11), duelRules)
+	wantCode(t, "accept twice", err, game.EDUELSTATE)
+	_, err = ds.SubmitDuelDesign(f.ctx, d.ID, c.ID, design(1), at(11))
+	wantCode(t, "a stranger submits", err, game.EDUELNOTPLAYER)
+	_, err = ds.SubmitDuelDesign(f.ctx, d.ID, a.ID, design(1), at(10).Add(30*time.Minute))
+	wantCode(t, "submit at submit_by", err, game.EDUELDEADLINE)
+	d = f.mustDuel(ds.SubmitDuelDesign(f.ctx, d.ID, a.ID, design(1), at(12)))
+	if !d.Sides[0].Submitted() || d.Sides[1].Submitted() || string(d.Sides[0].Design) != string(design(1)) || d.Seq != 3 {
+		t.Errorf("after one submit: %+v", d)
+	}
+	_, err = ds.SubmitDuelDesign(f.ctx, d.ID, a.ID, design(2), at(13))
+	wantCode(t, "submit twice", err, game.EDUELSUBMITTED)
+	_, _, err = ds.EndDuel(f.ctx, d.ID, game.DuelEnd{State: game.DuelFinished, At: at(14)})
+	wantCode(t, "finish with one design in", err, game.EDUELSTATE)
+	d = f.mustDuel(ds.SubmitDuelDesign(f.ctx, d.ID, b.ID, design(3), at(14)))
+
+	winner := a.ID
+	res := game.DuelResult{Winner: &winner, Reason: game.ReasonScore, Surprise: json.RawMessage(`[]`),
+		Sides: []game.DuelResultSide{{PlayerID: a.ID, DuelRun: game.DuelRun{Passed: true, Score: 5000}}, {PlayerID: b.ID}}}
+	ended, done, err := ds.EndDuel(f.ctx, d.ID, game.DuelEnd{State: game.DuelFinished, Result: res, At: at(15)})
+	if err != nil || !done || ended.State != game.DuelFinished || ended.Result == nil || ended.EndedAt == nil {
+		t.Fatalf("EndDuel = %+v, %v, %v", ended, done, err)
+	}
+	if rs := ended.Result.Ratings; len(rs) != 2 || rs[0].PlayerID != a.ID || rs[0].Before != 1500 || rs[0].After <= 1500 || rs[1].After >= 1500 {
+		t.Errorf("rating changes = %+v", rs)
+	}
+	again, done, err := ds.EndDuel(f.ctx, d.ID, game.DuelEnd{State: game.DuelFinished, Result: res, At: at(16)})
+	if err != nil || done || again.Seq != ended.Seq {
+		t.Errorf("second EndDuel = %v, %v (seq %d, first %d); want no change", done, err, again.Seq, ended.Seq)
+	}
+	ra, _ := ds.Rating(f.ctx, a.ID)
+	rb, _ := ds.Rating(f.ctx, b.ID)
+	rc, err := ds.Rating(f.ctx, c.ID)
+	if ra.Duels != 1 || ra.Wins != 1 || rb.Losses != 1 || ra.Rating <= rb.Rating || err != nil || rc.Rating != 1500 || rc.Duels != 0 {
+		t.Errorf("ratings: %+v %+v %+v %v", ra, rb, rc, err)
+	}
+	page, err := ds.Ratings(f.ctx, 0, 10)
+	if err != nil || page.Total != 2 || len(page.Entries) != 2 || page.Entries[0].PlayerID != a.ID || page.Entries[0].Rank != 1 ||
+		page.Entries[1].Rank != 2 || page.Entries[0].PlayerName != "ada" {
+		t.Errorf("Ratings = %+v, %v", page, err)
+	}
+	page, err = ds.Ratings(f.ctx, 1, 10)
+	if err != nil || len(page.Entries) != 1 || page.Entries[0].PlayerID != b.ID || page.Entries[0].Rank != 2 {
+		t.Errorf("Ratings offset 1 = %+v, %v", page, err)
+	}
+	_, err = ds.Ratings(f.ctx, 0, 0)
+	wantCode(t, "Ratings limit 0", err, game.EINVALID)
+	_, err = ds.Rating(f.ctx, uuid.New())
+	wantCode(t, "Rating of nobody", err, game.ENOTFOUND)
+	_, err = ds.Duel(f.ctx, uuid.New())
+	wantCode(t, "Duel of nothing", err, game.ENOTFOUND)
+
+	list, err := ds.PlayerDuels(f.ctx, b.ID, 10)
+	if err != nil || len(list) != 1 || list[0].ID != d.ID || list[0].Result == nil {
+		t.Errorf("PlayerDuels = %+v, %v", list, err)
+	}
+	// The pair may duel again once the first has ended.
+	f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", b.ID, a.ID, at(20)), duelRules))
+}
+
+func testDuelStartRules(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	f.level("other", "h2")
+	a, b, c := f.player("ada"), f.player("bob"), f.player("cy")
+	ds := f.duels()
+	_, err := ds.CreateDuel(f.ctx, challenge("arena", a.ID, a.ID, at(0)), duelRules)
+	wantCode(t, "challenge yourself", err, game.EDUELSELF)
+	_, err = ds.CreateDuel(f.ctx, challenge("nowhere", a.ID, b.ID, at(0)), duelRules)
+	wantCode(t, "missing level", err, game.ENOTFOUND)
+	_, err = ds.CreateDuel(f.ctx, challenge("arena", a.ID, uuid.New(), at(0)), duelRules)
+	wantCode(t, "missing opponent", err, game.ENOTFOUND)
+	first := f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(0)), duelRules))
+	_, err = ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(1)), duelRules)
+	wantCode(t, "a second challenge to the pair", err, game.EDUELPAIRACTIVE)
+	_, err = ds.CreateDuel(f.ctx, challenge("arena", b.ID, a.ID, at(1)), duelRules)
+	wantCode(t, "the pair the other way round", err, game.EDUELPAIRACTIVE)
+	f.mustDuel(ds.CreateDuel(f.ctx, challenge("other", a.ID, b.ID, at(1)), duelRules))
+	f.mustDuel(ds.DeclineDuel(f.ctx, first.ID, b.ID, at(2)))
+	_, err = ds.DeclineDuel(f.ctx, first.ID, b.ID, at(3))
+	wantCode(t, "decline twice", err, game.EDUELSTATE)
+	_, err = ds.DeclineDuel(f.ctx, first.ID, c.ID, at(3))
+	wantCode(t, "a stranger declines", err, game.EDUELNOTPLAYER)
+	declined := f.mustDuel(ds.Duel(f.ctx, first.ID))
+	if declined.State != game.DuelDeclined || declined.EndedAt == nil || declined.Result == nil || declined.Result.Reason != game.ReasonDeclined {
+		t.Errorf("declined duel = %+v", declined)
+	}
+	f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(4)), duelRules))
+
+	// The daily limit counts the duels a player started in the UTC day.
+	day := game.DayStart(at(0))
+	limited := duelRules
+	limited.PerDay = 3 // a has started three above (one declined)
+	_, err = ds.CreateDuel(f.ctx, challenge("arena", a.ID, c.ID, at(5)), limited)
+	wantCode(t, "past the daily limit", err, game.EDUELDAILYLIMIT)
+	_, err = ds.MatchDuel(f.ctx, matchRequest("arena", a.ID, 1500, at(5)), limited)
+	wantCode(t, "matching past the daily limit", err, game.EDUELDAILYLIMIT)
+	f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", c.ID, a.ID, at(5)), limited)) // c's first
+	f.mustDuel(ds.CreateDuel(f.ctx, challenge("other", a.ID, c.ID, day.Add(24*time.Hour)), limited))
+}
+
+func testDuelEnds(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	a, b := f.player("ada"), f.player("bob")
+	ds := f.duels()
+	// An unanswered challenge expires at accept_by, not before.
+	d := f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(0)), duelRules))
+	expire := game.DuelEnd{State: game.DuelExpired, Result: game.DuelResult{Reason: game.ReasonUnanswered}}
+	expire.At = at(0).Add(24*time.Hour - time.Second)
+	_, _, err := ds.EndDuel(f.ctx, d.ID, expire)
+	wantCode(t, "expire before accept_by", err, game.EDUELSTATE)
+	expire.At = at(0).Add(24 * time.Hour)
+	ended, done, err := ds.EndDuel(f.ctx, d.ID, expire)
+	if err != nil || !done || ended.State != game.DuelExpired || len(ended.Result.Ratings) != 0 {
+		t.Errorf("expire = %+v, %v, %v", ended, done, err)
+	}
+	open, err := ds.OpenDuels(f.ctx)
+	if err != nil || len(open) != 0 {
+		t.Errorf("OpenDuels = %+v, %v", open, err)
+	}
+
+	// A duel where one side submitted is forfeited to it, at submit_by.
+	d = f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(100)), duelRules))
+	d = f.mustDuel(ds.AcceptDuel(f.ctx, d.ID, b.ID, at(100), duelRules))
+	d = f.mustDuel(ds.SubmitDuelDesign(f.ctx, d.ID, b.ID, design(1), at(101)))
+	open, err = ds.OpenDuels(f.ctx)
+	if err != nil || len(open) != 1 || open[0].ID != d.ID || !open[0].Deadline().Equal(at(100).Add(30*time.Minute)) {
+		t.Errorf("OpenDuels = %+v, %v", open, err)
+	}
+	bw, aw := b.ID, a.ID
+	forfeit := game.DuelEnd{State: game.DuelForfeited, Result: game.DuelResult{Winner: &bw, Reason: game.ReasonForfeit}, At: at(101)}
+	_, _, err = ds.EndDuel(f.ctx, d.ID, forfeit)
+	wantCode(t, "forfeit before submit_by", err, game.EDUELSTATE)
+	forfeit.At = *d.SubmitBy
+	wrong := forfeit
+	wrong.Result.Winner = &aw
+	_, _, err = ds.EndDuel(f.ctx, d.ID, wrong)
+	wantCode(t, "forfeit to the side that did not submit", err, game.EDUELSTATE)
+	_, _, err = ds.EndDuel(f.ctx, d.ID, game.DuelEnd{State: game.DuelExpired, At: forfeit.At})
+	wantCode(t, "expire a duel with a design in", err, game.EDUELSTATE)
+	ended, done, err = ds.EndDuel(f.ctx, d.ID, forfeit)
+	if err != nil || !done || ended.State != game.DuelForfeited || *ended.Result.Winner != b.ID || len(ended.Result.Ratings) != 2 {
+		t.Fatalf("forfeit = %+v, %v, %v", ended, done, err)
+	}
+	rb, _ := ds.Rating(f.ctx, b.ID)
+	if rb.Wins != 1 || rb.Rating <= 1500 {
+		t.Errorf("the forfeit's winner: %+v", rb)
+	}
+
+	// Neither side submitted: expired, no rating change.
+	d = f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(200)), duelRules))
+	d = f.mustDuel(ds.AcceptDuel(f.ctx, d.ID, b.ID, at(200), duelRules))
+	ended, done, err = ds.EndDuel(f.ctx, d.ID, game.DuelEnd{State: game.DuelExpired, Result: game.DuelResult{Reason: game.ReasonNoDesigns}, At: *d.SubmitBy})
+	if err != nil || !done || ended.State != game.DuelExpired {
+		t.Errorf("expire an active duel = %+v, %v, %v", ended, done, err)
+	}
+	if again, _ := ds.Rating(f.ctx, b.ID); again != rb {
+		t.Errorf("an expired duel changed a rating: %+v, was %+v", again, rb)
+	}
+}
+
+func testDuelMatching(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	ps := f.players(5)
+	ds := f.duels()
+	// Nobody waiting: queued.
+	w0 := f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", ps[0].ID, 1500, at(0)), duelRules))
+	if w0.State != game.DuelMatching || w0.Sides[1].PlayerID != uuid.Nil || w0.Seq != 1 {
+		t.Fatalf("first request = %+v", w0)
+	}
+	_, err := ds.MatchDuel(f.ctx, matchRequest("arena", ps[0].ID, 1500, at(1)), duelRules)
+	wantCode(t, "asking twice", err, game.EDUELMATCHING)
+	w1 := f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", ps[1].ID, 1800, at(1)), duelRules))
+	if w1.State != game.DuelMatching {
+		t.Fatalf("300 apart at once paired: %+v", w1)
+	}
+	// 1560 is closest to 1500 (ps[0], within 100): paired with it.
+	m := f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", ps[2].ID, 1560, at(2)), duelRules))
+	if m.ID != w0.ID || m.State != game.DuelActive || m.Sides[1].PlayerID != ps[2].ID || m.SubmitBy == nil || m.Seq != 2 {
+		t.Fatalf("pairing = %+v", m)
+	}
+	if !m.SubmitBy.Equal(at(2).Add(duelRules.SubmitWindow)) {
+		t.Errorf("submit_by = %s", m.SubmitBy)
+	}
+	// ps[1] (1800) has waited 2 minutes: 200 allowed, 1550 is 250 away.
+	early := f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", ps[3].ID, 1550, at(1).Add(2*time.Minute)), duelRules))
+	if early.State != game.DuelMatching {
+		t.Fatalf("paired beyond the allowance: %+v", early)
+	}
+	// 2050 is 250 from ps[1], who has waited 3 minutes (250 allowed), and
+	// 500 from ps[3], who has waited one (150 allowed).
+	late := f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", ps[4].ID, 2050, at(1).Add(3*time.Minute)), duelRules))
+	if late.ID != w1.ID || late.State != game.DuelActive || late.Sides[1].PlayerID != ps[4].ID {
+		t.Errorf("the allowance did not grow with the wait: %+v", late)
+	}
+	// Past its accept_by a waiting request pairs with nobody.
+	stale := f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", ps[2].ID, 1550, early.AcceptBy), duelRules))
+	if stale.State != game.DuelMatching || stale.ID == early.ID {
+		t.Errorf("paired with an expired request: %+v", stale)
+	}
+}
+
+// Two replicas accept one challenge at once: one wins, the other is told.
+func testDuelAcceptConcurrent(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	a, b := f.player("ada"), f.player("bob")
+	ds := f.duels()
+	d := f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(0)), duelRules))
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = ds.AcceptDuel(f.ctx, d.ID, b.ID, at(1+i), duelRules)
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch game.ErrorCode(err) {
+		case "":
+			ok++
+		case game.EDUELSTATE:
+		default:
+			t.Errorf("accept: %v", err)
+		}
+	}
+	got := f.mustDuel(ds.Duel(f.ctx, d.ID))
+	if ok != 1 || got.Seq != 2 {
+		t.Errorf("%d accepts succeeded, seq %d; want 1 and 2", ok, got.Seq)
+	}
+}
+
+// Replicas racing to end a duel end it once and rate it once.
+func testDuelEndOnceConcurrent(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	a, b := f.player("ada"), f.player("bob")
+	ds := f.duels()
+	d := f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(0)), duelRules))
+	d = f.mustDuel(ds.AcceptDuel(f.ctx, d.ID, b.ID, at(1), duelRules))
+	d = f.mustDuel(ds.SubmitDuelDesign(f.ctx, d.ID, a.ID, design(1), at(2)))
+	d = f.mustDuel(ds.SubmitDuelDesign(f.ctx, d.ID, b.ID, design(2), at(3)))
+	const n = 8
+	var wg sync.WaitGroup
+	dones := make([]bool, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			_, dones[i], err = ds.EndDuel(f.ctx, d.ID, game.DuelEnd{State: game.DuelFinished,
+				Result: game.DuelResult{Draw: true, Reason: game.ReasonDraw}, At: at(4)})
+			if err != nil {
+				t.Errorf("EndDuel: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	count := 0
+	for _, d := range dones {
+		if d {
+			count++
+		}
+	}
+	ra, _ := ds.Rating(f.ctx, a.ID)
+	if count != 1 || ra.Duels != 1 || ra.Draws != 1 {
+		t.Errorf("%d ends reported done, rating %+v; want one, one duel", count, ra)
+	}
+}
+
+// Requests arriving at once never both wait where they could have paired.
+func testDuelMatchConcurrent(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	ps := f.players(10)
+	ds := f.duels()
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := ds.MatchDuel(f.ctx, matchRequest("arena", p.ID, 1500, at(i)), duelRules); err != nil {
+				t.Errorf("MatchDuel: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	open, err := ds.OpenDuels(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, seen := 0, map[uuid.UUID]int{}
+	for _, d := range open {
+		if d.State == game.DuelActive {
+			active++
+		}
+		for _, s := range d.Sides {
+			if s.PlayerID != uuid.Nil {
+				seen[s.PlayerID]++
+			}
+		}
+	}
+	if active != 5 || len(open) != 5 || len(seen) != 10 {
+		t.Errorf("%d duels (%d active) over %d players; want 5 active duels pairing all 10", len(open), active, len(seen))
+	}
+}
