@@ -535,6 +535,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		nd.lost += amount // nowhere healthy to send it: the caller gets an error
 		return
 	}
+	nd.lost += amount * nd.nowhere
 	perShare := amount / total
 	age := nd.outAge
 	if nd.pool >= 0 {
@@ -625,11 +626,16 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 	}
 }
 
-// splitShares sets each child's share weight and returns their sum.
+// splitShares sets each child's share weight and returns their sum. A balancer's health
+// checks may have taken a backend out only in part of the probe phases (health.go): the
+// split is then the expectation over them (expectedShares), and nd.nowhere the share of
+// requests for which no backend is left.
 func (m *model) splitShares(n int, st *runState) float64 {
 	nd := &m.nodes[n]
 	health := m.comps[nd.comp].healthChecks // balancers only
+	nd.nowhere = 0
 	total := 0.0
+	partial := false
 	for k, ch := range nd.children {
 		c := &m.nodes[ch]
 		w := 1.0
@@ -645,11 +651,24 @@ func (m *model) splitShares(n int, st *runState) float64 {
 				w = max(0, pl.capRate-pl.wIn/m.dt)
 			}
 		}
-		if health && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
-			w *= 1 - m.detected(nd.comp, c, st)
+		if health {
+			o := m.outShare(nd.comp, c, st)
+			if o > 0 && o < 1 {
+				if !partial {
+					m.prepareSplit(len(nd.children))
+					partial = true
+				}
+				m.splitOut[k] = o
+			}
+			if o >= 1 {
+				w = 0
+			}
 		}
 		c.share = w
 		total += w
+	}
+	if partial {
+		return m.expectedShares(nd)
 	}
 	if total == 0 && nd.split == splitSpare {
 		// Every node is busy with writes: share in proportion to capacity.
