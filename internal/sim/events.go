@@ -12,7 +12,11 @@ type eventTracker struct {
 	changed bool
 	cuts    []outage  // per design edge: its cuts as the health checks see them (health.go)
 	cutEnd  []float64 // scratch: the latest end among the active cuts of each edge
-	ids     []string
+	// outages: some backend or link is down, or back for less than the longest check
+	// interval of any balancer (probeSec): only then may health checks keep one out.
+	outages  bool
+	probeSec float64
+	ids      []string
 }
 
 func (et *eventTracker) init(m *model) {
@@ -24,6 +28,11 @@ func (et *eventTracker) init(m *model) {
 	et.cutEnd = make([]float64, len(m.edgeTo))
 	for e := range et.cuts {
 		et.cuts[e] = noOutage()
+	}
+	for _, c := range m.comps {
+		if c.healthChecks {
+			et.probeSec = max(et.probeSec, c.checkIntervalSec)
+		}
 	}
 	for i, e := range et.events {
 		et.comp[i], et.edge[i] = -1, -1
@@ -114,14 +123,17 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	// A failure that goes on keeps its start, even when a later event takes over from the
 	// first: health checks keep counting from when the backend went down. One that ends is
 	// remembered, for the checks to let the backend back in (health.go).
+	et.outages = false
 	for c := range m.comps {
 		cp := &m.comps[c]
 		cp.down.update(cp.failed, cp.failStart, cp.failEnd)
 		cp.failedSince = cp.down.since
+		et.outages = et.outages || cp.down.matters(t0, et.probeSec)
 	}
 	for e, cut := range st.partitioned {
 		et.cuts[e].update(cut, st.cutStart[e], et.cutEnd[e])
 		st.cutSince[e] = et.cuts[e].since
+		et.outages = et.outages || et.cuts[e].matters(t0, et.probeSec)
 	}
 }
 

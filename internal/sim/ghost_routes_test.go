@@ -39,6 +39,7 @@ func TestGhostWorkFollowsHealthChecksAndRoundRobin(t *testing.T) {
 	}
 	a := &m.comps[m.nodes[dead].comp]
 	a.failed, a.failedSince, a.down.since = true, 0, 0
+	st.events.outages = true
 	detect := m.comps[m.nodes[lb].comp].detectSec
 	if detect <= 0 {
 		t.Fatalf("balancer detects a failure after %g s", detect)

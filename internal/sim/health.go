@@ -47,6 +47,12 @@ func (o *outage) update(down bool, start, end float64) {
 	}
 }
 
+// matters reports whether checks probing at most probeSec apart may keep the backend out
+// in a tick starting at t0: it is down, or came back less than probeSec ago.
+func (o *outage) matters(t0, probeSec float64) bool {
+	return !math.IsInf(o.since, 1) || t0 < o.upAt+probeSec
+}
+
 // out is the expected share of the tick [t0, t1) during which checks every interval,
 // taking a backend out after threshold failures in a row, keep it out of the rotation.
 func (o *outage) out(t0, t1, interval float64, threshold int) float64 {
@@ -122,9 +128,9 @@ func (m *model) prepareSplit(n int) {
 // has taken out) and m.splitOut (the share of phases that have taken a backend out, where
 // it is neither 0 nor 1) into the expected split over the checks' phases, which are
 // independent per backend: in each combination of undecided backends in or out, the ones
-// in share by weight. It sets nd.nowhere to the chance that none is in and returns the
-// total of the shares (1 − nd.nowhere, with the shares as fractions).
-func (m *model) expectedShares(nd *node) float64 {
+// in share by weight. It returns the total of the shares (with the shares as fractions)
+// and nowhere, the chance that none is in.
+func (m *model) expectedShares(nd *node) (total, nowhere float64) {
 	var undecided [maxPartialBackends]int
 	u := 0
 	for k, ch := range nd.children {
@@ -132,13 +138,12 @@ func (m *model) expectedShares(nd *node) float64 {
 		if m.splitOut[k] > 0 {
 			if u == maxPartialBackends {
 				// Too many to enumerate: scale each weight instead.
-				total := 0.0
 				for k, ch := range nd.children {
 					c := &m.nodes[ch]
 					c.share = m.splitW[k] * (1 - m.splitOut[k])
 					total += c.share
 				}
-				return total
+				return total, 0
 			}
 			undecided[u] = k
 			u++
@@ -162,7 +167,7 @@ func (m *model) expectedShares(nd *node) float64 {
 			}
 		}
 		if sum <= 0 {
-			nd.nowhere += p
+			nowhere += p
 			continue
 		}
 		for k, ch := range nd.children {
@@ -171,7 +176,7 @@ func (m *model) expectedShares(nd *node) float64 {
 			}
 		}
 	}
-	return 1
+	return 1, nowhere
 }
 
 // taken reports whether child k is one of the undecided backends mask takes out.

@@ -68,7 +68,6 @@ type node struct {
 	pathMean                                            float64 // mean seconds from the ingress to this node's answer
 	share                                               float64 // scratch split weight
 	shareTotal                                          float64 // sum of the children's shares
-	nowhere                                             float64 // share of forwarded requests with no backend left (health.go)
 	demand                                              float64 // requests that would arrive if nothing upstream refused or throttled
 	bareResp                                            float64 // mean seconds from arrival here to the answer if no pool queued
 
