@@ -5,8 +5,10 @@ import "math"
 // Health checks. A balancer probes each backend every interval I, at a phase of its own
 // that nothing in the design fixes (it depends on when the balancer and the backend
 // started), and takes a backend out after k failed probes in a row; it lets it back in
-// after one passing probe. The engine has no randomness, so it takes the expectation over
-// a uniformly random phase, which is exact for what a run reports (rates, shares):
+// after one passing probe. The engine has no randomness, so it splits requests by the
+// expectation over a uniformly random phase (the split is exact; what queues make of it is
+// the run of the expected split, not the mean of the runs over phases, since queues are
+// not linear in what they receive):
 //
 //   - A backend that fails at f is first probed at f + U, U uniform on (0, I], and taken
 //     out at f + U + (k−1)·I: never before (k−1)·I, always by k·I. The share still sent to
