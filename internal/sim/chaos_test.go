@@ -72,10 +72,12 @@ func threeReplicas(t *testing.T, rps float64) *Result {
 func TestNodeFailureBehindHealthCheckedBalancer(t *testing.T) {
 	// At 60% (720 of 1,200 rps) the two survivors run at 90%: absorbed. At 80% they need 120%.
 	at60 := threeReplicas(t, 720)
-	// The balancer's checks (every 5 s, 2 failures in a row) notice the dead backend 10 s
-	// after it fails: until then its third of the requests fails; then the survivors absorb it.
-	if e := window(at60, 20, 30, errRate); !near(e, 1.0/3, 0.02) {
-		t.Errorf("60%% load: error rate before the checks notice %.4f, want the dead backend's third", e)
+	// The balancer's checks (every 5 s at some phase, 2 failures in a row) notice the dead
+	// backend 5 to 10 s after it fails: until then its third of the requests fails (in
+	// expectation, all of it for 5 s and a third falling linearly to none over the next 5);
+	// then the survivors absorb it.
+	if e := window(at60, 20, 30, errRate); !near(e, 0.25, 0.02) {
+		t.Errorf("60%% load: error rate before the checks notice %.4f, want the dead backend's third, then less (0.25)", e)
 	}
 	if e := window(at60, 30, 40, errRate); e > 0.01 {
 		t.Errorf("60%% load: error rate once the checks noticed %.4f, want absorbed", e)
@@ -383,27 +385,31 @@ func TestSlidingMaxMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// A balancer's health checks take interval × threshold to take a dead backend out; a cut
-// link is detected the same way, and a backend that comes back is used again at once.
-func TestHealthChecksNoticeAfterIntervalTimesThreshold(t *testing.T) {
+// A balancer's health checks probe every interval at a phase nothing fixes, and take a
+// backend out after threshold failed probes in a row: in expectation over the phase, the
+// dead backend's share still fails in full for (threshold − 1) × interval and then falls
+// linearly to none over one more interval. A cut link is detected the same way. A repaired
+// backend comes back at its next passing probe: its share returns linearly over one
+// interval.
+func TestHealthChecksNoticeOverTheLastInterval(t *testing.T) {
 	design := func(lb string) Design {
 		return mustDesign(t, `{"components":[{"id":"lb","type":"load_balancer","params":`+lb+`},
 		 {"id":"a","type":"app_service","params":{"replicas":4}},{"id":"b","type":"app_service","params":{"replicas":4}}],
 		 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"}]}`)
 	}
 	tests := []struct {
-		name      string
-		lb        string
-		chaos     ChaosEvent
-		detectSec float64
+		name                  string
+		lb                    string
+		chaos                 ChaosEvent
+		firstSec, intervalSec float64
 	}{
-		{"defaults: 2 checks 5 s apart", `{}`, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}, 10},
+		{"defaults: 2 checks 5 s apart", `{}`, ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}, 5, 5},
 		{"1 check every second", `{"health_check_interval_sec":1,"unhealthy_threshold":1}`,
-			ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}, 1},
+			ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}, 0, 1},
 		{"3 checks 2 s apart", `{"health_check_interval_sec":2,"unhealthy_threshold":3}`,
-			ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}, 6},
+			ChaosEvent{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}, 4, 2},
 		{"a cut link", `{"health_check_interval_sec":1.5}`,
-			ChaosEvent{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 20, From: "lb", To: "a"}, 3},
+			ChaosEvent{Kind: ChaosNetworkPartition, AtSec: 10, DurationSec: 20, From: "lb", To: "a"}, 1.5, 1.5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -411,16 +417,64 @@ func TestHealthChecksNoticeAfterIntervalTimesThreshold(t *testing.T) {
 			cfg.Mix = Mix{Static: 1}
 			cfg.Chaos = []ChaosEvent{tt.chaos}
 			r := mustRun(t, design(tt.lb), cfg)
-			if e := window(r, 10, 10+tt.detectSec, errRate); !near(e, 0.5, 0.01) {
-				t.Errorf("error rate before detection %.3f, want the dead backend's half", e)
+			noticed := 10 + tt.firstSec
+			if tt.firstSec > 0 {
+				if e := window(r, 10, noticed, errRate); !near(e, 0.5, 0.01) {
+					t.Errorf("error rate before any phase notices %.3f, want the dead backend's half", e)
+				}
 			}
-			if e := window(r, 10+tt.detectSec, 30, errRate); e > 0.001 {
-				t.Errorf("error rate after detection %.4f, want none", e)
+			if e := window(r, noticed, noticed+tt.intervalSec, errRate); !near(e, 0.25, 0.01) {
+				t.Errorf("error rate over the interval in which the checks notice %.3f, want a half falling linearly to none (0.25)", e)
 			}
-			if in := window(r, 31, 40, func(tk Tick) float64 { return tk.Components[comp(r, "a")].InputRPS }); !near(in, 200, 1e-6) {
-				t.Errorf("a's input after it is back %.1f rps, want its half again", in)
+			if e := window(r, noticed+tt.intervalSec, 30, errRate); e > 0.001 {
+				t.Errorf("error rate after every phase noticed %.4f, want none", e)
+			}
+			a := func(tk Tick) float64 { return tk.Components[comp(r, "a")].InputRPS }
+			if in := window(r, 30, 30+tt.intervalSec, a); !near(in, 100, 0.01) {
+				t.Errorf("a's input over the interval after it is back %.1f rps, want its half returning linearly (100)", in)
+			}
+			if in := window(r, 30+tt.intervalSec, 40, a); !near(in, 200, 1e-6) {
+				t.Errorf("a's input once every phase has probed it %.1f rps, want its half again", in)
 			}
 		})
+	}
+}
+
+// A backend down for less than (threshold − 1) × interval is never taken out; one down for
+// part of the last interval is taken out in that part of the phases, and those phases let
+// it back in later.
+func TestHealthChecksShortFailures(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"lb","type":"load_balancer"},
+	 {"id":"a","type":"app_service","params":{"replicas":4}},{"id":"b","type":"app_service","params":{"replicas":4}}],
+	 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"}]}`)
+	a := func(r *Result) func(Tick) float64 {
+		return func(tk Tick) float64 { return tk.Components[comp(r, "a")].InputRPS }
+	}
+	run := func(down float64) *Result {
+		cfg := constant(400, 40)
+		cfg.Mix = Mix{Static: 1}
+		cfg.Chaos = []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: down, Target: "a"}}
+		return mustRun(t, d, cfg)
+	}
+	short := run(4)
+	if e := window(short, 10, 14, errRate); !near(e, 0.5, 0.01) {
+		t.Errorf("down 4 s: error rate %.3f, want its half throughout", e)
+	}
+	if in := window(short, 14, 20, a(short)); !near(in, 200, 1e-6) {
+		t.Errorf("down 4 s: a's input after %.1f rps, want its half at once", in)
+	}
+	// Down 7.5 s: half the phases took it out (from 5 to 7.5 s), and those let it back in
+	// 2.5 to 5 s after the repair: over [17.5, 20) half the phases keep it out, then
+	// linearly fewer until 22.5 s.
+	mid := run(7.5)
+	if in := window(mid, 17.5, 20, a(mid)); !near(in, 100, 0.01) {
+		t.Errorf("down 7.5 s: a's input just after the repair %.1f rps, want half its share (100)", in)
+	}
+	if in := window(mid, 20, 22.5, a(mid)); !near(in, 150, 0.01) {
+		t.Errorf("down 7.5 s: a's input 2.5–5 s after the repair %.1f rps, want 150", in)
+	}
+	if in := window(mid, 22.5, 30, a(mid)); !near(in, 200, 1e-6) {
+		t.Errorf("down 7.5 s: a's input 5 s after the repair %.1f rps, want its half", in)
 	}
 }
 

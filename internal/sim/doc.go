@@ -10,7 +10,14 @@
 //
 // Every component is one or more pools of workers (a database has one pool per node, a
 // queue a broker and a pool of consumers). Capacity is workers ÷ service time (seed
-// simple-model: an app server with 6 workers at 15 ms serves 400 req/s).
+// simple-model: an app server with 6 workers at 15 ms serves 400 req/s). An app's (or a
+// container pool's) replicas are one pool of replicas × concurrency workers whose waiting
+// places (queue_per_replica each, 64 by default as in seed architecture-simulator) are
+// pooled. That is a known simplification: replicas each with their own workers and room,
+// dealt requests in turn (as the per-request reference models them), wait and refuse more
+// below saturation than one pool of all their workers (four replicas of 2 workers at 10 ms
+// offered 95%: a mean of 63 ms in the reference, 31 ms here), and each room hovers a place
+// or two below full under overload.
 //
 //   - Below saturation a pool is an M/M/c queue, computed exactly up to 98% utilisation
 //     (Erlang C through the Erlang-B recursion), so latency stays flat to about 80% and then
@@ -75,13 +82,20 @@
 //     backend, least-connections and consistent hashing stay exact M/M/c (ca² = 1). The
 //     dealing counts the backends with a share, a dead one included while it still gets
 //     requests.
-//   - Health checks notice a dead or cut-off backend after unhealthy_threshold failed
-//     checks in a row, health_check_interval_sec apart: interval × threshold after it went
-//     down (the worst case of where the first check falls; 10 s by default). Until then
-//     its share is still sent to it and fails; in the tick in which the checks notice, in
-//     proportion to the part of the tick before. (A balancer used to notice at once, which
-//     no balancer does: the requests lost before the checks notice are what their interval
-//     and threshold cost.) A backend that comes back gets its share at once. Without
+//   - Health checks probe every backend every health_check_interval_sec at a phase of
+//     their own, which nothing in a design fixes, and take it out after unhealthy_threshold
+//     failed probes in a row; one passing probe lets it back in. The engine takes the
+//     expectation over a uniformly random phase (health.go): a dead or cut-off backend is
+//     noticed (threshold − 1) × interval to threshold × interval after it went down (5 to
+//     10 s by default), so its share is still sent to it in full until the first and then
+//     falls linearly to none over the last interval; the split in between is the expected
+//     split over the phases (each backend's checks independent), a share that reaches no
+//     backend failing at the balancer. A repaired backend returns at its next passing
+//     probe: the phases that had taken it out let it back in over its next interval.
+//     (The engine used to notice a failure the worst phase's threshold × interval after it
+//     and to let a repaired backend back at once, the best phase, so a failure lost more
+//     requests than any real probe schedule loses, and a repair helped sooner; the
+//     per-request reference, probing at a seeded random phase, showed both.) Without
 //     health checks a failed backend keeps its share for good. Ghost work (below) is dealt
 //     by the same rule as live work: to a dead backend until the checks notice, where it
 //     vanishes unseen, around it after, and in turn with live work behind round-robin.

@@ -529,12 +529,13 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		nd.lost += amount
 		return
 	}
-	total := m.splitShares(n, st)
+	total, nowhere := m.splitShares(n, st)
 	nd.shareTotal = total
 	if total <= 0 {
 		nd.lost += amount // nowhere healthy to send it: the caller gets an error
 		return
 	}
+	nd.lost += amount * nowhere
 	perShare := amount / total
 	age := nd.outAge
 	if nd.pool >= 0 {
@@ -603,7 +604,7 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 	if amount <= 0 || len(nd.children) == 0 {
 		return
 	}
-	total := m.splitShares(n, st)
+	total, _ := m.splitShares(n, st)
 	nd.shareTotal = total
 	if total <= 0 {
 		return
@@ -625,11 +626,14 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 	}
 }
 
-// splitShares sets each child's share weight and returns their sum.
-func (m *model) splitShares(n int, st *runState) float64 {
+// splitShares sets each child's share weight and returns their sum. A balancer's health
+// checks may have taken a backend out only in part of the probe phases (health.go): the
+// split is then the expectation over them (expectedShares), and nowhere the share of
+// requests for which no backend is left.
+func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 	nd := &m.nodes[n]
-	health := m.comps[nd.comp].healthChecks // balancers only
-	total := 0.0
+	health := m.comps[nd.comp].healthChecks && st.events.outages // balancers only, and only while a backend is or was just down
+	partial := false
 	for k, ch := range nd.children {
 		c := &m.nodes[ch]
 		w := 1.0
@@ -645,11 +649,24 @@ func (m *model) splitShares(n int, st *runState) float64 {
 				w = max(0, pl.capRate-pl.wIn/m.dt)
 			}
 		}
-		if health && (m.comps[c.comp].failed || (c.edge >= 0 && st.partitioned[c.edge])) {
-			w *= 1 - m.detected(nd.comp, c, st)
+		if health {
+			o := m.outShare(nd.comp, c, st)
+			if o > 0 && o < 1 {
+				if !partial {
+					m.prepareSplit(len(nd.children))
+					partial = true
+				}
+				m.splitOut[k] = o
+			}
+			if o >= 1 {
+				w = 0
+			}
 		}
 		c.share = w
 		total += w
+	}
+	if partial {
+		return m.expectedShares(nd)
 	}
 	if total == 0 && nd.split == splitSpare {
 		// Every node is busy with writes: share in proportion to capacity.
@@ -661,7 +678,7 @@ func (m *model) splitShares(n int, st *runState) float64 {
 			}
 		}
 	}
-	return total
+	return total, 0
 }
 
 func (m *model) capacityOf(nd *node) float64 {

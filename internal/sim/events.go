@@ -10,7 +10,13 @@ type eventTracker struct {
 	edge    []int // design edge per event, -1 if none
 	active  []bool
 	changed bool
-	ids     []string
+	cuts    []outage  // per design edge: its cuts as the health checks see them (health.go)
+	cutEnd  []float64 // scratch: the latest end among the active cuts of each edge
+	// outages: some backend or link is down, or back for less than the longest check
+	// interval of any balancer (probeSec): only then may health checks keep one out.
+	outages  bool
+	probeSec float64
+	ids      []string
 }
 
 func (et *eventTracker) init(m *model) {
@@ -18,6 +24,16 @@ func (et *eventTracker) init(m *model) {
 	et.comp = make([]int, len(et.events))
 	et.edge = make([]int, len(et.events))
 	et.active = make([]bool, len(et.events))
+	et.cuts = make([]outage, len(m.edgeTo))
+	et.cutEnd = make([]float64, len(m.edgeTo))
+	for e := range et.cuts {
+		et.cuts[e] = noOutage()
+	}
+	for _, c := range m.comps {
+		if c.healthChecks {
+			et.probeSec = max(et.probeSec, c.checkIntervalSec)
+		}
+	}
 	for i, e := range et.events {
 		et.comp[i], et.edge[i] = -1, -1
 		if idx, ok := m.v.index[e.Target]; ok {
@@ -62,11 +78,13 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	for c := range m.comps {
 		m.comps[c].failed = false
 		m.comps[c].failStart = math.Inf(1)
+		m.comps[c].failEnd = math.Inf(-1)
 	}
 	for e := range st.partitioned {
 		st.partitioned[e] = false
 		st.extraSec[e] = 0
 		st.cutStart[e] = math.Inf(1)
+		et.cutEnd[e] = math.Inf(-1)
 	}
 	st.spikeMult = 1
 	for i, e := range et.events {
@@ -88,6 +106,7 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 		case ChaosNodeFailure:
 			m.comps[et.comp[i]].failed = true
 			m.comps[et.comp[i]].failStart = min(m.comps[et.comp[i]].failStart, e.AtSec)
+			m.comps[et.comp[i]].failEnd = max(m.comps[et.comp[i]].failEnd, end)
 			for _, p := range m.comps[et.comp[i]].pools {
 				m.pools[p].failed = true
 			}
@@ -96,43 +115,26 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 		case ChaosNetworkPartition:
 			st.partitioned[et.edge[i]] = true
 			st.cutStart[et.edge[i]] = min(st.cutStart[et.edge[i]], e.AtSec)
+			et.cutEnd[et.edge[i]] = max(et.cutEnd[et.edge[i]], end)
 		case ChaosLatencyInjection:
 			st.extraSec[et.edge[i]] += e.Params.ExtraLatencyMs / 1000
 		}
 	}
 	// A failure that goes on keeps its start, even when a later event takes over from the
-	// first: health checks keep counting from when the backend went down.
+	// first: health checks keep counting from when the backend went down. One that ends is
+	// remembered, for the checks to let the backend back in (health.go).
+	et.outages = false
 	for c := range m.comps {
 		cp := &m.comps[c]
-		switch {
-		case !cp.failed:
-			cp.failedSince = math.Inf(1)
-		case math.IsInf(cp.failedSince, 1):
-			cp.failedSince = cp.failStart
-		}
+		cp.down.update(cp.failed, cp.failStart, cp.failEnd)
+		cp.failedSince = cp.down.since
+		et.outages = et.outages || cp.down.matters(t0, et.probeSec)
 	}
 	for e, cut := range st.partitioned {
-		switch {
-		case !cut:
-			st.cutSince[e] = math.Inf(1)
-		case math.IsInf(st.cutSince[e], 1):
-			st.cutSince[e] = st.cutStart[e]
-		}
+		et.cuts[e].update(cut, st.cutStart[e], et.cutEnd[e])
+		st.cutSince[e] = et.cuts[e].since
+		et.outages = et.outages || et.cuts[e].matters(t0, et.probeSec)
 	}
-}
-
-// detected is the share of the current tick during which balancer lb's health checks know
-// that the backend of node c is down or cut off: from detectSec after it went down.
-func (m *model) detected(lb int, c *node, st *runState) float64 {
-	since := m.comps[c.comp].failedSince
-	if c.edge >= 0 {
-		since = min(since, st.cutSince[c.edge])
-	}
-	if math.IsInf(since, 1) {
-		return 0
-	}
-	known := since + m.comps[lb].detectSec
-	return min(1, max(0, (st.tickStart+m.dt-known)/m.dt))
 }
 
 // any reports whether an event acts in [t0, t1) or acted in the previous tick, whose

@@ -38,7 +38,8 @@ func TestGhostWorkFollowsHealthChecksAndRoundRobin(t *testing.T) {
 		t.Fatalf("no balancer node with backend a below it (lb %d, a %d)", lb, dead)
 	}
 	a := &m.comps[m.nodes[dead].comp]
-	a.failed, a.failedSince = true, 0
+	a.failed, a.failedSince, a.down.since = true, 0, 0
+	st.events.outages = true
 	detect := m.comps[m.nodes[lb].comp].detectSec
 	if detect <= 0 {
 		t.Fatalf("balancer detects a failure after %g s", detect)
@@ -49,7 +50,7 @@ func TestGhostWorkFollowsHealthChecksAndRoundRobin(t *testing.T) {
 		deadShare float64
 		ways      int
 	}{
-		{"before the checks notice", detect / 2, 1.0 / 3, 3},
+		{"before any phase of the checks notices", (detect - m.comps[m.nodes[lb].comp].checkIntervalSec) / 2, 1.0 / 3, 3},
 		{"after the checks notice", detect + 1, 0, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -141,13 +141,16 @@ type component struct {
 	memoryGB     float64 // serverless: memory per execution, priced per GB-second
 
 	healthChecks bool // balancers: send nothing to failed or cut-off backends once detected
-	// Balancers: a failed or cut-off backend is detected detectSec (checks every
-	// checkIntervalSec, unhealthyThreshold failures in a row) after it went down.
+	// Balancers: a failed or cut-off backend is detected between detectSec − checkIntervalSec
+	// and detectSec after it went down (checks every checkIntervalSec at a phase nobody
+	// knows, unhealthyThreshold failures in a row; health.go).
 	checkIntervalSec   float64
 	unhealthyThreshold int
 	detectSec          float64
 	failedSince        float64 // when the current failure began; +Inf while up
 	failStart          float64 // scratch: the earliest start among the active failures
+	failEnd            float64 // scratch: the latest end among the active failures
+	down               outage  // its failures as health checks see them (health.go)
 	failed             bool    // any of its pools stopped by chaos this tick
 
 	gate   *gateState   // api gateways
@@ -172,6 +175,9 @@ type model struct {
 
 	tooManyRoutes bool
 	sinkNode      int
+
+	splitOut []float64 // scratch of a split: each child's share of phases with it out (health.go)
+	splitW   []float64
 
 	slots      int     // cohorts in every node's ring (backlog.go)
 	timeoutSec float64 // the client's timeout; 0 = none
@@ -201,7 +207,7 @@ func compile(v *validated) (*model, error) {
 	for i, c := range d.Components {
 		m.primary[i] = -1
 		m.comps[i] = component{id: c.ID, kind: c.Type, p: v.params[i], it: v.types[i], rit: v.replicaTypes[i],
-			flushedAt: math.Inf(-1), failedSince: math.Inf(1)}
+			flushedAt: math.Inf(-1), failedSince: math.Inf(1), down: noOutage()}
 		m.addPools(i)
 	}
 	m.edgeTo = make([]int, len(d.Edges))

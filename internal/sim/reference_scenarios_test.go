@@ -154,20 +154,19 @@ func consumersOnASaturatedDatabase() (Design, Config) {
 
 // Why today's engine misses the rows marked as gaps.
 const (
-	gapOpenCalls     = "held calls are an open stream: the callee queues more than the callers' workers could send, so hold times and callers' backlogs grow too fast (or, for consumers, too few writes are stored)"
-	gapLateDetection = "health checks notice a dead backend a fixed interval × threshold (10 s) after it fails; the reference's probes, at a random phase, notice it after 5 to 10 s (7.5 s on average), so the engine's dead share fails longer"
-	gapInstantReturn = "a repaired backend gets its share back at once; the reference sends to it only after its next passing probe (0 to 5 s later), so its survivors stay short a while longer"
+	gapRoomFill  = "the engine's waiting room starts filling at once, while the reference's first requests take idle workers (32 here, about 0.2 s of the excess), and the engine pools the replicas' rooms, while each replica's own room in the reference hovers a place or two below full, so its rooms read 99% full later (over 40 seeds: 2.4 s with a room per replica, 2.1 s with the rooms pooled); the held calls' open stream also drains the app at 237 rps where the reference's closed loop drains 250"
+	gapOpenCalls = "held calls are an open stream: the callee queues more than the callers' workers could send, so hold times and callers' backlogs grow too fast (or, for consumers, too few writes are stored)"
 )
 
 var overloadScenarios = []overloadScenario{
 	{name: "seed default, 1 retry", build: archSimRetries(1), metrics: []overloadMetric{
 		{name: "first failing step (s)", tol: tolTime, measure: firstFailingSec},
-		{name: "app backlog full (s)", tol: tolTime, measure: fillSec("app"), gap: gapOpenCalls},
+		{name: "app backlog full (s)", tol: tolTime, measure: fillSec("app"), gap: gapRoomFill},
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
 	}},
 	{name: "seed default, no retries", build: archSimRetries(0), metrics: []overloadMetric{
 		{name: "first failing step (s)", tol: tolTime, measure: firstFailingSec},
-		{name: "app backlog full (s)", tol: tolTime, measure: fillSec("app"), gap: gapOpenCalls},
+		{name: "app backlog full (s)", tol: tolTime, measure: fillSec("app"), gap: gapRoomFill},
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
 	}},
 	{name: "cache flush, 1 retry", build: cacheFlush, metrics: []overloadMetric{
@@ -175,12 +174,12 @@ var overloadScenarios = []overloadScenario{
 		{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20), gap: gapOpenCalls},
 	}},
 	{name: "node failure at 50% load", build: threeBackends(0.5), metrics: []overloadMetric{
-		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30), gap: gapLateDetection},
-		{name: "recovery from the strike (s)", tol: tolRecovery, measure: recoverySec(15), gap: gapLateDetection},
+		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30)},
+		{name: "recovery from the strike (s)", tol: tolRecovery, measure: recoverySec(15)},
 	}},
 	{name: "node failure at 80% load", build: threeBackends(0.8), metrics: []overloadMetric{
 		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30)},
-		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30), gap: gapInstantReturn},
+		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30)},
 	}},
 	{name: "slow held call, no retry budget", build: slowCall(0), metrics: []overloadMetric{
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},

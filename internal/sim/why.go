@@ -200,8 +200,8 @@ func (m *model) describe(causes []tickCause, from, to int) Why {
 			w.Advice = fmt.Sprintf("keep more than one backend behind %s able to serve", m.comps[c.lb].id)
 		default:
 			lb := &m.comps[c.lb]
-			w.Detail = fmt.Sprintf("%s has failed; %s's health checks notice it only after %s s (%d failed checks %s s apart), until then its share fails: %s of attempts",
-				id, lb.id, decimal(lb.detectSec), lb.unhealthyThreshold, decimal(lb.checkIntervalSec), share(a))
+			w.Detail = fmt.Sprintf("%s has failed; %s's health checks notice it only after %s to %s s (%d failed checks %s s apart), until then its share fails: %s of attempts",
+				id, lb.id, decimal(lb.detectSec-lb.checkIntervalSec), decimal(lb.detectSec), lb.unhealthyThreshold, decimal(lb.checkIntervalSec), share(a))
 			w.Advice = fmt.Sprintf("check more often (health_check_interval_sec) or after fewer failures (unhealthy_threshold) at %s, and keep spare capacity behind it", lb.id)
 		}
 	case CausePartition:
