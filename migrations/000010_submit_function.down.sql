@@ -9,4 +9,4 @@ DROP FUNCTION bp_leave_global(bigint, uuid, bigint);
 DROP FUNCTION bp_uncount_key(bigint, bigint, timestamptz, uuid);
 DROP FUNCTION bp_move_key(bigint, boolean, bigint, timestamptz, uuid, bigint, timestamptz, uuid, bigint);
 DROP FUNCTION bp_split_bucket(bigint, bigint, bigint);
-DROP FUNCTION bp_lock_bucket(bigint, bigint, timestamptz, uuid);
+-- bp_lock_bucket stays: the season boards' trigger (000008) uses it.

@@ -32,8 +32,10 @@
 -- bp_lock_bucket row-locks the bucket holding the key (ns, at, pid) on a
 -- board, looking it up again in a fresh snapshot until the locked one is
 -- still the holder (a concurrent split may have moved the key to a newer
--- bucket, always further along in key order).
-CREATE FUNCTION bp_lock_bucket(p_board bigint, p_ns bigint, p_at timestamptz, p_pid uuid,
+-- bucket, always further along in key order). The season boards (000008)
+-- lock buckets the same way and made it first; this replaces it with the
+-- same function.
+CREATE OR REPLACE FUNCTION bp_lock_bucket(p_board bigint, p_ns bigint, p_at timestamptz, p_pid uuid,
 	OUT o_id bigint, OUT o_sentinel boolean)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
