@@ -91,7 +91,11 @@ func (l *Level) prepare(d sim.Design) (*sim.Prepared, error) {
 
 // run runs a prepared design and judges it.
 func (l *Level) run(ctx context.Context, p *sim.Prepared) (*Evaluation, error) {
-	res, err := p.Run(ctx)
+	return l.runWith(ctx, p, sim.RunOptions{})
+}
+
+func (l *Level) runWith(ctx context.Context, p *sim.Prepared, o sim.RunOptions) (*Evaluation, error) {
+	res, err := p.RunWith(ctx, o)
 	if err != nil {
 		return nil, err
 	}
