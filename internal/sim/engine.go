@@ -239,7 +239,7 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	m.recordComponents(t, tick, st)
 	tot.attempts, tot.fresh, tot.retried, tot.served = attempts, fresh, retried, served
 	tot.rejected, tot.failed, tot.timedOut, tot.queued = rejected, failed, timedOut, queued
-	m.accumulate(t, tick, st)
+	m.accumulate(t, tick, st, false)
 	m.endTick(t, tick, check, st)
 }
 

@@ -132,7 +132,7 @@ type compTotals struct {
 // accumulate folds tick t, as recorded in tick, st.tot and st.compTot, into the run's
 // totals. It reads nothing else that a tick computes but the model's state as the tick left
 // it (for the diagnosis of a failing tick), so a repeated tick is folded in as computed.
-func (m *model) accumulate(t int, tick *Tick, st *runState) {
+func (m *model) accumulate(t int, tick *Tick, st *runState, repeated bool) {
 	dt := m.dt
 	lastFifth := t == m.v.ticks-1-m.v.ticks/5
 	steadyTick := t >= m.v.ticks/5
@@ -166,7 +166,16 @@ func (m *model) accumulate(t int, tick *Tick, st *runState) {
 	}
 	attempts, lost := tick.OfferedRPS*dt, (tick.RejectedRPS+tick.ErrorRPS+tick.TimedOutRPS)*dt
 	if failingTick(attempts, lost) {
-		if d, ok := m.diagnose(t, st, attempts, tick.FreshRPS*dt, tick.TimedOutRPS*dt); ok {
+		r := &st.reuse
+		if !repeated {
+			// A repeated tick is diagnosed as the tick it repeats: the diagnosis reads the
+			// state and the flows, which are the same, and its time only through failures
+			// the health checks have noticed (timeInvariant).
+			r.cause, r.causeOK = m.diagnose(t, st, attempts, tick.FreshRPS*dt, tick.TimedOutRPS*dt)
+		}
+		if r.causeOK {
+			d := r.cause
+			d.tick = t
 			st.acc.causes = append(st.acc.causes, d)
 		}
 	}

@@ -52,8 +52,10 @@ type reuseState struct {
 	after     []byte
 	skip      int // candidate ticks to leave unchecked after a check that failed
 	backoff   int
-	maxDetect float64 // the longest detection of a balancer with health checks; -Inf if none
-	reused    int     // ticks repeated in this run
+	maxDetect float64   // the longest detection of a balancer with health checks; -Inf if none
+	reused    int       // ticks repeated in this run
+	cause     tickCause // the diagnosis of the last computed tick, if it failed
+	causeOK   bool
 }
 
 // maxReuseBackoff bounds how many candidate ticks go unchecked after a failed check: a
@@ -97,7 +99,7 @@ func (m *model) reuseTick(t int, tick *Tick, fresh float64, st *runState) bool {
 	tick.Components = comps
 	copy(comps, r.prev.Components)
 	tick.Events = st.events.activeIDs()
-	m.accumulate(t, tick, st)
+	m.accumulate(t, tick, st, true)
 	r.prev = tick
 	r.reused++
 	return true
