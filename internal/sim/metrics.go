@@ -46,6 +46,7 @@ func saturated(util, rejected, in float64) bool {
 // run's totals.
 func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	dt := m.dt
+	detail := m.detailed(t)
 	for i := range m.comps {
 		c := &m.comps[i]
 		ct := &tick.Components[i]
@@ -77,8 +78,10 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		if in > 0 {
 			ct.ErrorRate = min(1, (rej+errs)/in)
 		}
-		mean, p99 := m.componentLatency(i, st)
-		ct.MeanMs, ct.P99Ms = mean*1000, p99*1000
+		if detail {
+			mean, p99 := m.componentLatency(i, st)
+			ct.MeanMs, ct.P99Ms = mean*1000, p99*1000
+		}
 		switch c.kind {
 		case KindCache, KindCDN:
 			ct.HitRatio = c.hitNow

@@ -98,6 +98,20 @@ func (m *model) reuseTick(t int, tick *Tick, fresh float64, st *runState) bool {
 	tick.T = t0 + m.dt
 	tick.Components = comps
 	copy(comps, r.prev.Components)
+	if m.opts.Points != 0 {
+		// Display-only figures for some ticks only: the last tick's may not be this one's.
+		// They are computed as the full tick computes them; nothing else reads them or the
+		// state they keep (compLatency).
+		detail := m.detailed(t)
+		for i := range comps {
+			ct := &comps[i]
+			ct.MeanMs, ct.P99Ms = 0, 0
+			if detail {
+				mean, p99 := m.componentLatency(i, st)
+				ct.MeanMs, ct.P99Ms = mean*1000, p99*1000
+			}
+		}
+	}
 	tick.Events = st.events.activeIDs()
 	m.accumulate(t, tick, st, true)
 	r.prev = tick
