@@ -40,6 +40,7 @@ type runState struct {
 	tot         tickTotals // the last computed tick's amounts, folded into acc (state.go)
 	compTot     []compTotals
 	retryAmount []float64 // per generation: what the last computed tick scheduled
+	replayOf    [][]int   // per component: its replicas' replay nodes, in m.replay order
 	reuse       reuseState
 }
 
@@ -101,6 +102,11 @@ func (m *model) newRunState() *runState {
 	st.lat.init(m)
 	st.acc.init(len(m.comps))
 	st.events.init(m)
+	st.replayOf = make([][]int, len(m.comps))
+	for _, r := range m.replay {
+		c := m.nodes[r].comp
+		st.replayOf[c] = append(st.replayOf[c], r)
+	}
 	st.reuse.init(m)
 	st.reuse.disabled = m.opts.DisableReuse
 	return st

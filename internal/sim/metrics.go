@@ -49,8 +49,9 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	detail := m.detailed(t)
 	for i := range m.comps {
 		c := &m.comps[i]
-		ct := &tick.Components[i]
-		*ct = ComponentTick{}
+		// Built apart and stored whole: the records are fresh memory, written once.
+		var rec ComponentTick
+		ct := &rec
 		var in, out, rej, errs, backlog, buffer, handled, late float64
 		failed := false
 		for _, p := range c.pools {
@@ -86,11 +87,10 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		case KindCache, KindCDN:
 			ct.HitRatio = c.hitNow
 		case KindDatabase:
-			for _, r := range m.replay {
-				if nd := &m.nodes[r]; nd.comp == i {
-					if cp := m.pools[nd.pool].capRate; cp > 0 {
-						ct.LagMs = max(ct.LagMs, nd.backlog/cp*1000)
-					}
+			for _, r := range st.replayOf[i] {
+				nd := &m.nodes[r]
+				if cp := m.pools[nd.pool].capRate; cp > 0 {
+					ct.LagMs = max(ct.LagMs, nd.backlog/cp*1000)
 				}
 			}
 		case KindAPIGateway:
@@ -121,6 +121,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.Status = StatusOK
 		}
 		tick.CostPerHour += ct.CostPerHour
+		tick.Components[i] = rec
 		ctot := &st.compTot[i]
 		ctot.rejected, ctot.errors, ctot.late, ctot.backlog = rej, errs, late, backlog
 	}
