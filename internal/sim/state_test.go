@@ -20,7 +20,7 @@ func TestCarriedStateClassified(t *testing.T) {
 		"gateState.window": true, "fnState.maxNeed": true,
 		"runState.retries": true, "runState.genShare": true, "runState.partitioned": true, "runState.extraSec": true,
 		"runState.cutSince": true, "runState.cutStart": true, "runState.spikeMult": true, "runState.lat": true,
-		"runState.events": true, // its active set; the rest is the schedule
+		"runState.events":    true, // its active set; the rest is the schedule
 		"latencyCache.valid": true, "latencyCache.stages": true, "latencyCache.extra": true, "latencyCache.hopScale": true,
 		"latencyCache.termAt": true, "latencyCache.prev": true, "latencyCache.prevExtra": true, "latencyCache.prevTerm": true,
 		"latencyCache.answeredAt": true, "latencyCache.prevAnswered": true, "latencyCache.late": true,
@@ -32,13 +32,13 @@ func TestCarriedStateClassified(t *testing.T) {
 	// totals rather than read by a later tick.
 	notCarried := map[string]bool{
 		"node.children": true, "node.weights": true,
-		"pool.nodes": true,
+		"pool.nodes":   true,
 		"component.id": true, "component.kind": true, "component.p": true, "component.pools": true, "component.edges": true,
 		"runState.retryDelay": true, "runState.mix": true, "runState.compMix": true, "runState.tickStart": true,
 		"runState.hist": true, "runState.acc": true, "runState.tot": true, "runState.compTot": true,
 		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true,
 		"latencyCache.groups": true,
-		"slidingMax.ticks": true, "slidingMax.vals": true, // compared by age through fnState.maxNeed
+		"slidingMax.ticks":    true, "slidingMax.vals": true, // compared by age through fnState.maxNeed
 	}
 	refKinds := map[reflect.Kind]bool{reflect.Slice: true, reflect.Map: true, reflect.Pointer: true, reflect.String: true,
 		reflect.Interface: true, reflect.Func: true, reflect.Chan: true}
