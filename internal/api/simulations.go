@@ -40,9 +40,13 @@ func (s *server) evaluate(w http.ResponseWriter, r *http.Request, kind string, l
 	defer cancel()
 	var ev *challenges.Evaluation
 	costOf := func() (int64, error) { return l.RunCost(d) }
+	var opts sim.RunOptions
+	if kind == kindSubmission {
+		opts.Points = -1 // its stored verdict holds no ticks: no display-only figures
+	}
 	err := s.sched.run(ctx, w, keyByPlayerOrAddress(r), kind, costOf, func(ctx context.Context) error {
 		var err error
-		ev, err = l.Evaluate(ctx, d)
+		ev, err = l.EvaluateWith(ctx, d, opts)
 		return err
 	})
 	return ev, designProblems(err)

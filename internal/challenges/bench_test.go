@@ -23,3 +23,22 @@ func BenchmarkEvaluateCampaign(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHint times the fix-hint search on each level's starting design: the simulations
+// a hint costs the server (run it with -cpu 1 for one run at a time).
+func BenchmarkHint(b *testing.B) {
+	levels, err := Campaign()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range levels {
+		b.Run(l.Slug, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := l.Hint(context.Background(), l.StartingDesign); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

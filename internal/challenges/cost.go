@@ -91,7 +91,22 @@ func (l *Level) prepare(d sim.Design) (*sim.Prepared, error) {
 
 // run runs a prepared design and judges it.
 func (l *Level) run(ctx context.Context, p *sim.Prepared) (*Evaluation, error) {
-	res, err := p.Run(ctx)
+	return l.runWith(ctx, p, sim.RunOptions{})
+}
+
+// EvaluateWith is Evaluate with the engine's run options: a caller that returns none of the
+// result's ticks (a scored submission, whose stored verdict holds none) asks for no
+// display-only figures (sim.RunOptions.Points < 0). The verdict is the same either way.
+func (l *Level) EvaluateWith(ctx context.Context, d sim.Design, o sim.RunOptions) (*Evaluation, error) {
+	p, err := l.prepare(d)
+	if err != nil {
+		return nil, err
+	}
+	return l.runWith(ctx, p, o)
+}
+
+func (l *Level) runWith(ctx context.Context, p *sim.Prepared, o sim.RunOptions) (*Evaluation, error) {
+	res, err := p.RunWith(ctx, o)
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,8 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			if prepared[i] == nil {
 				return
 			}
-			ev, err := l.run(ctx, prepared[i])
+			// A candidate's verdict is all the search reads: no display-only figures.
+			ev, err := l.runWith(ctx, prepared[i], sim.RunOptions{Points: -1})
 			results[start+i] = outcome{ev, err}
 		})
 		if err := ctx.Err(); err != nil {

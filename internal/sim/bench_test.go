@@ -137,3 +137,36 @@ func benchmarkRuns(b *testing.B, d Design, cfg Config) {
 		}
 	}
 }
+
+// BenchmarkRunSteady is the flat design under constant traffic with no chaos and no
+// asynchronous writes (so no queue stands): after a few ticks every tick repeats the last
+// one exactly, and the engine copies it (state.go). reuse=off computes every tick: the
+// difference is what tick reuse saves, the reuse=on figure the floor of a repeated tick.
+// (The service design does not settle: its autoscaler and its functions' warm instances
+// keep moving under constant load.)
+func BenchmarkRunSteady(b *testing.B) {
+	for _, reuse := range []string{"on", "off"} {
+		b.Run(fmt.Sprintf("components=20/ticks=6000/reuse=%s", reuse), func(b *testing.B) {
+			d := benchDesign(20)
+			cfg := benchConfig(6000)
+			cfg.Traffic = Traffic{Kind: "constant", RPS: 2000}
+			cfg.Mix = Mix{Static: 0.3, Read: 0.6, Write: 0.1}
+			if err := Validate(d, cfg); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			reused := 0
+			for b.Loop() {
+				p, err := Prepare(d, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.RunWith(context.Background(), RunOptions{DisableReuse: reuse == "off"}); err != nil {
+					b.Fatal(err)
+				}
+				reused = p.Reused()
+			}
+			b.ReportMetric(float64(reused), "reused-ticks")
+		})
+	}
+}

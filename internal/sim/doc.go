@@ -229,4 +229,34 @@
 // listed. A run with no failing tick and no structural failure has an empty timeline, and
 // an evaluated run that passes shows none; Busiest names the component with the highest
 // peak utilisation either way.
+//
+// # Tick reuse: the carried state
+//
+// A tick is a transition from the carried state (what earlier ticks left: queues by age, hold
+// times, latency caches, breakers, autoscalers, warm functions, retries due, chaos state) and
+// its inputs (the curve's fresh requests, the chaos events acting) to its record and the next
+// state. A tick that leaves the carried state exactly as it found it, byte for byte, is a
+// fixed point: while the inputs stay the same, every following tick is the same computation
+// on the same numbers, so the engine copies its record (state.go) and folds it into the
+// run's totals as it would a computed one. Constant traffic without active chaos settles so
+// within a few ticks wherever no queue stands. TestReuseIsExact and
+// TestCampaignReuseIsExact run designs and the whole campaign both ways (RunOptions
+// DisableReuse) and compare the bytes.
+//
+// The rule for the model: every piece of state a tick reads from an earlier tick must live
+// where the comparison sees it, because a piece it cannot see could change while the rest
+// stands still, and a copied tick would then be wrong. That is a value field of node, pool
+// or component (or of a gateway's, autoscaler's or function's state), compared as it is;
+// a slice, map or pointer is compared only by its address unless carriedState reads its
+// contents; runState and the latency caches are compared field by field in carriedState.
+// TestCarriedStateClassified fails for a new field until it is classified. A tick must also
+// not depend on its own number or time except through state that says so (queues kept by
+// tick of arrival, a warm-up, a failure not yet noticed by the health checks, an open
+// breaker, an autoscaler waiting to act); timeInvariant lists those, and such ticks are
+// always computed.
+//
+// Each component's mean and p99 latency are display figures: no summary, verdict or
+// diagnosis reads them, so a caller that returns only some ticks (a timeline cut down to
+// max points, or none for a scored submission or a hint candidate) has them computed for
+// those ticks alone (RunOptions.Points); every other figure is the same.
 package sim

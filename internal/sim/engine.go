@@ -36,6 +36,12 @@ type runState struct {
 	hist        latencyHistogram
 	acc         accumulators
 	events      eventTracker
+
+	tot         tickTotals // the last computed tick's amounts, folded into acc (state.go)
+	compTot     []compTotals
+	retryAmount []float64 // per generation: what the last computed tick scheduled
+	replayOf    [][]int   // per component: its replicas' replay nodes, in m.replay order
+	reuse       reuseState
 }
 
 var tickQuantiles = []float64{0.5, 0.95, 0.99}
@@ -60,6 +66,7 @@ func (m *model) run(ctx context.Context) (*Result, error) {
 		m.step(t, tick, st)
 	}
 	m.summarize(res, st)
+	m.reused = st.reuse.reused
 	return res, nil
 }
 
@@ -75,6 +82,8 @@ func (m *model) newRunState() *runState {
 		retryDelay:  make([]int, cl.MaxRetries+1),
 		retries:     make([][]float64, maxDelay+1),
 		genShare:    make([]float64, cl.MaxRetries+1),
+		retryAmount: make([]float64, cl.MaxRetries+1),
+		compTot:     make([]compTotals, len(m.comps)),
 		partitioned: make([]bool, len(m.edgeTo)),
 		extraSec:    make([]float64, len(m.edgeTo)),
 		spikeMult:   1,
@@ -93,6 +102,13 @@ func (m *model) newRunState() *runState {
 	st.lat.init(m)
 	st.acc.init(len(m.comps))
 	st.events.init(m)
+	st.replayOf = make([][]int, len(m.comps))
+	for _, r := range m.replay {
+		c := m.nodes[r].comp
+		st.replayOf[c] = append(st.replayOf[c], r)
+	}
+	st.reuse.init(m)
+	st.reuse.disabled = m.opts.DisableReuse
 	return st
 }
 
@@ -113,11 +129,15 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	m.tick = t
 	tick.T = t0 + dt
 	st.events.apply(m, st, t0, t0+dt)
+	cfg := &m.v.cfg
+	fresh := cfg.Traffic.rate(t0+dt/2) * st.spikeMult * dt
+	if m.reuseTick(t, tick, fresh, st) {
+		return // the tick repeats the last one exactly (state.go)
+	}
+	check := m.beginTick(t, fresh, st)
 	m.preTick(t0, st)
 
 	// Arrivals: fresh requests from the curve plus retries due this tick, by generation.
-	cfg := &m.v.cfg
-	fresh := cfg.Traffic.rate(t0+dt/2) * st.spikeMult * dt
 	slot := st.retries[t%len(st.retries)]
 	attempts := fresh
 	for g := 1; g < len(slot); g++ {
@@ -184,7 +204,8 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 		meanSec += nd.terminal * nd.pathMean
 	}
 	// Answered after the client gave up: at its deadline while waiting, or late on the way.
-	st.acc.lateCompletions += lateDone + timedOut
+	tot := &st.tot
+	tot.late = lateDone + timedOut
 	timedOut += expired
 
 	// Failed attempts come back as retries, each generation up to the client's limit.
@@ -205,13 +226,14 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	if done := served + lost; done > 0 {
 		tick.ErrorRate = lost / done
 	}
+	tot.hist = false
 	if answered > 0 {
 		mean := meanSec / answered
 		tick.MeanMs = mean * 1000
 		if served > 0 {
 			q := st.lat.scaled(mean, m.timeoutSec)
 			tick.P50Ms, tick.P95Ms, tick.P99Ms = q[0]*1000, q[1]*1000, q[2]*1000
-			st.hist.add(served, q, m.timeoutSec)
+			tot.histQ, tot.hist = q, true
 		}
 	}
 	if served <= 0 && timedOut > 0 {
@@ -221,7 +243,10 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	}
 	tick.Events = st.events.activeIDs()
 	m.recordComponents(t, tick, st)
-	st.acc.addTick(m, t, tick, attempts, fresh, retried, served, rejected, failed, timedOut, queued)
+	tot.attempts, tot.fresh, tot.retried, tot.served = attempts, fresh, retried, served
+	tot.rejected, tot.failed, tot.timedOut, tot.queued = rejected, failed, timedOut, queued
+	m.accumulate(t, tick, st, false)
+	m.endTick(t, tick, check, st)
 }
 
 // maxIterations bounds the passes that solve a tick's hold times (holdtime.go).
@@ -848,6 +873,7 @@ func (m *model) commit() {
 // scheduleRetries turns this tick's failed attempts into retries, generation by generation.
 func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) {
 	maxR := len(st.genShare) - 1
+	st.tot.scheduled, st.tot.dropped = failed > 0, 0
 	if failed <= 0 {
 		return
 	}
@@ -861,9 +887,10 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) {
 	}
 	for g := 0; g < maxR; g++ {
 		amount := failed * st.genShare[g] * scale
+		st.retryAmount[g+1] = amount
 		st.retries[(t+st.retryDelay[g+1])%len(st.retries)][g+1] += amount
 	}
-	st.acc.dropped += failed*st.genShare[maxR] + want*(1-scale)
+	st.tot.dropped = failed*st.genShare[maxR] + want*(1-scale)
 }
 
 // computeDemand propagates the tick's attempts along the routes as if no tier refused or

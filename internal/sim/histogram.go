@@ -11,6 +11,13 @@ import "math"
 type latencyHistogram struct {
 	density []float64 // difference array of mass per bin, prefix-summed at the end
 	total   float64
+
+	// The bins of the last tick added, kept for the next: steady ticks repeat their
+	// quantiles, and the bins are what costs (a logarithm each).
+	lastQ    [3]float64
+	lastTop  float64
+	lastBins [4][2]int
+	haveLast bool
 }
 
 const (
@@ -34,15 +41,21 @@ func histBin(x float64) int {
 	return min(b, histBins-1)
 }
 
-// spread adds mass uniformly (in log space) over [lo, hi].
-func (h *latencyHistogram) spread(lo, hi, mass float64) {
-	if mass <= 0 {
-		return
-	}
+// bins are the bins of [lo, hi], in order.
+func bins(lo, hi float64) [2]int {
 	a, b := histBin(lo), histBin(hi)
 	if b < a {
 		a, b = b, a
 	}
+	return [2]int{a, b}
+}
+
+// spread adds mass uniformly (in log space) over the bins ab (bins of [lo, hi]).
+func (h *latencyHistogram) spread(ab [2]int, mass float64) {
+	if mass <= 0 {
+		return
+	}
+	a, b := ab[0], ab[1]
 	per := mass / float64(b-a+1)
 	h.density[a] += per
 	h.density[b+1] -= per
@@ -59,10 +72,14 @@ func (h *latencyHistogram) add(weight float64, q [3]float64, timeout float64) {
 		top = max(q[2], min(top, timeout))
 	}
 	h.total += weight
-	h.spread(q[0]/4, q[0], 0.5*weight)
-	h.spread(q[0], q[1], 0.45*weight)
-	h.spread(q[1], q[2], 0.04*weight)
-	h.spread(q[2], top, 0.01*weight)
+	if !h.haveLast || q != h.lastQ || top != h.lastTop {
+		h.lastQ, h.lastTop, h.haveLast = q, top, true
+		h.lastBins = [4][2]int{bins(q[0]/4, q[0]), bins(q[0], q[1]), bins(q[1], q[2]), bins(q[2], top)}
+	}
+	h.spread(h.lastBins[0], 0.5*weight)
+	h.spread(h.lastBins[1], 0.45*weight)
+	h.spread(h.lastBins[2], 0.04*weight)
+	h.spread(h.lastBins[3], 0.01*weight)
 }
 
 // quantiles fills out with the run's quantiles (seconds) for ps, ascending.

@@ -42,15 +42,16 @@ func saturated(util, rejected, in float64) bool {
 	return util >= 0.999 || rejected > 0.001*in
 }
 
-// recordComponents fills the tick's per-component metrics.
+// recordComponents fills the tick's per-component metrics; accumulate folds them into the
+// run's totals.
 func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	dt := m.dt
-	lastFifth := t == m.v.ticks-1-m.v.ticks/5
-	steadyTick := t >= m.v.ticks/5
+	detail := m.detailed(t)
 	for i := range m.comps {
 		c := &m.comps[i]
-		ct := &tick.Components[i]
-		*ct = ComponentTick{}
+		// Built apart and stored whole: the records are fresh memory, written once.
+		var rec ComponentTick
+		ct := &rec
 		var in, out, rej, errs, backlog, buffer, handled, late float64
 		failed := false
 		for _, p := range c.pools {
@@ -78,17 +79,18 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		if in > 0 {
 			ct.ErrorRate = min(1, (rej+errs)/in)
 		}
-		mean, p99 := m.componentLatency(i, st)
-		ct.MeanMs, ct.P99Ms = mean*1000, p99*1000
+		if detail {
+			mean, p99 := m.componentLatency(i, st)
+			ct.MeanMs, ct.P99Ms = mean*1000, p99*1000
+		}
 		switch c.kind {
 		case KindCache, KindCDN:
 			ct.HitRatio = c.hitNow
 		case KindDatabase:
-			for _, r := range m.replay {
-				if nd := &m.nodes[r]; nd.comp == i {
-					if cp := m.pools[nd.pool].capRate; cp > 0 {
-						ct.LagMs = max(ct.LagMs, nd.backlog/cp*1000)
-					}
+			for _, r := range st.replayOf[i] {
+				nd := &m.nodes[r]
+				if cp := m.pools[nd.pool].capRate; cp > 0 {
+					ct.LagMs = max(ct.LagMs, nd.backlog/cp*1000)
 				}
 			}
 		case KindAPIGateway:
@@ -101,10 +103,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			// A queue's backlog is its depth; its utilisation is that of its consumers.
 			consumers := &m.pools[c.pools[1]]
 			ct.Utilization = consumers.util
-			if steadyTick {
-				st.acc.comps[i].enqueued += consumers.in
-				st.acc.comps[i].drainable += consumers.capRate * dt
-			}
+			st.compTot[i].enqueued, st.compTot[i].drainable = consumers.in, consumers.capRate*dt
 			buffer = c.queueBuffer
 			ct.QueueFill = min(1, backlog/buffer)
 		}
@@ -122,13 +121,45 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.Status = StatusOK
 		}
 		tick.CostPerHour += ct.CostPerHour
+		tick.Components[i] = rec
+		ctot := &st.compTot[i]
+		ctot.rejected, ctot.errors, ctot.late, ctot.backlog = rej, errs, late, backlog
+	}
+}
 
+// compTotals are one component's amounts in the last computed tick, for accumulate.
+type compTotals struct {
+	rejected, errors, late, backlog float64
+	enqueued, drainable             float64 // queues: messages in, consumer capacity
+}
+
+// accumulate folds tick t, as recorded in tick, st.tot and st.compTot, into the run's
+// totals. It reads nothing else that a tick computes but the model's state as the tick left
+// it (for the diagnosis of a failing tick), so a repeated tick is folded in as computed.
+func (m *model) accumulate(t int, tick *Tick, st *runState, repeated bool) {
+	dt := m.dt
+	lastFifth := t == m.v.ticks-1-m.v.ticks/5
+	steadyTick := t >= m.v.ticks/5
+	tot := &st.tot
+	st.acc.lateCompletions += tot.late
+	st.acc.dropped += tot.dropped
+	if tot.hist {
+		st.hist.add(tot.served, tot.histQ, m.timeoutSec)
+	}
+	for i := range m.comps {
+		ct := &tick.Components[i]
+		ctot := &st.compTot[i]
 		a := &st.acc.comps[i]
+		if steadyTick && m.comps[i].kind == KindQueue {
+			a.enqueued += ctot.enqueued
+			a.drainable += ctot.drainable
+		}
+		backlog := ctot.backlog
 		a.peakUtil = max(a.peakUtil, ct.Utilization)
 		a.utilSum += ct.Utilization
-		a.rejected += rej
-		a.errors += errs
-		a.late += late
+		a.rejected += ctot.rejected
+		a.errors += ctot.errors
+		a.late += ctot.late
 		a.peakBacklog = max(a.peakBacklog, backlog)
 		a.maxLag = max(a.maxLag, ct.LagMs)
 		a.costSum += ct.CostPerHour
@@ -139,10 +170,20 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	}
 	attempts, lost := tick.OfferedRPS*dt, (tick.RejectedRPS+tick.ErrorRPS+tick.TimedOutRPS)*dt
 	if failingTick(attempts, lost) {
-		if d, ok := m.diagnose(t, st, attempts, tick.FreshRPS*dt, tick.TimedOutRPS*dt); ok {
+		r := &st.reuse
+		if !repeated {
+			// A repeated tick is diagnosed as the tick it repeats: the diagnosis reads the
+			// state and the flows, which are the same, and its time only through failures
+			// the health checks have noticed (timeInvariant).
+			r.cause, r.causeOK = m.diagnose(t, st, attempts, tick.FreshRPS*dt, tick.TimedOutRPS*dt)
+		}
+		if r.causeOK {
+			d := r.cause
+			d.tick = t
 			st.acc.causes = append(st.acc.causes, d)
 		}
 	}
+	st.acc.addTick(m, t, tick, tot.attempts, tot.fresh, tot.retried, tot.served, tot.rejected, tot.failed, tot.timedOut, tot.queued)
 }
 
 var p99Only = []float64{0.99}

@@ -182,6 +182,9 @@ type model struct {
 	slots      int     // cohorts in every node's ring (backlog.go)
 	timeoutSec float64 // the client's timeout; 0 = none
 	tick       int     // the tick being resolved
+
+	opts   RunOptions
+	reused int // ticks the run repeated instead of computing (state.go)
 }
 
 // fixed service times of the fixed-capacity kinds: small enough not to matter, large

@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"testing"
+)
+
+// runReuse runs d both ways: every tick computed, and repeated ticks reused.
+func runReuse(t *testing.T, d Design, cfg Config) (full, reused []byte, n int) {
+	t.Helper()
+	for _, disable := range []bool{true, false} {
+		p, err := Prepare(d, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := p.RunWith(context.Background(), RunOptions{DisableReuse: disable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if disable {
+			full = encode(t, r)
+			if p.m.reused != 0 {
+				t.Fatalf("reuse disabled, yet %d ticks reused", p.m.reused)
+			}
+		} else {
+			reused, n = encode(t, r), p.m.reused
+		}
+	}
+	return full, reused, n
+}
+
+// A reused tick is exactly what the full computation gives: every golden case, run both ways,
+// gives the same bytes, and the constant-traffic ones do reuse ticks.
+func TestReuseIsExact(t *testing.T) {
+	total := 0
+	for name, mk := range goldenCases() {
+		d, cfg := mk()
+		full, reused, n := runReuse(t, d, cfg)
+		if !bytes.Equal(full, reused) {
+			t.Errorf("%s: the result with tick reuse (%d ticks reused) differs from the full computation", name, n)
+		}
+		total += n
+		t.Logf("%s: %d ticks reused", name, n)
+	}
+	if total == 0 {
+		t.Error("no tick was reused in any case")
+	}
+}
+
+// Each component's mean and p99 latency are computed only for the ticks a caller returns;
+// those ticks are as in the full run, and every other figure of every tick is too.
+func TestPointsOnlyDisplay(t *testing.T) {
+	for _, name := range []string{"service/20", "random/6/constant", "random/13", "random/24/constant"} {
+		d, cfg := goldenCases()[name]()
+		full := mustRun(t, d, cfg)
+		for _, points := range []int{-1, 7, 100} {
+			p, err := Prepare(d, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.RunWith(context.Background(), RunOptions{Points: points})
+			if err != nil {
+				t.Fatal(err)
+			}
+			every := DownsampleEvery(len(full.Ticks), points)
+			want := *full
+			want.Ticks = make([]Tick, len(full.Ticks))
+			for k := range full.Ticks {
+				want.Ticks[k] = full.Ticks[k]
+				want.Ticks[k].Components = append([]ComponentTick(nil), full.Ticks[k].Components...)
+				if points < 0 || ((k+1)%every != 0 && k != len(full.Ticks)-1) {
+					for i := range want.Ticks[k].Components {
+						want.Ticks[k].Components[i].MeanMs, want.Ticks[k].Components[i].P99Ms = 0, 0
+					}
+				}
+			}
+			if points > 0 {
+				// The returned ticks' figures follow the same rule over fewer ticks: they
+				// may differ from the full run's within the latency tolerance.
+				for k := range want.Ticks {
+					for i := range want.Ticks[k].Components {
+						w, g := want.Ticks[k].Components[i].P99Ms, got.Ticks[k].Components[i].P99Ms
+						if math.Abs(w-g) > 0.05*w+1e-9 {
+							t.Errorf("%s points=%d tick %d component %d: p99 %g, full run %g", name, points, k, i, g, w)
+						}
+						got.Ticks[k].Components[i].P99Ms = w
+					}
+				}
+			}
+			if !bytes.Equal(encode(t, &want), encode(t, got)) {
+				t.Errorf("%s points=%d: the result differs from the full run beyond the components' latency", name, points)
+			}
+		}
+	}
+}

@@ -1,0 +1,287 @@
+package sim
+
+import (
+	"bytes"
+	"math"
+	"unsafe"
+)
+
+// Tick reuse. A tick is a transition: from the state the ticks before it left (the carried
+// state, below) and its inputs (the fresh requests of the curve, the chaos events acting,
+// the retries due, which are carried state) it computes its record and the next state. When
+// a tick leaves the carried state exactly as it found it (a fixed point) and the next tick's
+// inputs are exactly the same, the next tick is the same computation on the same numbers:
+// its record is the last one's and the state stays where it is. The engine then copies the
+// record instead of computing it, tick after tick, until an input changes. Constant traffic
+// without chaos active settles into such a fixed point within a few ticks wherever no queue
+// is left standing: most campaign levels, and most candidates of a fix-hint search.
+//
+// The carried state is compared byte for byte, never within a tolerance: the route nodes,
+// pools and components (every field, the scratch of the last tick included: a field read
+// before the tick writes it is carried state, and it costs nothing to compare one that is
+// not), their queues by age, the gateways' breaker windows, the autoscalers, the functions'
+// warm instances, the retries due in the ticks ahead, the chaos state and the latency
+// caches (carriedState lists them). What is carried must be in one of those places, as a
+// value: a slice or pointer is compared by its contents only where carriedState reads them.
+//
+// The tick computation must also not depend on the tick's number or time, which it does only
+// through state that names a time: queues (cohorts by tick of arrival), a warming cache, a
+// failure or cut the health checks have not fully noticed, an autoscaler waiting to act, a
+// breaker open or probing. A tick with any of those is always computed (timeInvariant).
+// Accumulation over the run (totals, peaks, the latency histogram, the diagnosis of a failing
+// tick) is not state: accumulate folds a repeated tick in as it folds in a computed one.
+
+// tickTotals are the amounts of the last computed tick that accumulate folds into the run.
+type tickTotals struct {
+	attempts, fresh, retried, served, rejected, failed, timedOut, queued float64
+	late                                                                 float64    // answered after the client gave up
+	dropped                                                              float64    // fresh requests given up for good
+	scheduled                                                            bool       // retries were scheduled (st.retryAmount)
+	hist                                                                 bool       // answered within the timeout: histQ goes into the run's histogram
+	histQ                                                                [3]float64 // the tick's quantiles, seconds
+}
+
+// reuseState decides which ticks are repeated.
+type reuseState struct {
+	disabled  bool   // compute every tick (RunOptions.DisableReuse)
+	fixed     bool   // the last tick left the carried state exactly as it found it
+	prevFresh uint64 // bits of the last tick's fresh requests
+	havePrev  bool
+	prev      *Tick  // the last tick's record
+	before    []byte // the carried state before the tick being checked
+	after     []byte
+	skip      int // candidate ticks to leave unchecked after a check that failed
+	backoff   int
+	maxDetect float64   // the longest detection of a balancer with health checks; -Inf if none
+	reused    int       // ticks repeated in this run
+	cause     tickCause // the diagnosis of the last computed tick, if it failed
+	causeOK   bool
+}
+
+// maxReuseBackoff bounds how many candidate ticks go unchecked after a failed check: a
+// state that converges slowly is found at most that many ticks late.
+const maxReuseBackoff = 32
+
+func (r *reuseState) init(m *model) {
+	r.maxDetect = math.Inf(-1)
+	for i := range m.comps {
+		if c := &m.comps[i]; c.kind == KindLoadBalancer && c.healthChecks {
+			r.maxDetect = max(r.maxDetect, c.detectSec)
+		}
+	}
+	r.backoff = 1
+}
+
+// reuseTick repeats the last tick as tick t if it may: the last tick was a fixed point and
+// this one's inputs are the same. It does what the computed tick would have done to what
+// is indexed by time (the retries due, the breaker windows, the functions' warm instances)
+// and folds the tick into the run's totals.
+func (m *model) reuseTick(t int, tick *Tick, fresh float64, st *runState) bool {
+	r := &st.reuse
+	if !r.fixed || st.events.changed || math.Float64bits(fresh) != r.prevFresh || !m.timeInvariant(st) {
+		return false
+	}
+	t0 := float64(t) * m.dt
+	m.preTick(t0, st)
+	slot := st.retries[t%len(st.retries)]
+	for g := 1; g < len(slot); g++ {
+		slot[g] = 0
+	}
+	if st.tot.scheduled {
+		for g := 1; g < len(st.retryAmount); g++ {
+			st.retries[(t+st.retryDelay[g])%len(st.retries)][g] += st.retryAmount[g]
+		}
+	}
+	m.postTick(t, st)
+	comps := tick.Components
+	*tick = *r.prev
+	tick.T = t0 + m.dt
+	tick.Components = comps
+	copy(comps, r.prev.Components)
+	if m.opts.Points != 0 {
+		// Display-only figures for some ticks only: the last tick's may not be this one's.
+		// They are computed as the full tick computes them; nothing else reads them or the
+		// state they keep (compLatency).
+		detail := m.detailed(t)
+		for i := range comps {
+			ct := &comps[i]
+			ct.MeanMs, ct.P99Ms = 0, 0
+			if detail {
+				mean, p99 := m.componentLatency(i, st)
+				ct.MeanMs, ct.P99Ms = mean*1000, p99*1000
+			}
+		}
+	}
+	tick.Events = st.events.activeIDs()
+	m.accumulate(t, tick, st, true)
+	r.prev = tick
+	r.reused++
+	return true
+}
+
+// beginTick decides whether tick t, about to be computed, is checked for a fixed point, and
+// if so records the carried state before it.
+func (m *model) beginTick(t int, fresh float64, st *runState) bool {
+	r := &st.reuse
+	r.fixed = false
+	same := r.havePrev && math.Float64bits(fresh) == r.prevFresh && !st.events.changed
+	r.prevFresh, r.havePrev = math.Float64bits(fresh), true
+	if r.disabled || !same {
+		r.skip, r.backoff = 0, 1
+		return false
+	}
+	if r.skip > 0 {
+		r.skip--
+		return false
+	}
+	if !m.timeInvariant(st) {
+		return false
+	}
+	r.before = m.carriedState(t, st, r.before[:0])
+	return true
+}
+
+// endTick closes tick t: if it was checked, whether it was a fixed point.
+func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
+	r := &st.reuse
+	r.prev = tick
+	if !check {
+		return
+	}
+	r.after = m.carriedState(t+1, st, r.after[:0])
+	r.fixed = bytes.Equal(r.before, r.after) && m.timeInvariant(st)
+	if !r.fixed {
+		r.skip = r.backoff
+		r.backoff = min(2*r.backoff, maxReuseBackoff)
+	} else {
+		r.backoff = 1
+	}
+}
+
+// timeInvariant reports whether the tick computation on the current state depends on
+// neither the tick's number nor its time (see above).
+func (m *model) timeInvariant(st *runState) bool {
+	for i := range m.nodes {
+		if nd := &m.nodes[i]; nd.backlog != 0 || nd.liveQueued != 0 {
+			return false // cohorts are kept by tick of arrival
+		}
+	}
+	// A failure or cut is noticed by the health checks at a time; once every balancer has
+	// noticed, nothing depends on the time any more.
+	noticed := func(since float64) bool {
+		return math.IsInf(since, 1) || st.tickStart >= since+st.reuse.maxDetect
+	}
+	for i := range m.comps {
+		c := &m.comps[i]
+		if !noticed(c.failedSince) || !math.IsInf(c.flushedAt, -1) {
+			return false
+		}
+		if s := c.scaler; s != nil && (s.pending != 0 || s.lowSince >= 0) {
+			return false
+		}
+		if g := c.gate; g != nil && g.threshold > 0 && (g.state != BreakerClosed || !uniformWindow(g.window)) {
+			return false // an open breaker counts ticks; a closed one writes its window in turn
+		}
+	}
+	for _, since := range st.cutSince {
+		if !noticed(since) {
+			return false
+		}
+	}
+	return true
+}
+
+// uniformWindow: every (failed, finished) pair of a breaker's window is the same, so where
+// the next one is written does not matter.
+func uniformWindow(w []float64) bool {
+	for k := 2; k < len(w); k += 2 {
+		if math.Float64bits(w[k]) != math.Float64bits(w[0]) || math.Float64bits(w[k+1]) != math.Float64bits(w[1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// carriedState appends the carried state at the start of tick t to buf, in a form that does
+// not name t: rings indexed by tick are read from t on.
+func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
+	buf = appendRaw(buf, m.nodes)
+	buf = appendRaw(buf, m.pools)
+	buf = appendRaw(buf, m.comps)
+	for i := range m.nodes {
+		buf = appendRaw(buf, m.nodes[i].q)
+	}
+	for p := range m.pools {
+		buf = appendRaw(buf, m.pools[p].frac)
+	}
+	for i := range m.comps {
+		c := &m.comps[i]
+		if g := c.gate; g != nil {
+			// The window is uniform (timeInvariant): where its next pair goes is no state.
+			buf = appendValue(buf, g)
+			clear(buf[len(buf)-int(unsafe.Sizeof(*g))+int(unsafe.Offsetof(g.pos)):][:unsafe.Sizeof(g.pos)])
+			buf = appendRaw(buf, g.window)
+		}
+		if s := c.scaler; s != nil {
+			buf = appendValue(buf, s)
+		}
+		if f := c.fn; f != nil {
+			// The sliding maximum by age rather than tick, from its oldest entry on.
+			buf = appendValue(buf, f)
+			at := buf[len(buf)-int(unsafe.Sizeof(*f)):]
+			clear(at[unsafe.Offsetof(f.tick):][:unsafe.Sizeof(f.tick)])
+			clear(at[unsafe.Offsetof(f.maxNeed):][:unsafe.Sizeof(f.maxNeed)])
+			mx := &f.maxNeed
+			n := len(mx.vals)
+			for k := 0; k < mx.size; k++ {
+				j := (mx.head + k) % n
+				e := [2]float64{float64(f.tick - mx.ticks[j]), mx.vals[j]}
+				buf = appendValue(buf, &e)
+			}
+		}
+	}
+	for k := range st.retries {
+		buf = appendRaw(buf, st.retries[(t+k)%len(st.retries)])
+	}
+	buf = appendRaw(buf, st.genShare)
+	buf = appendRaw(buf, st.partitioned)
+	buf = appendRaw(buf, st.extraSec)
+	buf = appendRaw(buf, st.cutSince)
+	buf = appendRaw(buf, st.cutStart)
+	buf = appendValue(buf, &st.spikeMult)
+	buf = appendRaw(buf, st.events.active)
+	lc := &st.lat
+	valid := 0.0
+	if lc.valid {
+		valid = 1
+	}
+	scalars := [8]float64{valid, lc.answeredAt, lc.prevAnswered, lc.lateAll, lc.quantiles[0], lc.quantiles[1], lc.quantiles[2], lc.meanAt}
+	buf = appendValue(buf, &scalars)
+	for _, xs := range [][]float64{lc.extra, lc.hopScale, lc.termAt, lc.prevExtra, lc.prevTerm, lc.late} {
+		buf = appendRaw(buf, xs)
+	}
+	buf = appendRaw(buf, lc.stages)
+	buf = appendRaw(buf, lc.prev)
+	cl := &lc.comps
+	buf = appendRaw(buf, cl.stageAt)
+	buf = appendRaw(buf, cl.prev)
+	for _, xs := range [][]float64{cl.inAt, cl.prevIn, cl.p99At, cl.meanAt} {
+		buf = appendRaw(buf, xs)
+	}
+	buf = appendRaw(buf, cl.computed)
+	return buf
+}
+
+// appendRaw appends the bytes of xs. Pointers and slice headers inside its elements are
+// compared as addresses: they are fixed for a run.
+func appendRaw[T any](buf []byte, xs []T) []byte {
+	if len(xs) == 0 {
+		return buf
+	}
+	var zero T
+	return append(buf, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs)*int(unsafe.Sizeof(zero)))...)
+}
+
+func appendValue[T any](buf []byte, x *T) []byte {
+	return append(buf, unsafe.Slice((*byte)(unsafe.Pointer(x)), unsafe.Sizeof(*x))...)
+}

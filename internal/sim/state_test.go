@@ -1,0 +1,62 @@
+package sim
+
+import (
+	"reflect"
+	"testing"
+)
+
+// Every field the tick loop keeps is classified for tick reuse (state.go). Value fields of
+// the route nodes, pools, components, breakers, autoscalers and functions are compared as
+// they are; a field that holds a reference (slice, map, pointer, string) is compared only by
+// its address, so each must be listed here as either compared by its contents in
+// carriedState or not carried from tick to tick. Every field of the run's own state and the
+// latency caches must be listed, since those are compared field by field. A new field fails
+// this test until it is classified: put it in carriedState if a tick reads what an earlier
+// tick left in it.
+func TestCarriedStateClassified(t *testing.T) {
+	// Compared by contents in carriedState.
+	byContent := map[string]bool{
+		"node.q": true, "pool.frac": true, "component.gate": true, "component.scaler": true, "component.fn": true,
+		"gateState.window": true, "fnState.maxNeed": true,
+		"runState.retries": true, "runState.genShare": true, "runState.partitioned": true, "runState.extraSec": true,
+		"runState.cutSince": true, "runState.cutStart": true, "runState.spikeMult": true, "runState.lat": true,
+		"runState.events":    true, // its active set; the rest is the schedule
+		"latencyCache.valid": true, "latencyCache.stages": true, "latencyCache.extra": true, "latencyCache.hopScale": true,
+		"latencyCache.termAt": true, "latencyCache.prev": true, "latencyCache.prevExtra": true, "latencyCache.prevTerm": true,
+		"latencyCache.answeredAt": true, "latencyCache.prevAnswered": true, "latencyCache.late": true,
+		"latencyCache.lateAll": true, "latencyCache.quantiles": true, "latencyCache.meanAt": true, "latencyCache.comps": true,
+		"compLatency.stageAt": true, "compLatency.inAt": true, "compLatency.prev": true, "compLatency.prevIn": true,
+		"compLatency.p99At": true, "compLatency.meanAt": true, "compLatency.computed": true,
+	}
+	// Not carried: fixed for the run, rebuilt before it is read, or folded into the run's
+	// totals rather than read by a later tick.
+	notCarried := map[string]bool{
+		"node.children": true, "node.weights": true,
+		"pool.nodes":   true,
+		"component.id": true, "component.kind": true, "component.p": true, "component.pools": true, "component.edges": true,
+		"runState.retryDelay": true, "runState.mix": true, "runState.compMix": true, "runState.tickStart": true,
+		"runState.hist": true, "runState.acc": true, "runState.tot": true, "runState.compTot": true,
+		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true,
+		"latencyCache.groups": true,
+		"slidingMax.ticks":    true, "slidingMax.vals": true, // compared by age through fnState.maxNeed
+	}
+	refKinds := map[reflect.Kind]bool{reflect.Slice: true, reflect.Map: true, reflect.Pointer: true, reflect.String: true,
+		reflect.Interface: true, reflect.Func: true, reflect.Chan: true}
+	all := map[reflect.Type]bool{ // whole struct classified field by field
+		reflect.TypeFor[runState](): true, reflect.TypeFor[latencyCache](): true, reflect.TypeFor[compLatency](): true,
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[node](), reflect.TypeFor[pool](), reflect.TypeFor[component](),
+		reflect.TypeFor[gateState](), reflect.TypeFor[scalerState](), reflect.TypeFor[fnState](), reflect.TypeFor[slidingMax](),
+		reflect.TypeFor[runState](), reflect.TypeFor[latencyCache](), reflect.TypeFor[compLatency]()} {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name := typ.Name() + "." + f.Name
+			if byContent[name] && notCarried[name] {
+				t.Errorf("%s is listed twice", name)
+			}
+			if (all[typ] || refKinds[f.Type.Kind()]) && !byContent[name] && !notCarried[name] {
+				t.Errorf("%s (%s) is not classified for tick reuse: compare it in carriedState (state.go) if a tick reads what an earlier one left in it, else list it as not carried", name, f.Type)
+			}
+		}
+	}
+}
