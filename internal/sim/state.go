@@ -166,6 +166,11 @@ func (m *model) timeInvariant(st *runState) bool {
 			return false // cohorts are kept by tick of arrival
 		}
 	}
+	// While a backend or a link is down or came back within a probe interval, the health
+	// checks' expected split moves with the time (health.go).
+	if st.events.outages {
+		return false
+	}
 	// A failure or cut is noticed by the health checks at a time; once every balancer has
 	// noticed, nothing depends on the time any more.
 	noticed := func(since float64) bool {
