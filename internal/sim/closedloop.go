@@ -213,10 +213,15 @@ func (m *model) closedQueue(pl *pool, lambda, mu float64) bool {
 	inPool := 0.0
 	for i, n := range pl.nodes {
 		nd := &m.nodes[n]
-		a := &m.nodes[cl.anc[i]]
-		t := nd.meanResp
-		if a.downMean > 0 {
-			t = m.pools[a.pool].holdSec * nd.meanResp / a.downMean
+		// A call is in the pool while it waits and is served there and, if the pool holds
+		// its workers too, while they wait on their own calls: its share of the time the
+		// caller's node spends in calls, carried to what the caller's hold now says.
+		t := pl.holdMean
+		if pl.holds {
+			t += nd.downMean
+		}
+		if a := &m.nodes[cl.anc[i]]; a.downMean > 0 {
+			t *= m.pools[a.pool].holdSec / a.downMean
 		}
 		inPool += (nd.in + nd.gin) / m.dt * t
 	}

@@ -171,7 +171,7 @@ func heldChain() (Design, Config) {
 
 // Why today's engine misses the rows marked as gaps.
 const (
-	gapOpenCalls     = "held calls are an open stream: the callee queues more than the callers' workers could send, so hold times and callers' backlogs grow too fast (or, for consumers, too few writes are stored)"
+	gapOpenCalls     = "held calls in the first seconds of an overload: the engine takes each tick's closed loop at its stationary state, while the reference's held workers pile into the callee over a fraction of a second, and its app replicas fill waiting rooms of their own, dealt round-robin; the app's backlog fills sooner, and a flushed cache's herd fails less, than the reference's"
 	gapLateDetection = "health checks notice a dead backend a fixed interval × threshold (10 s) after it fails; the reference's probes, at a random phase, notice it after 5 to 10 s (7.5 s on average), so the engine's dead share fails longer"
 	gapInstantReturn = "a repaired backend gets its share back at once; the reference sends to it only after its next passing probe (0 to 5 s later), so its survivors stay short a while longer"
 )
