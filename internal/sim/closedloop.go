@@ -32,6 +32,9 @@ import "math"
 // below which the closed loop changes nothing worth computing: the open M/M/c is used.
 const closedNegligible = 1e-7
 
+// closedNegligibleExp is −ln closedNegligible.
+const closedNegligibleExp = 16.11809565095832
+
 // closedTermEps ends the sums of the product form: terms past the mode fall monotonically,
 // and once one is below this share of the sum the rest cannot move it.
 const closedTermEps = 1e-13
@@ -131,45 +134,48 @@ func (fs *finiteSource) eval(r float64) {
 	fs.r = r
 	fs.sum, fs.busy, fs.in, fs.in2, fs.queued, fs.waitSend, fs.full = 0, 0, 0, 0, 0, 0, 0
 	n, c, k := fs.n, fs.c, fs.k
-	ratio := func(j int) float64 { return float64(n-j+1) * r / float64(min(j, c)) }
 	// The mode: the last state whose ratio is at least 1.
 	mode := int(math.Floor(float64(n+1) * r / (1 + r)))
 	if mode > c {
 		mode = max(c, int(math.Floor(float64(n+1)-float64(c)/r)))
 	}
 	mode = max(0, min(k, mode))
-	add := func(j int, q float64) {
-		fj := float64(j)
-		fs.sum += q
-		fs.busy += float64(min(j, c)) * q
-		fs.in += fj * q
-		fs.in2 += fj * fj * q
-		if j > c {
-			fs.queued += float64(j-c) * q
-		}
-		if j >= c && j < k {
-			fs.waitSend += float64(n-j) * q
-		}
-		if j == k {
-			fs.full = q
-		}
-	}
-	add(mode, 1)
+	fs.add(mode, 1)
 	q := 1.0
 	for j := mode + 1; j <= k; j++ {
-		q *= ratio(j)
-		add(j, q)
+		q *= float64(n-j+1) * r / float64(min(j, c))
+		fs.add(j, q)
 		if q < closedTermEps*fs.sum {
 			break
 		}
 	}
 	q = 1.0
 	for j := mode; j >= 1; j-- {
-		q /= ratio(j)
-		add(j-1, q)
+		q *= float64(min(j, c)) / (float64(n-j+1) * r)
+		fs.add(j-1, q)
 		if q < closedTermEps*fs.sum {
 			break
 		}
+	}
+}
+
+// add counts state j with unnormalised probability q.
+func (fs *finiteSource) add(j int, q float64) {
+	fj := float64(j)
+	fs.sum += q
+	fs.in += fj * q
+	fs.in2 += fj * fj * q
+	if j <= fs.c {
+		fs.busy += fj * q
+	} else {
+		fs.busy += float64(fs.c) * q
+		fs.queued += float64(j-fs.c) * q
+	}
+	if j >= fs.c && j < fs.k {
+		fs.waitSend += float64(fs.n-j) * q
+	}
+	if j == fs.k {
+		fs.full = q
 	}
 }
 
@@ -202,9 +208,13 @@ func (m *model) closedQueue(pl *pool, lambda, mu float64) bool {
 		k = min(nPop, c+int(min(pl.buffer, maxBuffer)))
 	}
 	if k >= nPop && nPop > c && lambda < pl.capRate && pl.backlog0 <= 0 {
-		// The open queue holds N or more with probability C ρ^(N−c) ≤ ρ^(N−c).
+		// The open queue holds N or more with probability C ρ^(N−c) ≤ ρ^(N−c) ≤ e^(−(N−c)(1−ρ)).
 		rho := lambda / pl.capRate
-		if tail := math.Exp(float64(nPop-c) * math.Log(rho)); tail < closedNegligible ||
+		gap := float64(nPop - c)
+		if gap*(1-rho) > closedNegligibleExp {
+			return false
+		}
+		if tail := math.Exp(gap * math.Log(rho)); tail < closedNegligible ||
 			tail*erlangC(c, lambda/mu) < closedNegligible {
 			return false
 		}
