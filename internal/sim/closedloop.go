@@ -28,11 +28,9 @@ import "math"
 // population bounds each callee separately: the workers of a caller that splits its calls
 // over several callees count in full for each.
 
-// closedNegligible is the open queue's probability of holding the whole population at once
-// below which the closed loop changes nothing worth computing: the open M/M/c is used.
-const closedNegligible = 1e-7
-
-// closedNegligibleExp is −ln closedNegligible.
+// closedNegligibleExp is −ln 10⁻⁷: a closed pool whose open queue would hold the whole
+// population at once with a chance below e^(−closedNegligibleExp) (bounded by ρ^(N−c)) is
+// computed as the open M/M/c, which the closed loop then changes by nothing worth its cost.
 const closedNegligibleExp = 16.11809565095832
 
 // closedTermEps ends the sums of the product form: terms past the mode fall monotonically,
@@ -186,7 +184,7 @@ func (fs *finiteSource) attempts() float64 { return fs.r * (float64(fs.n)*fs.sum
 // callers make, for arrival rate lambda and workers of rate mu. It reports false when the
 // pool is to be taken as an open queue: it is not closed, it is sent more than it can
 // serve (a fluid queue builds, bounded by closedWaitBound), or the open queue would almost
-// never hold the whole population (closedNegligible).
+// never hold the whole population (closedNegligibleExp).
 //
 // The sources' rate γ is λ ÷ (N − L): the calls arriving over the sources not in the pool.
 // L, the callers' workers in the pool now, is what the callers' hold says (Little's law):
@@ -208,14 +206,13 @@ func (m *model) closedQueue(pl *pool, lambda, mu float64) bool {
 		k = min(nPop, c+int(min(pl.buffer, maxBuffer)))
 	}
 	if k >= nPop && nPop > c && lambda < pl.capRate && pl.backlog0 <= 0 {
-		// The open queue holds N or more with probability C ρ^(N−c) ≤ ρ^(N−c) ≤ e^(−(N−c)(1−ρ)).
-		rho := lambda / pl.capRate
-		gap := float64(nPop - c)
-		if gap*(1-rho) > closedNegligibleExp {
+		// The open queue holds N or more with probability C ρ^(N−c) ≤ ρ^(N−c), and
+		// −ln ρ ≥ x + x²/2 + x³/3 with x = 1 − ρ: no logarithm needed to tell most cases.
+		x := 1 - lambda/pl.capRate
+		if float64(nPop-c)*x*(1+x*(0.5+x/3)) > closedNegligibleExp {
 			return false
 		}
-		if tail := math.Exp(gap * math.Log(rho)); tail < closedNegligible ||
-			tail*erlangC(c, lambda/mu) < closedNegligible {
+		if float64(nPop-c)*-math.Log1p(-x) > closedNegligibleExp {
 			return false
 		}
 	}
