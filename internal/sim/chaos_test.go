@@ -178,7 +178,7 @@ func TestNetworkPartitionDropsTheEdgeAndReportsSplitBrain(t *testing.T) {
 }
 
 func TestLatencyInjectionWithTightTimeoutStartsARetryStorm(t *testing.T) {
-	// 300 ms extra between app and database, a 250 ms timeout and three retries: the retries
+	// 300 ms extra between app and database, a 200 ms timeout and three retries: the retries
 	// pile onto a tier that is then too slow to drain, and the storm outlasts the injection.
 	d := mustDesign(t, `{"components":[
 	 {"id":"lb","type":"load_balancer"},
@@ -186,7 +186,7 @@ func TestLatencyInjectionWithTightTimeoutStartsARetryStorm(t *testing.T) {
 	 {"id":"db","type":"database","params":{"connections":10}}],
 	 "edges":[{"from":"lb","to":"app"},{"from":"app","to":"db"}]}`)
 	cfg := constant(500, 90)
-	cfg.Client = Client{TimeoutMs: 250, MaxRetries: 3}
+	cfg.Client = Client{TimeoutMs: 200, MaxRetries: 3}
 	cfg.Chaos = []ChaosEvent{{ID: "slow", Kind: ChaosLatencyInjection, AtSec: 20, DurationSec: 10, From: "app", To: "db",
 		Params: ChaosParams{ExtraLatencyMs: 300}}}
 	r := mustRun(t, d, cfg)

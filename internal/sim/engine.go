@@ -407,6 +407,7 @@ func (m *model) queueWait(pl *pool) {
 	if pl.capRate > 0 && pl.buffer > 0 && !math.IsInf(pl.buffer, 1) {
 		most = pl.buffer / pl.capRate
 	}
+	most = min(most, pl.closedWaitBound())
 	now := 0.0
 	if pl.capRate > 0 {
 		now = (pl.backlog0 + pl.backlog1) / 2 / pl.capRate
@@ -469,6 +470,8 @@ func (m *model) queueing(pl *pool, lambda float64) {
 			pl.rejected = min(pl.in, pl.backlog1-pl.buffer)
 			pl.backlog1 -= pl.rejected
 		}
+	case m.closedQueue(pl, lambda, mu):
+		// Reached only by held calls: a closed loop of the callers' workers (closedloop.go).
 	case pl.buffer == 0:
 		pl.rejected = pl.in * erlangB(c, a)
 		pl.processed = pl.in - pl.rejected
@@ -483,6 +486,7 @@ func (m *model) queueing(pl *pool, lambda float64) {
 			// saturated pool starts from: the wait never falls as load rises.
 			pl.stage.WaitProb = erlangC(c, aS)
 			pl.stage.WaitRate = pl.capRate - aS*mu
+			pl.boundClosedWait()
 			break
 		}
 		pl.stage.WaitProb = erlangCFromB(c, a, b)
@@ -496,6 +500,7 @@ func (m *model) queueing(pl *pool, lambda float64) {
 		aS := min(a, saturationCap*float64(c))
 		pl.stage.WaitProb = erlangC(c, aS)
 		pl.stage.WaitRate = pl.capRate - aS*mu
+		pl.boundClosedWait() // held callers queue no more than their workers (closedloop.go)
 		// The queue's own wait is measured on the cohorts served (queueWait).
 	}
 	pl.util = 0

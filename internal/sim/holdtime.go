@@ -13,7 +13,9 @@ import "math"
 // gives steady numbers.
 
 // resetHoldBrackets forgets the last tick's brackets: each tick solves from its own start.
+// It also counts the held workers that bound each closed loop this tick (closedloop.go).
 func (m *model) resetHoldBrackets() {
+	m.setPopulations()
 	for p := range m.pools {
 		pl := &m.pools[p]
 		pl.holdLo, pl.holdHi = math.NaN(), math.NaN()

@@ -94,6 +94,7 @@ type pool struct {
 	baseErr    float64
 	loadErr    float64
 	nodes      []int
+	closed     closedLoop // the held callers that are its only sources (closedloop.go)
 
 	// Scratch of the current tick.
 	failed                                  bool
@@ -232,6 +233,7 @@ func compile(v *validated) (*model, error) {
 	}
 	m.orderPools()
 	m.initQueues()
+	m.initClosedLoops()
 	return m, nil
 }
 

@@ -10,6 +10,8 @@ type overloadSeries struct {
 	dt                             float64
 	offered, fresh, served, failed []float64
 	fill, out                      map[string][]float64 // per component: waiting-room fill 0..1, finished per second
+	// p99 is the 99th percentile of the answers (within the timeout) of ticks k0..k1−1, in s.
+	p99 func(k0, k1 int) float64
 }
 
 func engineSeries(r *Result) overloadSeries {
@@ -28,6 +30,15 @@ func engineSeries(r *Result) overloadSeries {
 			s.out[info.ID][i] = tk.Components[c].OutputRPS
 		}
 	}
+	// Each tick's p99, weighted by the answers it stands for: at a constant load, the
+	// percentile of the answers of the window.
+	s.p99 = func(k0, k1 int) float64 {
+		var sum, w float64
+		for _, tk := range r.Ticks[k0:k1] {
+			sum, w = sum+tk.P99Ms/1000*tk.ServedRPS, w+tk.ServedRPS
+		}
+		return sum / math.Max(w, 1e-9)
+	}
 	return s
 }
 
@@ -45,6 +56,13 @@ func (rec *refRecord) series() overloadSeries {
 		for k, x := range xs {
 			s.out[id][k] = x * per
 		}
+	}
+	s.p99 = func(k0, k1 int) float64 {
+		var xs []float64
+		for _, l := range rec.latency[k0:k1] {
+			xs = append(xs, l...)
+		}
+		return quantile(xs, 0.99)
 	}
 	return s
 }
@@ -160,4 +178,20 @@ func storedShare(id string) func(overloadSeries) (float64, bool) {
 		}
 		return out / math.Max(fresh, 1e-9), fresh > 0
 	}
+}
+
+// servedShare is what was answered within the timeout over the second half of the run, as
+// a share of the fresh requests: the throughput a design passes.
+func servedShare(s overloadSeries) (float64, bool) {
+	var served, fresh float64
+	for k := len(s.fresh) / 2; k < len(s.fresh); k++ {
+		served, fresh = served+s.served[k], fresh+s.fresh[k]
+	}
+	return served / math.Max(fresh, 1e-9), fresh > 0
+}
+
+// p99Ms is the 99th percentile latency of the answers of the second half of the run, in ms.
+func p99Ms(s overloadSeries) (float64, bool) {
+	n := len(s.served)
+	return s.p99(n/2, n) * 1000, n > 0
 }

@@ -8,7 +8,8 @@ import (
 
 // saturatedDesigns are designs under constant overload: a database behind held app workers
 // with retries (seed architecture-simulator), a slow chain of services, queue consumers
-// writing to a saturated database, an app whose own queue is longer than the timeout.
+// writing to a saturated database, an app whose own queue is longer than the timeout, and
+// chains of held calls whose closed loops (closedloop.go) bound what reaches the database.
 func saturatedDesigns(t *testing.T) []struct {
 	name string
 	d    Design
@@ -36,6 +37,17 @@ func saturatedDesigns(t *testing.T) []struct {
 	overCfg := constant(2000, 60)
 	overCfg.Client = Client{TimeoutMs: 1000, MaxRetries: 2, BackoffMs: 200, BackoffMultiplier: 2}
 	archCfg.DurationSec = 60
+	held, heldCfg := heldChain()
+	heldCfg.DurationSec = 60
+	// Three tiers, each holding its workers through the call below: 16 web workers on 8
+	// service workers on a database of 3 connections, with retries.
+	nested := mustDesign(t, `{"components":[{"id":"lb","type":"load_balancer"},
+	 {"id":"web","type":"app_service","params":{"replicas":2,"concurrency":8,"service_time_ms":10}},
+	 {"id":"svc","type":"app_service","params":{"replicas":2,"concurrency":4,"service_time_ms":5}},
+	 {"id":"db","type":"database","params":{"connections":3,"query_time_ms":10}}],
+	 "edges":[{"from":"lb","to":"web"},{"from":"web","to":"svc"},{"from":"svc","to":"db"}]}`)
+	nestedCfg := constant(500, 60)
+	nestedCfg.Client = Client{TimeoutMs: 1000, MaxRetries: 2}
 	return []struct {
 		name string
 		d    Design
@@ -46,6 +58,8 @@ func saturatedDesigns(t *testing.T) []struct {
 		{"consumers into a saturated database", consumers, consumersCfg},
 		{"queue longer than the timeout", longQueue, longCfg},
 		{"overloaded database, backoff", overloaded, overCfg},
+		{"held chain over a smaller database", held, heldCfg},
+		{"three held tiers over a small database, retries", nested, nestedCfg},
 	}
 }
 

@@ -1,0 +1,108 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// bruteFiniteSource is the finite-source queue's stationary state by the textbook birth–death
+// recursion over every state: births (N − n)·γ, deaths min(n, c)·μ, at most K in the pool.
+// It returns the mean number in the pool, busy workers, queued, and the share of attempts lost.
+func bruteFiniteSource(n, c, k int, r float64) (inPool, busy, queued, lost float64) {
+	p := []float64{1}
+	for j := 1; j <= k; j++ {
+		p = append(p, p[j-1]*float64(n-j+1)*r/float64(min(j, c)))
+	}
+	var sum, out float64
+	for j, q := range p {
+		sum += q
+		out += float64(n-j) * q
+	}
+	for j, q := range p {
+		inPool += float64(j) * q / sum
+		busy += float64(min(j, c)) * q / sum
+		queued += float64(max(0, j-c)) * q / sum
+	}
+	return inPool, busy, queued, float64(n-k) * p[k] / out
+}
+
+// The sums summed outwards from the mode, stopping where the terms no longer count, are
+// the product form's over every state: lightly and heavily loaded, with and without a full
+// room, a population below, at and far above the workers.
+func TestFiniteSourceMatchesProductForm(t *testing.T) {
+	tests := []struct {
+		n, c, k int
+		r       float64
+	}{
+		{10, 4, 10, 1}, {10, 4, 10, 0.05}, {16, 4, 16, 2}, {16, 6, 16, 0.3}, {16, 4, 4, 1},
+		{16, 4, 8, 0.5}, {3, 8, 3, 0.7}, {500, 10, 500, 0.5}, {500, 10, 500, 0.001}, {2000, 50, 900, 0.04},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("N=%d c=%d K=%d r=%g", tt.n, tt.c, tt.k, tt.r), func(t *testing.T) {
+			fs := finiteSource{n: tt.n, c: tt.c, k: tt.k}
+			fs.eval(tt.r)
+			wantIn, wantBusy, wantQueued, wantLost := bruteFiniteSource(tt.n, tt.c, tt.k, tt.r)
+			out := float64(tt.n)*fs.sum - fs.in
+			got := []float64{fs.in / fs.sum, fs.busy / fs.sum, fs.queued / fs.sum, float64(tt.n-tt.k) * fs.full / out}
+			want := []float64{wantIn, wantBusy, wantQueued, wantLost}
+			for i, name := range []string{"in the pool", "busy", "queued", "lost"} {
+				if math.Abs(got[i]-want[i]) > 1e-9*max(1, want[i]) {
+					t.Errorf("%s: %v, product form %v", name, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// Ten queue consumers of 5 ms holding their worker through a write to a database of 4 × 5 ms
+// are a closed loop of ten: the machine-repairman model stores 775 writes/s (the open stream
+// the consumers' calls used to be stored 667/s), and the database's waiting room, which
+// holds all ten, refuses nothing.
+func TestHeldConsumersAreAClosedLoop(t *testing.T) {
+	d, cfg := consumersOnASaturatedDatabase()
+	r := mustRun(t, d, cfg)
+	db := comp(r, "db")
+	var out, rejected float64
+	n := 0
+	for _, tk := range r.Ticks[len(r.Ticks)/2:] {
+		out += tk.Components[db].OutputRPS
+		rejected += tk.Components[db].RejectedRPS
+		n++
+	}
+	out /= float64(n)
+	// Exact: states 0..10 at the database, q(j)/q(j−1) = (10 − j + 1)·(5 ms ÷ 5 ms) ÷ min(j, 4).
+	_, busy, _, _ := bruteFiniteSource(10, 4, 10, 1)
+	want := busy / 0.005
+	if math.Abs(out/want-1) > 0.01 {
+		t.Errorf("database stores %.1f writes/s, the closed loop of ten consumers %.1f/s", out, want)
+	}
+	if rejected != 0 {
+		t.Errorf("database refused %v writes/s with a room for every consumer", rejected/float64(n))
+	}
+}
+
+// A callee can hold no more calls than its callers have held workers: a database whose
+// connections and waiting room together hold all 16 of an app's workers refuses nothing,
+// however overloaded the app above it is; with room for fewer it refuses some.
+func TestClosedLoopRoomForEveryHeldWorker(t *testing.T) {
+	for _, tt := range []struct {
+		queuePerConnection int
+		refuses            bool
+	}{{3, false}, {1, true}} {
+		d := mustDesign(t, fmt.Sprintf(`{"components":[{"id":"app","type":"app_service","params":{"replicas":2,"concurrency":8}},
+		 {"id":"db","type":"database","params":{"connections":4,"query_time_ms":10,"queue_per_connection":%d}}],
+		 "edges":[{"from":"app","to":"db"}]}`, tt.queuePerConnection))
+		cfg := constant(2000, 20)
+		cfg.Mix = Mix{Write: 1}
+		r := mustRun(t, d, cfg)
+		var rejected float64
+		for _, tk := range r.Ticks {
+			rejected += tk.Components[comp(r, "db")].RejectedRPS
+		}
+		if got := rejected > 0; got != tt.refuses {
+			t.Errorf("4 connections with %d waiting places each under 16 held workers: refused %.1f writes/s over the run, want refusals %t",
+				tt.queuePerConnection, rejected, tt.refuses)
+		}
+	}
+}
