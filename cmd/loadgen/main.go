@@ -10,6 +10,7 @@
 //	loadgen median FILE...         medians of several -json reports
 //	loadgen reads -url U -path P   board reads only, closed loop (cost per read)
 //	loadgen streams -url U [-submit-url U2] [-clients N]  live standings delay and memory
+//	loadgen event -url U[,U2] -db D -admin-token T [-players N] [-window W]  last-minute event crowd, then its finish
 //
 // It must never be pointed at a production database: seed writes rows.
 package main
@@ -33,7 +34,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: loadgen run|check|seed|scale|median|reads|streams [flags]")
+		return fmt.Errorf("usage: loadgen run|check|seed|scale|median|reads|streams|event [flags]")
 	}
 	switch args[0] {
 	case "run":
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdReads(ctx, args[1:])
 	case "streams":
 		return cmdStreams(ctx, args[1:])
+	case "event":
+		return cmdEvent(ctx, args[1:])
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }

@@ -66,5 +66,6 @@ type Store interface {
 	Changes
 	Events
 	Seasons
+	FinalRuns
 	Pinger
 }

@@ -18,6 +18,9 @@ type eventState struct {
 	subs     map[uuid.UUID]game.EventSubmission
 	results  []game.EventResult // in final order, once finished
 	seq      int64              // the latest change
+	// finalRuns are the final runs a finisher stored before the finish
+	// (finalruns.go), by player; dropped by the finish.
+	finalRuns map[uuid.UUID]game.EventResult
 }
 
 type entrant struct {
@@ -296,6 +299,7 @@ func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.Ev
 		ordered[i].Result = clone(ordered[i].Result)
 	}
 	st.results = ordered
+	st.finalRuns = nil
 	st.event.FinishedAt = &at
 	s.announceEvent(st, game.EventChange{EventID: id, Kind: game.EventFinal, Total: len(ordered)})
 	return true, nil

@@ -398,6 +398,8 @@ func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.Ev
 				VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, r.PlayerID, i+1, r.SubmissionID, r.Passed, r.Score, []byte(r.Result))
 		}
 		b.Queue(`UPDATE events SET finished_at = $2 WHERE id = $1`, id, at)
+		// The final runs stored on the way (finalruns.go) are the results now.
+		b.Queue(`DELETE FROM event_final_runs WHERE event_id = $1`, id)
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
