@@ -81,22 +81,34 @@ func (s *server) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 	if s.now().Before(e.EndsAt) {
 		return false, nil
 	}
-	stored, err := s.store.EventFinalRuns(ctx, id)
-	if err != nil {
-		return false, err
+	for attempt := 1; ; attempt++ {
+		stored, err := s.store.EventFinalRuns(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		done := make(map[uuid.UUID]game.EventResult, len(stored))
+		for _, r := range stored {
+			done[r.PlayerID] = r
+		}
+		results, err := s.finalRuns(ctx, e, done, func(batch []game.EventResult) error {
+			return s.store.SaveEventFinalRuns(ctx, id, batch)
+		})
+		if err != nil {
+			return false, err
+		}
+		finished, err := s.store.FinishEvent(ctx, id, results, s.now())
+		// An attempt stamped before the end committed after the final
+		// designs were read (the store refuses the results): run what
+		// is missing and finish again. Such attempts are at most a
+		// store timeout late, so a few rounds settle it.
+		if game.ErrorCode(err) != game.ECONFLICT || attempt == maxFinishRounds {
+			return finished, err
+		}
 	}
-	done := make(map[uuid.UUID]game.EventResult, len(stored))
-	for _, r := range stored {
-		done[r.PlayerID] = r
-	}
-	results, err := s.finalRuns(ctx, e, done, func(batch []game.EventResult) error {
-		return s.store.SaveEventFinalRuns(ctx, id, batch)
-	})
-	if err != nil {
-		return false, err
-	}
-	return s.store.FinishEvent(ctx, id, results, s.now())
 }
+
+// maxFinishRounds bounds the rounds of finishEvent.
+const maxFinishRounds = 5
 
 // finalRunBatch final runs are stored at a time while an event finishes.
 const finalRunBatch = 25

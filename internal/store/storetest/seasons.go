@@ -454,6 +454,10 @@ func testEventFinalRuns(t *testing.T, f *seasonFixture) {
 	}
 	err = f.s.SaveEventFinalRuns(f.ctx, e.ID, []game.EventResult{run(0, -1, `{}`)})
 	wantCode(t, "a negative score", err, game.EINVALID)
+	// Results that miss an entrant's final design (an attempt committed
+	// after the finisher read the finals) are refused: finish again.
+	_, err = f.s.FinishEvent(f.ctx, e.ID, want[:1], at(201))
+	wantCode(t, "finishing without an entrant's result", err, game.ECONFLICT)
 	if done, err := f.s.FinishEvent(f.ctx, e.ID, want, at(201)); err != nil || !done {
 		t.Fatalf("FinishEvent: %v, %v", done, err)
 	}
