@@ -13,7 +13,8 @@
 #   OLD=../other ROUNDS=5 DURATION=20s scripts/ab.sh
 #   OLDS="/tmp/old-a /tmp/old-b" ROUNDS=5 scripts/ab.sh   # builds named by their directories
 #
-# Extra settings for the new server go in NEW_ENV (e.g. NEW_ENV="DATABASE_MAX_CONNS=8").
+# Extra settings for the new server go in NEW_ENV (e.g. NEW_ENV="DATABASE_MAX_CONNS=8"), extra
+# loadgen flags in LOADGEN_FLAGS (e.g. LOADGEN_FLAGS="-deadline 60s" on a busy machine).
 source "$(dirname "$0")/lib.sh"
 OLD="${OLD:-/work/main}" ROUNDS="${ROUNDS:-3}" DURATION="${DURATION:-15s}" PLAYERS="${PLAYERS:-64}"
 OLDS="${OLDS:-$OLD}"
@@ -41,7 +42,7 @@ one() { # BUILD ROUND
 	local s0 p0; s0=$(cpu_ms "$SERVER_PID"); p0=$(cpu_ms $pids)
 	local out="$WORK/ab-$build-$round"
 	( "$WORK/loadgen" run -url "$SERVER_URL" -db "$db" -players "$PLAYERS" -duration "$DURATION" \
-		-check-ranks=true -json "$out.json" >"$out.out" 2>&1; times >"$out.times" )
+		-check-ranks=true -json "$out.json" ${LOADGEN_FLAGS:-} >"$out.out" 2>&1; times >"$out.times" )
 	pids=$(backend_pids "$name")
 	local s1 p1; s1=$(cpu_ms "$SERVER_PID"); p1=$(cpu_ms $pids)
 	stop_server "$SERVER_PID"

@@ -47,7 +47,9 @@ func TestAccess(t *testing.T) {
 		var fields map[string]any
 		r.decode(t, &fields)
 		for k := range fields {
-			if k != "id" && k != "name" && k != "role" && k != "created_at" {
+			// seasons and events: the public history of play (ranks and
+			// scores on public boards).
+			if k != "id" && k != "name" && k != "role" && k != "created_at" && k != "seasons" && k != "events" {
 				t.Errorf("public profile has field %q", k)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,10 @@ type testServer struct {
 	stop       context.CancelFunc
 	done       chan error
 	client     *http.Client
+	// pid is the process of a server started by startServerProcess;
+	// killed says the test killed it (it cannot exit cleanly).
+	pid    int
+	killed atomic.Bool
 }
 
 // testEnv is the environment of a test server on a fresh database: a free

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,6 +93,7 @@ func startEventJobs(ctx context.Context, url string, timeout time.Duration, deps
 	referee := newDuelReferee(*deps)
 	addDuelWorker(workers, referee, logger, timeout)
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		ID:                   workerID(),
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
 		Workers:              workers,
 		Logger:               logger.With("component", "river"),
@@ -128,6 +130,17 @@ func startEventJobs(ctx context.Context, url string, timeout time.Duration, deps
 		}
 		pool.Close()
 	}, nil
+}
+
+// workerID names this replica's river client as river_job.attempted_by
+// shows it: host, process id and start time, so an operator (or a test)
+// can tell which replica holds a job.
+func workerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "replica"
+	}
+	return fmt.Sprintf("%s-pid%d-%d", host, os.Getpid(), time.Now().Unix())
 }
 
 func migrateRiver(ctx context.Context, pool *pgxpool.Pool) error {

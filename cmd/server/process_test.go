@@ -44,6 +44,7 @@ func startServerProcess(t *testing.T, env map[string]string) *testServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start server process: %v", err)
 	}
+	s.pid = cmd.Process.Pid
 	s.stop = func() { _ = cmd.Process.Signal(syscall.SIGTERM) }
 	go func() { s.done <- cmd.Wait() }()
 	select {
@@ -56,10 +57,20 @@ func startServerProcess(t *testing.T, env map[string]string) *testServer {
 		t.Fatalf("server process did not listen within 60s; logs:\n%s", s.logs)
 	}
 	t.Cleanup(func() {
-		if err := s.shutdown(); err != nil {
+		if err := s.shutdown(); err != nil && !s.killed.Load() {
 			t.Errorf("server process (pid %d) exited with %v", cmd.Process.Pid, err)
 		}
 		s.checkLogs()
 	})
 	return s
+}
+
+// kill ends the server process with SIGKILL, as a crash would: no
+// shutdown, no goodbye to the database.
+func (s *testServer) kill(t *testing.T) {
+	t.Helper()
+	s.killed.Store(true)
+	if err := syscall.Kill(s.pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill server process %d: %v", s.pid, err)
+	}
 }

@@ -70,7 +70,9 @@ func (s *server) fullLevel(ctx context.Context, l *challenges.Level, hidden, res
 // with the hidden chaos and freezes the results. Safe to call any number of
 // times, from any replica, at once: the store finishes an event exactly
 // once (and the runs are deterministic, so any finisher computes the same
-// results).
+// results). On the way it stores the runs, finalRunBatch at a time, and
+// runs only those not stored yet: a finisher that dies mid-way leaves its
+// work to the next one.
 func (s *server) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 	e, err := s.store.Event(ctx, id)
 	if err != nil || e.FinishedAt != nil {
@@ -79,27 +81,79 @@ func (s *server) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 	if s.now().Before(e.EndsAt) {
 		return false, nil
 	}
-	_, l, err := s.level(ctx, e.Slug, e.Version)
-	if err != nil {
-		return false, err
-	}
-	full, err := s.fullLevel(ctx, l, e.HiddenChaos, e.HiddenResilience)
-	if err != nil {
-		return false, err
-	}
-	finals, err := s.store.EventFinals(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	results := make([]game.EventResult, 0, len(finals))
-	for _, f := range finals {
-		r, err := s.finalRun(ctx, full, f)
+	for attempt := 1; ; attempt++ {
+		stored, err := s.store.EventFinalRuns(ctx, id)
 		if err != nil {
 			return false, err
 		}
-		results = append(results, r)
+		done := make(map[uuid.UUID]game.EventResult, len(stored))
+		for _, r := range stored {
+			done[r.PlayerID] = r
+		}
+		results, err := s.finalRuns(ctx, e, done, func(batch []game.EventResult) error {
+			return s.store.SaveEventFinalRuns(ctx, id, batch)
+		})
+		if err != nil {
+			return false, err
+		}
+		finished, err := s.store.FinishEvent(ctx, id, results, s.now())
+		// An attempt stamped before the end committed after the final
+		// designs were read (the store refuses the results): run what
+		// is missing and finish again. Such attempts are at most a
+		// store timeout late, so a few rounds settle it.
+		if game.ErrorCode(err) != game.ECONFLICT || attempt == maxFinishRounds {
+			return finished, err
+		}
 	}
-	return s.store.FinishEvent(ctx, id, results, s.now())
+}
+
+// maxFinishRounds bounds the rounds of finishEvent.
+const maxFinishRounds = 5
+
+// finalRunBatch final runs are stored at a time while an event finishes.
+const finalRunBatch = 25
+
+// finalRuns returns the final run of every entrant with a final design:
+// the one in done if it ran the same design, else a new run, handed to
+// save in batches (save nil: not stored).
+func (s *server) finalRuns(ctx context.Context, e game.Event, done map[uuid.UUID]game.EventResult, save func([]game.EventResult) error) ([]game.EventResult, error) {
+	_, l, err := s.level(ctx, e.Slug, e.Version)
+	if err != nil {
+		return nil, err
+	}
+	full, err := s.fullLevel(ctx, l, e.HiddenChaos, e.HiddenResilience)
+	if err != nil {
+		return nil, err
+	}
+	finals, err := s.store.EventFinals(ctx, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]game.EventResult, 0, len(finals))
+	var batch []game.EventResult
+	for _, f := range finals {
+		if r, ok := done[f.PlayerID]; ok && r.SubmissionID == f.ID {
+			results = append(results, r)
+			continue
+		}
+		r, err := s.finalRun(ctx, full, f)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+		if batch = append(batch, r); save != nil && len(batch) == finalRunBatch {
+			if err := save(batch); err != nil {
+				return nil, err
+			}
+			batch = nil
+		}
+	}
+	if save != nil && len(batch) > 0 {
+		if err := save(batch); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
 }
 
 // finalRun runs one final design; a design the full level refuses scores
@@ -213,3 +267,30 @@ func (f *EventFinisher) Unfinished(ctx context.Context) ([]game.Event, error) {
 
 // FinishDue finishes every ended event now (tests and operators).
 func (f *EventFinisher) FinishDue(ctx context.Context) error { return f.s.finishDue(ctx) }
+
+// Recompute runs every entrant's final design of an event again, from
+// nothing stored, and returns the results in final order (as the standings
+// rank them): for checking that stored results are what the event's
+// designs give. It stores nothing.
+func (f *EventFinisher) Recompute(ctx context.Context, id uuid.UUID) ([]game.EventResult, error) {
+	e, err := f.s.store.Event(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	results, err := f.s.finalRuns(ctx, e, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	finals, err := f.s.store.EventFinals(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[uuid.UUID]time.Time, len(finals))
+	for _, s := range finals {
+		at[s.ID] = s.CreatedAt
+	}
+	return game.RankResults(results, func(r game.EventResult) (time.Time, bool) {
+		t, ok := at[r.SubmissionID]
+		return t, ok
+	})
+}

@@ -67,5 +67,6 @@ type Store interface {
 	Events
 	Seasons
 	Duels
+	FinalRuns
 	Pinger
 }

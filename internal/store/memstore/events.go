@@ -18,6 +18,9 @@ type eventState struct {
 	subs     map[uuid.UUID]game.EventSubmission
 	results  []game.EventResult // in final order, once finished
 	seq      int64              // the latest change
+	// finalRuns are the final runs a finisher stored before the finish
+	// (finalruns.go), by player; dropped by the finish.
+	finalRuns map[uuid.UUID]game.EventResult
 }
 
 type entrant struct {
@@ -292,10 +295,30 @@ func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.Ev
 	if err != nil {
 		return false, err
 	}
+	// The results must be those of the final designs as they are now
+	// (see pgstore.Store.FinishEvent).
+	finals := 0
+	for p, en := range st.entrants {
+		final := en.last
+		if st.event.Final == game.FinalBest && en.best != nil {
+			final = en.best
+		}
+		if final == nil {
+			continue
+		}
+		finals++
+		if !slices.ContainsFunc(results, func(r game.EventResult) bool { return r.PlayerID == p && r.SubmissionID == final.ID }) {
+			return false, game.Errorf(game.ECONFLICT, "the final designs changed while the final runs ran; finish again")
+		}
+	}
+	if finals != len(results) {
+		return false, game.Errorf(game.ECONFLICT, "the final designs changed while the final runs ran; finish again")
+	}
 	for i := range ordered {
 		ordered[i].Result = clone(ordered[i].Result)
 	}
 	st.results = ordered
+	st.finalRuns = nil
 	st.event.FinishedAt = &at
 	s.announceEvent(st, game.EventChange{EventID: id, Kind: game.EventFinal, Total: len(ordered)})
 	return true, nil

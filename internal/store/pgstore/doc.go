@@ -145,6 +145,22 @@
 // duels.seq and is announced with NOTIFY, without data: what a reader may
 // see of a duel depends on who reads it.
 //
+// # Seasons
+//
+// A season's board (migration 000008, seasons.go) is a board like the
+// others (board_entries, board_buckets, bp_rank), kept by the database
+// itself: a deferred constraint trigger on submissions runs as the
+// submitting transaction commits and counts a passing submission in the
+// season containing the database's clock at that moment (per player and
+// level the best in season_bests, per player the sum on the season's
+// board, its buckets moved by the plpgsql port of moveKey). The Go write
+// path never sees it; its locks come after every lock the write takes, in
+// the same order for every writer. The trigger holds the season's advisory
+// lock shared until commit; the first read after a season's end takes it
+// exclusively and marks the season final, so an ended season's board never
+// changes again. The bucket size and the season clock can be set per
+// session (backpressure.bucket_size, backpressure.season_now) for tests.
+//
 // # Migrations
 //
 // Migrate applies the embedded migrations (package backpressure/migrations)

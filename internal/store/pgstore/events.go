@@ -346,6 +346,40 @@ func (s *Store) EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubm
 	return out, nil
 }
 
+// errFinalsChanged is FinishEvent's answer when results are not one per
+// entrant's current final design (ECONFLICT): run the missing ones and
+// finish again.
+const errFinalsChanged = "the final designs changed while the final runs ran; finish again"
+
+// checkFinals reports ECONFLICT unless results hold exactly one run of each
+// entrant's current final design.
+func checkFinals(ctx context.Context, tx pgx.Tx, e game.Event, results []game.EventResult) error {
+	rows, err := tx.Query(ctx, `
+		SELECT n.player_id, CASE WHEN $2 = 'best' THEN coalesce(n.best_submission_id, n.last_submission_id)
+			ELSE n.last_submission_id END
+		FROM event_entrants n WHERE n.event_id = $1 AND n.last_submission_id IS NOT NULL`, e.ID, e.Final)
+	if err != nil {
+		return err
+	}
+	finals := map[uuid.UUID]uuid.UUID{}
+	var player, sub uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&player, &sub}, func() error {
+		finals[player] = sub
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(finals) != len(results) {
+		return game.Errorf(game.ECONFLICT, errFinalsChanged)
+	}
+	for _, r := range results {
+		if finals[r.PlayerID] != r.SubmissionID {
+			return game.Errorf(game.ECONFLICT, errFinalsChanged)
+		}
+	}
+	return nil
+}
+
 // FinishEvent freezes an event's final standings: results (one per
 // entrant with a final design, each naming one of their submissions to the
 // event) are ranked by game.RankResults and stored, and finished_at set to
@@ -391,6 +425,13 @@ func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.Ev
 		if err != nil {
 			return err
 		}
+		// An attempt stamped before the end may commit after the
+		// finisher read the final designs: the results must be those of
+		// the final designs as they are now, under the lock (no attempt
+		// commits after it: they find finished_at set).
+		if err := checkFinals(ctx, tx, e, results); err != nil {
+			return err
+		}
 		var b pgx.Batch
 		for i, r := range ordered {
 			b.Queue(`
@@ -398,6 +439,8 @@ func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.Ev
 				VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, r.PlayerID, i+1, r.SubmissionID, r.Passed, r.Score, []byte(r.Result))
 		}
 		b.Queue(`UPDATE events SET finished_at = $2 WHERE id = $1`, id, at)
+		// The final runs stored on the way (finalruns.go) are the results now.
+		b.Queue(`DELETE FROM event_final_runs WHERE event_id = $1`, id)
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}

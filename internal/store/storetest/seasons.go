@@ -26,6 +26,8 @@ type SeasonStore interface {
 	Season(ctx context.Context, id string) (game.Season, error)
 	SeasonBoard(ctx context.Context, id string, q game.BoardQuery) (game.BoardPage, error)
 	PlayerHistory(ctx context.Context, playerID uuid.UUID) (game.PlayerHistory, error)
+	EventFinalRuns(ctx context.Context, id uuid.UUID) ([]game.EventResult, error)
+	SaveEventFinalRuns(ctx context.Context, id uuid.UUID, runs []game.EventResult) error
 	// SetSeasonClock makes the store's season clock read t from now on;
 	// the suite calls it between store calls only.
 	SetSeasonClock(t time.Time)
@@ -44,6 +46,7 @@ func RunSeasons(t *testing.T, newStore func(t *testing.T) SeasonStore) {
 		{"Pagination", testSeasonPagination},
 		{"ConcurrentSubmissions", testSeasonConcurrent},
 		{"PlayerHistory", testPlayerHistory},
+		{"EventFinalRuns", testEventFinalRuns},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -410,5 +413,62 @@ func testPlayerHistory(t *testing.T, f *seasonFixture) {
 	}
 	if h, err := f.s.PlayerHistory(f.ctx, ps[2].ID); err != nil || len(h.Seasons) != 0 || len(h.Events) != 0 {
 		t.Errorf("history of a player who played nothing: %+v, %v", h, err)
+	}
+}
+
+// testEventFinalRuns: the final runs a finisher stores on the way are read
+// back byte for byte, replaced only by a run of another design, and gone
+// (and no longer stored) once the event is finished.
+func testEventFinalRuns(t *testing.T, f *seasonFixture) {
+	f.level("lvl", "h1")
+	ps := f.players(2)
+	e := f.event(newEvent("lvl", nil))
+	subs := []game.EventSubmission{eventSub(e, ps[0].ID, 10, true, at(150)), eventSub(e, ps[1].ID, 20, true, at(151))}
+	for _, sub := range subs {
+		if _, err := f.s.CreateEventSubmission(f.ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := f.s.EventFinalRuns(f.ctx, e.ID)
+	if err != nil || runs == nil || len(runs) != 0 {
+		t.Fatalf("EventFinalRuns before any: %v, %v; want []", runs, err)
+	}
+	run := func(i int, score int64, result string) game.EventResult {
+		return game.EventResult{PlayerID: ps[i].ID, SubmissionID: subs[i].ID, Passed: true, Score: score, Result: []byte(result)}
+	}
+	first := run(0, 7, `{"passed": true,  "score": 7}`)
+	if err := f.s.SaveEventFinalRuns(f.ctx, e.ID, []game.EventResult{first}); err != nil {
+		t.Fatal(err)
+	}
+	// The same design again (a second finisher): the first run stays.
+	again := run(0, 8, `{"score":8}`)
+	second := run(1, 9, `{"score":9}`)
+	if err := f.s.SaveEventFinalRuns(f.ctx, e.ID, []game.EventResult{again, second}); err != nil {
+		t.Fatal(err)
+	}
+	want := []game.EventResult{first, second}
+	slices.SortFunc(want, func(a, b game.EventResult) int { return bytes.Compare(a.PlayerID[:], b.PlayerID[:]) })
+	runs, err = f.s.EventFinalRuns(f.ctx, e.ID)
+	if diff := cmp.Diff(want, runs); err != nil || diff != "" {
+		t.Errorf("EventFinalRuns (-want +got), %v:\n%s", err, diff)
+	}
+	err = f.s.SaveEventFinalRuns(f.ctx, e.ID, []game.EventResult{run(0, -1, `{}`)})
+	wantCode(t, "a negative score", err, game.EINVALID)
+	// Results that miss an entrant's final design (an attempt committed
+	// after the finisher read the finals) are refused: finish again.
+	_, err = f.s.FinishEvent(f.ctx, e.ID, want[:1], at(201))
+	wantCode(t, "finishing without an entrant's result", err, game.ECONFLICT)
+	if done, err := f.s.FinishEvent(f.ctx, e.ID, want, at(201)); err != nil || !done {
+		t.Fatalf("FinishEvent: %v, %v", done, err)
+	}
+	if err := f.s.SaveEventFinalRuns(f.ctx, e.ID, []game.EventResult{first}); err != nil {
+		t.Errorf("SaveEventFinalRuns after the finish: %v, want nothing stored and no error", err)
+	}
+	if runs, err := f.s.EventFinalRuns(f.ctx, e.ID); err != nil || len(runs) != 0 {
+		t.Errorf("EventFinalRuns after the finish: %v, %v; want none", runs, err)
+	}
+	_, err = f.s.EventFinalRuns(f.ctx, uuid.New())
+	if code := game.ErrorCode(err); code != "" && code != game.ENOTFOUND {
+		t.Errorf("EventFinalRuns of no event: %v", err)
 	}
 }
