@@ -262,6 +262,8 @@ test('the season board and the players\' history, served by either replica', asy
   const ev = builder.locator(`#player-events tr[data-event="${event.id}"]`);
   await ev.waitFor();
   assert.match(await ev.innerText(), new RegExp(`${event.title}\\s+1 of 1`));
+  // The duel rating is on the page too: nobody has duelled yet.
+  assert.match(await builder.locator('#player-rating').innerText(), /Duel rating: 1,500 ± 350 after 0 duels/);
   await snap('player', builder);
   const phone = await playerPage(p1, { width: 390, height: 844 });
   try {

@@ -301,9 +301,30 @@ func (s *server) handleMyDuels(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		out.Duels = append(out.Duels, v)
+		out.Duels = append(out.Duels, listed(v))
 	}
 	writeJSON(w, r, http.StatusOK, out)
+}
+
+// listed is a duel as a list shows it: who won and the scores, without
+// either side's design, verdict or timeline. An ended duel carries both
+// runs' ticks (a megabyte or more), so a list of them would cost its reader
+// and the server a hundred times what one duel does; GET /v1/duels/{id}
+// has them.
+func listed(v duelView) duelView {
+	if v.Result == nil {
+		return v
+	}
+	res := *v.Result
+	null := json.RawMessage("null")
+	res.Sides = make([]game.DuelResultSide, len(v.Result.Sides))
+	for i, side := range v.Result.Sides {
+		side.Design, side.Summary, side.Evaluation, side.Components, side.Ticks = null, null, null, null, null
+		side.Every, side.TotalTicks = 0, 0
+		res.Sides[i] = side
+	}
+	v.Result = &res
+	return v
 }
 
 func (s *server) handleAcceptDuel(w http.ResponseWriter, r *http.Request) {

@@ -188,6 +188,23 @@ func TestDuelChallengeLifecycle(t *testing.T) {
 	_, list := f.do("GET", "/v1/duels", f.tokens["ada"], nil)
 	if ds := list["duels"].([]any); len(ds) != 1 || ds[0].(map[string]any)["id"] != id {
 		t.Errorf("ada's duels: %v", list)
+	} else {
+		// The list says who won and the scores, never the runs themselves.
+		res := ds[0].(map[string]any)["result"].(map[string]any)
+		for _, side := range res["sides"].([]any) {
+			sd := side.(map[string]any)
+			for _, heavy := range []string{"design", "summary", "evaluation", "components", "ticks"} {
+				if sd[heavy] != nil {
+					t.Errorf("ada's duels list: a side's %s is %.80v, want null", heavy, sd[heavy])
+				}
+			}
+			if _, ok := sd["passed"].(bool); !ok {
+				t.Errorf("ada's duels list: a side without its outcome: %v", sd)
+			}
+		}
+		if res["winner"] == nil {
+			t.Errorf("ada's duels list: no winner: %v", res)
+		}
 	}
 	// The pair may duel again on the level now.
 	if status, body := f.do("POST", "/v1/duels", f.tokens["bob"], map[string]any{"level": duelLevel, "opponent": ada}); status != 201 {

@@ -5,6 +5,7 @@
 import { h, clear, fmtWhen } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
+import { ratingSection } from './duel-ratings.js';
 
 function seasonsBlock(p) {
   const rows = p.seasons || [];
@@ -46,7 +47,7 @@ function eventsBlock(p) {
 
 // BLOCKS are the sections under the player's name, in order: each takes the player's
 // document and returns an element (or null to show nothing). Append further blocks here.
-const BLOCKS = [seasonsBlock, eventsBlock];
+const BLOCKS = [seasonsBlock, eventsBlock, ratingSection];
 
 export async function playerView(main, id) {
   const p = await api.player(id);
