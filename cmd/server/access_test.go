@@ -48,8 +48,8 @@ func TestAccess(t *testing.T) {
 		r.decode(t, &fields)
 		for k := range fields {
 			// seasons and events: the public history of play (ranks and
-			// scores on public boards).
-			if k != "id" && k != "name" && k != "role" && k != "created_at" && k != "seasons" && k != "events" {
+			// scores on public boards); rating: the public duel rating.
+			if k != "id" && k != "name" && k != "role" && k != "created_at" && k != "seasons" && k != "events" && k != "rating" {
 				t.Errorf("public profile has field %q", k)
 			}
 		}
