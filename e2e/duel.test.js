@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { screenProblems } from './screen.js';
+import { screenProblems } from './lib.js';
 
 const BASE = process.env.BASE_URL || 'http://127.0.0.1:8080';
 const BASE_B = process.env.BASE_URL_B || BASE;

@@ -70,8 +70,8 @@ export function screenProblems(p) {
       if (r.right > vw + 1 || r.left < -1) out.push(`${name(el)} spans ${Math.round(r.left)}–${Math.round(r.right)} px of a ${vw} px viewport`);
     }
     if (document.documentElement.scrollWidth > vw + 1) out.push(`the page is ${document.documentElement.scrollWidth - vw} px wider than the viewport`);
-    const host = document.querySelector('.cy-host');
-    if (host?.bpDiagram && host.offsetParent) {
+    for (const host of document.querySelectorAll('.cy-host')) {
+      if (!host.bpDiagram || !host.offsetParent) continue;
       const px = host.bpDiagram.smallestTextPx();
       if (px < minPx - 0.01) out.push(`canvas labels are ${px.toFixed(1)}px`);
     }

@@ -12,12 +12,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { MIN_TEXT_PX, screenProblems } from './lib.js';
 
 const BASE = process.env.BASE_URL || 'http://127.0.0.1:8080';
 const ART = process.env.ARTIFACTS || 'artifacts/e2e';
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const STEP = 15_000; // the longest wait for any one thing
-const MIN_TEXT_PX = 11;
 
 mkdirSync(ART, { recursive: true });
 let context;
@@ -33,41 +33,6 @@ async function snap(name, p = page) {
   await p.screenshot({ path: join(ART, `${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
   const bad = await screenProblems(p);
   assert.deepEqual(bad, [], `${name}: ${bad.join('; ')}`);
-}
-
-// screenProblems lists every visible text smaller than MIN_TEXT_PX and every visible element
-// reaching beyond the viewport (elements inside a scrolling container count as well).
-function screenProblems(p) {
-  return p.evaluate((minPx) => {
-    const out = [];
-    const vw = document.documentElement.clientWidth;
-    const visible = (el) => {
-      if (el.closest('.sr-only, .skip, [hidden], .toast:not(.show)')) return false;
-      const r = el.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0) return false;
-      const cs = getComputedStyle(el);
-      return cs.visibility !== 'hidden' && cs.display !== 'none' && Number(cs.opacity) > 0;
-    };
-    const name = (el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}`;
-    for (const el of document.body.querySelectorAll('*')) {
-      if (el.closest('details:not([open]) > :not(summary)')) continue;
-      if (!visible(el)) continue;
-      const ownText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
-      if (ownText) {
-        const px = parseFloat(getComputedStyle(el).fontSize);
-        if (px < minPx) out.push(`${name(el)} "${el.textContent.trim().slice(0, 30)}" is ${px}px`);
-      }
-      const r = el.getBoundingClientRect();
-      if (r.right > vw + 1 || r.left < -1) out.push(`${name(el)} spans ${Math.round(r.left)}–${Math.round(r.right)} px of a ${vw} px viewport`);
-    }
-    if (document.documentElement.scrollWidth > vw + 1) out.push(`the page is ${document.documentElement.scrollWidth - vw} px wider than the viewport`);
-    const host = document.querySelector('.cy-host');
-    if (host?.bpDiagram && host.offsetParent) {
-      const px = host.bpDiagram.smallestTextPx();
-      if (px < minPx - 0.01) out.push(`canvas labels are ${px.toFixed(1)}px`);
-    }
-    return out.slice(0, 12);
-  }, MIN_TEXT_PX);
 }
 
 before(async () => {

@@ -3,13 +3,11 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	"backpressure/internal/game"
-	"backpressure/internal/live"
 )
 
 // handleDuelStream streams a duel's state as Server-Sent Events: one
@@ -37,27 +35,11 @@ func (s *server) handleDuelStream(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if s.live == nil {
-		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live streams are not available on this server"))
+	sub, done, ok := s.subscribe(w, r, game.DuelTopic(d.ID))
+	if !ok {
 		return
 	}
-	release, err := s.streams.acquire(clientIP(r))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	defer release()
-	sub, err := s.live.Subscribe(game.DuelTopic(d.ID), s.cfg.StreamBuffer)
-	if err != nil {
-		s.writeError(w, r, errorf(game.EUNAVAILABLE, "the server is shutting down; reconnect"))
-		return
-	}
-	defer sub.Close()
-	defer func() {
-		if errors.Is(sub.Err(), live.ErrSlow) {
-			s.streams.dropped.Inc()
-		}
-	}()
+	defer done()
 	st := &sseStream{server: s, w: w, rc: http.NewResponseController(w)}
 	if err := st.open(); err != nil {
 		return

@@ -49,30 +49,11 @@ func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if s.live == nil {
-		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live standings are not available on this server"))
+	sub, done, ok := s.subscribe(w, r, game.BoardTopic(l.Slug, l.Version))
+	if !ok {
 		return
 	}
-	release, err := s.streams.acquire(clientIP(r))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	defer release()
-	sub, err := s.live.Subscribe(game.BoardTopic(l.Slug, l.Version), s.cfg.StreamBuffer)
-	if err != nil {
-		s.writeError(w, r, errorf(game.EUNAVAILABLE, "the server is shutting down; reconnect"))
-		return
-	}
-	defer sub.Close()
-	defer func() {
-		// Whether the stream noticed (a closed channel) or was stuck
-		// writing to the client when it happened.
-		if errors.Is(sub.Err(), live.ErrSlow) {
-			s.streams.dropped.Inc()
-			s.logger(ctx).InfoContext(ctx, "live stream dropped: the client fell behind", "slug", l.Slug)
-		}
-	}()
+	defer done()
 
 	st := &sseStream{server: s, w: w, rc: http.NewResponseController(w), slug: l.Slug, version: l.Version,
 		idPrefix: strconv.Itoa(l.Version) + "-"}
@@ -278,27 +259,11 @@ func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 		}
 		resume = n
 	}
-	if s.live == nil {
-		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live standings are not available on this server"))
+	sub, done, ok := s.subscribe(w, r, game.EventTopic(e.ID))
+	if !ok {
 		return
 	}
-	release, err := s.streams.acquire(clientIP(r))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	defer release()
-	sub, err := s.live.Subscribe(game.EventTopic(e.ID), s.cfg.StreamBuffer)
-	if err != nil {
-		s.writeError(w, r, errorf(game.EUNAVAILABLE, "the server is shutting down; reconnect"))
-		return
-	}
-	defer sub.Close()
-	defer func() {
-		if errors.Is(sub.Err(), live.ErrSlow) {
-			s.streams.dropped.Inc()
-		}
-	}()
+	defer done()
 	st := &sseStream{server: s, w: w, rc: http.NewResponseController(w)}
 	if err := st.open(); err != nil {
 		return
@@ -326,4 +291,37 @@ func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.pump(ctx, sub, snapshot)
+}
+
+// subscribe takes one of the client's stream places and subscribes to
+// topic's notices, or writes why not (503 without live streams or while
+// shutting down, 429 past the stream limits). done counts a stream dropped
+// for falling behind (whether the stream noticed, a closed channel, or was
+// stuck writing to the client when it happened), then closes the
+// subscription and gives the place back.
+func (s *server) subscribe(w http.ResponseWriter, r *http.Request, topic string) (sub *live.Subscription, done func(), ok bool) {
+	if s.live == nil {
+		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live streams are not available on this server"))
+		return nil, nil, false
+	}
+	release, err := s.streams.acquire(clientIP(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return nil, nil, false
+	}
+	sub, err = s.live.Subscribe(topic, s.cfg.StreamBuffer)
+	if err != nil {
+		release()
+		s.writeError(w, r, errorf(game.EUNAVAILABLE, "the server is shutting down; reconnect"))
+		return nil, nil, false
+	}
+	return sub, func() {
+		if errors.Is(sub.Err(), live.ErrSlow) {
+			s.streams.dropped.Inc()
+			ctx := r.Context()
+			s.logger(ctx).InfoContext(ctx, "live stream dropped: the client fell behind", "topic", topic)
+		}
+		sub.Close()
+		release()
+	}, true
 }
