@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -37,17 +36,7 @@ func (w *settleDuelWorker) Timeout(*river.Job[settleDuelArgs]) time.Duration { r
 
 func (w *settleDuelWorker) Work(ctx context.Context, job *river.Job[settleDuelArgs]) error {
 	done, err := w.referee.Settle(ctx, job.Args.DuelID)
-	var notDue *api.NotEndedError
-	if errors.As(err, &notDue) {
-		return river.JobSnooze(notDue.Wait) // a clock ahead of ours scheduled it early
-	}
-	if err != nil {
-		return err
-	}
-	if done {
-		w.log.InfoContext(ctx, "duel settled", "duel_id", job.Args.DuelID.String(), "attempt", job.Attempt)
-	}
-	return nil
+	return deadlineDone(ctx, w.log, done, err, "duel settled", "duel_id", job.Args.DuelID.String(), "attempt", job.Attempt)
 }
 
 // riverDuelScheduler enqueues settle jobs.

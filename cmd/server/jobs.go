@@ -48,15 +48,23 @@ func (w *finishEventWorker) Timeout(*river.Job[finishEventArgs]) time.Duration {
 
 func (w *finishEventWorker) Work(ctx context.Context, job *river.Job[finishEventArgs]) error {
 	done, err := w.finisher.Finish(ctx, job.Args.EventID)
+	return deadlineDone(ctx, w.log, done, err, "event finished", "event_id", job.Args.EventID.String(), "attempt", job.Attempt)
+}
+
+// deadlineDone ends a job that acts at a deadline (an event's end, a duel's):
+// snoozed when the deadline has not passed by this replica's clock (one ahead
+// of ours scheduled it early), logged with what when it did the work, and
+// failed (to be retried by river) on any other error.
+func deadlineDone(ctx context.Context, log *slog.Logger, done bool, err error, what string, attrs ...any) error {
 	var notEnded *api.NotEndedError
 	if errors.As(err, &notEnded) {
-		return river.JobSnooze(notEnded.Wait) // a clock ahead of ours scheduled it early
+		return river.JobSnooze(notEnded.Wait)
 	}
 	if err != nil {
 		return err
 	}
 	if done {
-		w.log.InfoContext(ctx, "event finished", "event_id", job.Args.EventID.String(), "attempt", job.Attempt)
+		log.InfoContext(ctx, what, attrs...)
 	}
 	return nil
 }

@@ -115,6 +115,12 @@ type duelView struct {
 }
 
 func (s *server) duelView(ctx context.Context, d game.Duel) (duelView, error) {
+	return s.duelViewRated(ctx, d, nil)
+}
+
+// duelViewRated is duelView reading each player's rating once per ratings
+// map: a list of a player's duels names that player in every one of them.
+func (s *server) duelViewRated(ctx context.Context, d game.Duel, ratings map[uuid.UUID]game.Rating) (duelView, error) {
 	v := duelView{ID: d.ID, Level: d.Slug, Version: d.Version, State: d.State, Players: []duelPlayerView{},
 		CreatedAt: d.CreatedAt, AcceptBy: d.AcceptBy, SubmitBy: d.SubmitBy, EndedAt: d.EndedAt, Seq: d.Seq,
 		SurpriseChaos: json.RawMessage("null")}
@@ -122,9 +128,15 @@ func (s *server) duelView(ctx context.Context, d game.Duel) (duelView, error) {
 		if side.PlayerID == uuid.Nil {
 			continue
 		}
-		rating, err := s.store.Rating(ctx, side.PlayerID)
-		if err != nil {
-			return duelView{}, err
+		rating, known := ratings[side.PlayerID]
+		if !known {
+			var err error
+			if rating, err = s.store.Rating(ctx, side.PlayerID); err != nil {
+				return duelView{}, err
+			}
+			if ratings != nil {
+				ratings[side.PlayerID] = rating
+			}
 		}
 		v.Players = append(v.Players, duelPlayerView{ID: side.PlayerID, Name: side.PlayerName, Rating: rating.Rating, Submitted: side.Submitted()})
 	}
@@ -295,8 +307,9 @@ func (s *server) handleMyDuels(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Duels []duelView `json:"duels"`
 	}{Duels: []duelView{}}
+	ratings := make(map[uuid.UUID]game.Rating)
 	for _, d := range duels {
-		v, err := s.duelView(r.Context(), d)
+		v, err := s.duelViewRated(r.Context(), d, ratings)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
