@@ -1,7 +1,7 @@
 // Entry point: a hash router over the views (the levels, one level, a level's leaderboard,
 // the events and one event, the season board, a player's page; the duels, one duel and its
 // replay, handing in a duel's design, the ratings board) and the header's player badge.
-import { h, clear, toast } from './util.js';
+import { h, clear, toast, dismissToast } from './util.js';
 import { loadPlayer, forgetProgress } from './store.js';
 import { onAuthLost, me } from './api.js';
 import { levelsView } from './views/levels.js';
@@ -50,6 +50,7 @@ let routeSeq = 0;
 async function route() {
   const r = parse(location.hash);
   const seq = ++routeSeq;
+  dismissToast();
   if (current) {
     try {
       current();

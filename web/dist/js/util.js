@@ -150,6 +150,12 @@ export function toast(message) {
   toast.t = setTimeout(() => el.classList.remove('show'), 3500);
 }
 
+// dismissToast hides the toast at once: what it said was about the page being left.
+export function dismissToast() {
+  clearTimeout(toast.t);
+  document.getElementById('toast')?.classList.remove('show');
+}
+
 // download offers text as a file.
 export function download(name, text, type = 'application/json') {
   const url = URL.createObjectURL(new Blob([text], { type }));
