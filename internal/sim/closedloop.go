@@ -116,9 +116,7 @@ type finiteSource struct {
 	n, c, k  int
 	r        float64 // γ × service time: one source's offered load while it is out
 	sum      float64 // Σ q(n)
-	busy     float64 // Σ min(n, c) q(n)
 	in       float64 // Σ n q(n)
-	in2      float64 // Σ n² q(n)
 	queued   float64 // Σ (n − c)⁺ q(n)
 	waitSend float64 // Σ_{c ≤ n < K} (N − n) q(n): attempts that find every worker busy, and room
 	full     float64 // q(K)
@@ -127,10 +125,10 @@ type finiteSource struct {
 // eval fills the sums for r. q(n)/q(n−1) = (N − n + 1) r ÷ min(n, c) falls with n, so the
 // terms rise to a mode and fall after it; they are summed outwards from the mode (q = 1
 // there, nothing overflows) until they no longer count. The work is the spread of the
-// distribution, not the population.
+// distribution, not the population. The sums are kept in registers while the terms are
+// added, each in the same order as term by term.
 func (fs *finiteSource) eval(r float64) {
 	fs.r = r
-	fs.sum, fs.busy, fs.in, fs.in2, fs.queued, fs.waitSend, fs.full = 0, 0, 0, 0, 0, 0, 0
 	n, c, k := fs.n, fs.c, fs.k
 	// The mode: the last state whose ratio is at least 1.
 	mode := int(math.Floor(float64(n+1) * r / (1 + r)))
@@ -138,44 +136,43 @@ func (fs *finiteSource) eval(r float64) {
 		mode = max(c, int(math.Floor(float64(n+1)-float64(c)/r)))
 	}
 	mode = max(0, min(k, mode))
-	fs.add(mode, 1)
+	var sum, in, queued, waitSend, full float64
+	// term adds state j with unnormalised probability q to the sums.
+	term := func(j int, q float64) {
+		sum += q
+		in += float64(j) * q
+		if j > c {
+			queued += float64(j-c) * q
+		}
+		if j >= c && j < k {
+			waitSend += float64(n-j) * q
+		}
+		if j == k {
+			full = q
+		}
+	}
+	term(mode, 1)
 	q := 1.0
 	for j := mode + 1; j <= k; j++ {
 		q *= float64(n-j+1) * r / float64(min(j, c))
-		fs.add(j, q)
-		if q < closedTermEps*fs.sum {
+		term(j, q)
+		if q < closedTermEps*sum {
 			break
 		}
 	}
 	q = 1.0
 	for j := mode; j >= 1; j-- {
 		q *= float64(min(j, c)) / (float64(n-j+1) * r)
-		fs.add(j-1, q)
-		if q < closedTermEps*fs.sum {
+		term(j-1, q)
+		if q < closedTermEps*sum {
 			break
 		}
 	}
+	fs.sum, fs.in, fs.queued, fs.waitSend, fs.full = sum, in, queued, waitSend, full
 }
 
-// add counts state j with unnormalised probability q.
-func (fs *finiteSource) add(j int, q float64) {
-	fj := float64(j)
-	fs.sum += q
-	fs.in += fj * q
-	fs.in2 += fj * fj * q
-	if j <= fs.c {
-		fs.busy += fj * q
-	} else {
-		fs.busy += float64(fs.c) * q
-		fs.queued += float64(j-fs.c) * q
-	}
-	if j >= fs.c && j < fs.k {
-		fs.waitSend += float64(fs.n-j) * q
-	}
-	if j == fs.k {
-		fs.full = q
-	}
-}
+// busy is Σ min(n, c) q(n): the mean of busy workers times the sum.
+func (fs *finiteSource) busy() float64 { return fs.in - fs.queued }
 
 // attempts is the sources' attempt rate × service time: γ Σ (N − n) p(n) × S = r (N − L).
 func (fs *finiteSource) attempts() float64 { return fs.r * (float64(fs.n)*fs.sum - fs.in) / fs.sum }

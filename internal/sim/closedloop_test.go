@@ -44,7 +44,7 @@ func TestFiniteSourceMatchesProductForm(t *testing.T) {
 			fs.eval(tt.r)
 			wantIn, wantBusy, wantQueued, wantLost := bruteFiniteSource(tt.n, tt.c, tt.k, tt.r)
 			out := float64(tt.n)*fs.sum - fs.in
-			got := []float64{fs.in / fs.sum, fs.busy / fs.sum, fs.queued / fs.sum, float64(tt.n-tt.k) * fs.full / out}
+			got := []float64{fs.in / fs.sum, fs.busy() / fs.sum, fs.queued / fs.sum, float64(tt.n-tt.k) * fs.full / out}
 			want := []float64{wantIn, wantBusy, wantQueued, wantLost}
 			for i, name := range []string{"in the pool", "busy", "queued", "lost"} {
 				if math.Abs(got[i]-want[i]) > 1e-9*max(1, want[i]) {
