@@ -264,16 +264,13 @@ const maxReportedUtil = 1000
 func (m *model) resetFlows() {
 	for i := range m.nodes {
 		nd := &m.nodes[i]
-		nd.pendingNext = 0
+		nd.nodeFlows = nodeFlows{}
 		if nd.parent >= 0 || nd.background {
 			nd.in = 0
 		}
 		if nd.deferred {
 			nd.in = nd.pendingIn
 		}
-		nd.rejected, nd.processed, nd.errors, nd.ok, nd.terminal, nd.lost, nd.pushback = 0, 0, 0, 0, 0, 0, 0
-		nd.gin, nd.gProcessed, nd.gok, nd.lateDone, nd.inAge, nd.outAge = 0, 0, 0, 0, 0, 0
-		nd.admLive, nd.admGhost, nd.keep, nd.expired, nd.cut = 0, 0, 0, 0, 0
 	}
 }
 

@@ -58,20 +58,27 @@ type node struct {
 	pendingIn  float64  // deferred input arriving next tick
 
 	// Scratch of the current tick.
-	in, rejected, processed, errors, ok, terminal, lost float64
-	pushback                                            float64 // refused by a full queue
-	held                                                float64 // replay held back by a cut link
-	cut                                                 float64 // sent to this node across a cut link, lost at the parent
-	pendingNext                                         float64
-	meanResp                                            float64 // mean seconds from arrival here to the answer, downstream included
-	downMean                                            float64 // mean seconds spent in calls below this node
-	pathMean                                            float64 // mean seconds from the ingress to this node's answer
-	share                                               float64 // scratch split weight
-	shareTotal                                          float64 // sum of the children's shares
-	demand                                              float64 // requests that would arrive if nothing upstream refused or throttled
-	bareResp                                            float64 // mean seconds from arrival here to the answer if no pool queued
+	in         float64 // arrivals (a root's are set before the tick's passes)
+	held       float64 // replay held back by a cut link
+	meanResp   float64 // mean seconds from arrival here to the answer, downstream included
+	downMean   float64 // mean seconds spent in calls below this node
+	pathMean   float64 // mean seconds from the ingress to this node's answer
+	share      float64 // scratch split weight
+	shareTotal float64 // sum of the children's shares
+	demand     float64 // requests that would arrive if nothing upstream refused or throttled
+	bareResp   float64 // mean seconds from arrival here to the answer if no pool queued
+	nodeFlows          // cleared at the start of every pass (resetFlows)
+}
 
-	// Scratch of the current tick: ghost work (its client has given up) and ages.
+// nodeFlows are what one pass of a tick sends through a node, in one block so that a pass
+// clears them at once.
+type nodeFlows struct {
+	rejected, processed, errors, ok, terminal, lost float64
+	pushback                                        float64 // refused by a full queue
+	cut                                             float64 // sent to this node across a cut link, lost at the parent
+	pendingNext                                     float64 // deferred output for next tick
+
+	// Ghost work (its client has given up) and ages.
 	gin, gProcessed, gok float64 // ghost arrivals, served, finished without error
 	lateDone             float64 // ghost work answered here: late completions
 	admLive, admGhost    float64 // the tick's arrivals admitted to the pool
