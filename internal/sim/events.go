@@ -69,7 +69,7 @@ func (m *model) warmupOf(e ChaosEvent, comp int) float64 {
 // apply sets the chaos state of the tick [t0, t1).
 func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	st.tickStart = t0
-	if !et.any(t0, t1) {
+	if !m.anyEvent(et, t0, t1) {
 		return // no event acts now, and none left any state behind in the last tick
 	}
 	for p := range m.pools {
@@ -137,12 +137,22 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	}
 }
 
-// any reports whether an event acts in [t0, t1) or acted in the previous tick, whose
-// state must then be cleared.
-func (et *eventTracker) any(t0, t1 float64) bool {
+// any reports whether the tick [t0, t1) must be applied: an event acts in it, one acted in
+// the previous tick, whose state must then be cleared, or an outage still matters to the
+// health checks (which moves with t0). Otherwise the last apply left what this one would
+// write: no event acting, every failure and cut cleared, no outage that matters.
+func (m *model) anyEvent(et *eventTracker, t0, t1 float64) bool {
+	if et.outages {
+		return true
+	}
 	for i, e := range et.events {
-		if et.active[i] || e.AtSec < t1 {
-			// Cheap and safe: once the first event has begun, every tick is applied.
+		if et.active[i] {
+			return true
+		}
+		if e.AtSec >= t1 {
+			continue
+		}
+		if start, end := m.window(e, et.comp[i]); start < t1 && t0 < math.Max(end, start+1e-9) {
 			return true
 		}
 	}
