@@ -411,7 +411,10 @@ func (m *model) queueWait(pl *pool) {
 	}
 	p, theta := s.WaitProb, s.WaitRate
 	served, pServed := oneWait(pl.wait, p, theta, most)
-	held, pHeld := oneWait(now, p, theta, most)
+	held, pHeld := served, pServed // the same when the queue's wait is what it holds now (none)
+	if now != pl.wait {
+		held, pHeld = oneWait(now, p, theta, most)
+	}
 	pl.holdExtra = 0
 	if theta > 0 {
 		pl.holdExtra = (held + pHeld/theta) - (served + pServed/theta)
@@ -659,7 +662,7 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 // requests for which no backend is left.
 func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 	nd := &m.nodes[n]
-	health := m.comps[nd.comp].healthChecks && st.events.outages // balancers only, and only while a backend is or was just down
+	health := st.events.outages && m.comps[nd.comp].healthChecks // balancers only, and only while a backend is or was just down
 	partial := false
 	for k, ch := range nd.children {
 		c := &m.nodes[ch]
@@ -724,7 +727,10 @@ func (m *model) capacityOf(nd *node) float64 {
 func (m *model) updateHoldTimes(st *runState) bool {
 	for i := len(m.nodes) - 1; i >= 0; i-- { // children always follow their parent
 		nd := &m.nodes[i]
-		nd.downMean = m.downstreamMean(i, st)
+		nd.downMean = 0
+		if len(nd.children) > 0 {
+			nd.downMean = m.downstream(i, st, false)
+		}
 		nd.meanResp = m.hopHoldMean(i, st) + nd.downMean
 	}
 	converged := true
@@ -749,9 +755,6 @@ func (m *model) updateHoldTimes(st *runState) bool {
 	}
 	return converged
 }
-
-// downstreamMean is the mean time a request at node n spends in calls below it.
-func (m *model) downstreamMean(n int, st *runState) float64 { return m.downstream(n, st, false) }
 
 // downstream averages the children's mean response (their bare one if bare) over the calls
 // a request at node n makes below it, weighted by how the node splits its requests and by
