@@ -182,8 +182,8 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	// |w − w0| > tol·max(w, w0, 0.001), multiplied through by A·A0.
 	a0, shareMoved := lc.answeredAt, false
 	floor := latencyTolerance * 0.001 * answered * a0
-	for i := range m.nodes {
-		t := m.answers(i)
+	for _, i := range m.answering { // no other node answers: its share stays 0
+		t := m.nodes[i].terminal
 		settled = settled && t == lc.prevTerm[i]
 		lc.prevTerm[i] = t
 		x, y := t*a0, lc.termAt[i]*answered

@@ -168,18 +168,19 @@ type component struct {
 
 // model is a validated design compiled for the tick loop.
 type model struct {
-	v       *validated
-	dt      float64
-	comps   []component
-	pools   []pool
-	nodes   []node
-	roots   [numClasses][]int // client roots per class, one per ingress
-	order   []int             // pools in processing order
-	paths   []int             // node indices, root first, for each node's path
-	edgeTo  []int             // design edge index → component index of its target
-	edgeFrm []int
-	primary []int // per component: the database primary pool, or -1
-	replay  []int // replay nodes (background) of replicas
+	v         *validated
+	dt        float64
+	comps     []component
+	pools     []pool
+	nodes     []node
+	roots     [numClasses][]int // client roots per class, one per ingress
+	order     []int             // pools in processing order
+	paths     []int             // node indices, root first, for each node's path
+	edgeTo    []int             // design edge index → component index of its target
+	edgeFrm   []int
+	primary   []int // per component: the database primary pool, or -1
+	replay    []int // replay nodes (background) of replicas
+	answering []int // client nodes that can answer a request (the others' terminal is always 0)
 
 	tooManyRoutes bool
 	sinkNode      int
@@ -241,6 +242,12 @@ func compile(v *validated) (*model, error) {
 	m.orderPools()
 	m.initQueues()
 	m.initClosedLoops()
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		if !nd.background && (nd.role == roleCache || nd.role == roleEnqueue || nd.role == roleServe && len(nd.children) == 0) {
+			m.answering = append(m.answering, i)
+		}
+	}
 	return m, nil
 }
 
