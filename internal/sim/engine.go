@@ -193,9 +193,9 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	}
 	m.latencies(st, answered)
 	var meanSec float64
-	for i := range m.nodes {
+	for _, i := range m.answering { // no other node answers
 		nd := &m.nodes[i]
-		if nd.background || nd.terminal <= 0 {
+		if nd.terminal <= 0 {
 			continue
 		}
 		late := nd.terminal * st.lat.late[i]
