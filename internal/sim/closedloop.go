@@ -152,10 +152,33 @@ func (fs *finiteSource) eval(r float64) {
 		}
 	}
 	term(mode, 1)
+	// Upwards, the states below the workers first: nobody queues or waits in them.
 	q := 1.0
-	for j := mode + 1; j <= k; j++ {
-		q *= float64(n-j+1) * r / float64(min(j, c))
-		term(j, q)
+	j, up := mode+1, true
+	for ; j <= k && j < c; j++ {
+		q *= float64(n-j+1) * r / float64(j)
+		sum += q
+		in += float64(j) * q
+		if j == k {
+			full = q
+		}
+		if q < closedTermEps*sum {
+			up = false
+			break
+		}
+	}
+	for ; up && j <= k; j++ {
+		q *= float64(n-j+1) * r / float64(c)
+		sum += q
+		in += float64(j) * q
+		if j > c {
+			queued += float64(j-c) * q
+		}
+		if j < k {
+			waitSend += float64(n-j) * q
+		} else {
+			full = q
+		}
 		if q < closedTermEps*sum {
 			break
 		}
