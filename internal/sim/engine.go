@@ -853,7 +853,7 @@ func (m *model) stageOf(n int, st *runState) Stage {
 // commit makes what waits outside the pools' own flow part of the next tick's queues
 // (settle has moved the queues themselves on).
 func (m *model) commit() {
-	for i := range m.nodes {
+	for _, i := range m.committing { // the other nodes hold nothing back and defer nothing
 		nd := &m.nodes[i]
 		if nd.held > 0 {
 			m.push(nd, nd.held)
@@ -866,9 +866,9 @@ func (m *model) commit() {
 			}
 		}
 	}
-	for i := range m.nodes {
+	for _, i := range m.consumers {
 		nd := &m.nodes[i]
-		if back := nd.errors + nd.lost; nd.consumer && back > 0 {
+		if back := nd.errors + nd.lost; back > 0 {
 			// Consumer errors: the job stays queued too.
 			m.push(nd, back)
 		}

@@ -168,19 +168,21 @@ type component struct {
 
 // model is a validated design compiled for the tick loop.
 type model struct {
-	v         *validated
-	dt        float64
-	comps     []component
-	pools     []pool
-	nodes     []node
-	roots     [numClasses][]int // client roots per class, one per ingress
-	order     []int             // pools in processing order
-	paths     []int             // node indices, root first, for each node's path
-	edgeTo    []int             // design edge index → component index of its target
-	edgeFrm   []int
-	primary   []int // per component: the database primary pool, or -1
-	replay    []int // replay nodes (background) of replicas
-	answering []int // client nodes that can answer a request (the others' terminal is always 0)
+	v          *validated
+	dt         float64
+	comps      []component
+	pools      []pool
+	nodes      []node
+	roots      [numClasses][]int // client roots per class, one per ingress
+	order      []int             // pools in processing order
+	paths      []int             // node indices, root first, for each node's path
+	edgeTo     []int             // design edge index → component index of its target
+	edgeFrm    []int
+	primary    []int // per component: the database primary pool, or -1
+	replay     []int // replay nodes (background) of replicas
+	answering  []int // client nodes that can answer a request (the others' terminal is always 0)
+	committing []int // nodes with something for commit: replay (held back), deferred input, job writes
+	consumers  []int // queue consumer nodes
 
 	tooManyRoutes bool
 	sinkNode      int
@@ -246,6 +248,12 @@ func compile(v *validated) (*model, error) {
 		nd := &m.nodes[i]
 		if !nd.background && (nd.role == roleCache || nd.role == roleEnqueue || nd.role == roleServe && len(nd.children) == 0) {
 			m.answering = append(m.answering, i)
+		}
+		if nd.replay || nd.deferred || nd.background && nd.write && nd.parent >= 0 {
+			m.committing = append(m.committing, i)
+		}
+		if nd.consumer {
+			m.consumers = append(m.consumers, i)
 		}
 	}
 	return m, nil
