@@ -137,7 +137,7 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	}
 }
 
-// any reports whether the tick [t0, t1) must be applied: an event acts in it, one acted in
+// anyEvent reports whether the tick [t0, t1) must be applied: an event acts in it, one acted in
 // the previous tick, whose state must then be cleared, or an outage still matters to the
 // health checks (which moves with t0). Otherwise the last apply left what this one would
 // write: no event acting, every failure and cut cleared, no outage that matters.
