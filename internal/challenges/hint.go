@@ -3,6 +3,7 @@ package challenges
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -28,10 +29,15 @@ type Hint struct {
 	Tried int `json:"candidates_tried"`
 	// Cost is the path-ticks (sim.Cost) of every run the hint made; CostBound says the
 	// search stopped at its cost bound (HintLimits.MaxCost) with candidates left.
-	Cost      int64       `json:"-"`
-	CostBound bool        `json:"-"`
-	Before    *Evaluation `json:"before"`
-	After     *Evaluation `json:"after"`
+	Cost      int64 `json:"-"`
+	CostBound bool  `json:"-"`
+	// Ticks counts the ticks the hint's runs simulated (a candidate's run that ended early,
+	// once it could no longer matter, counts the ticks it ran) and Computed those of them
+	// computed rather than repeated (sim's tick reuse). Neither is part of what it reports.
+	Ticks    int64       `json:"-"`
+	Computed int64       `json:"-"`
+	Before   *Evaluation `json:"before"`
+	After    *Evaluation `json:"after"`
 }
 
 // Change kinds.
@@ -108,11 +114,12 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 		lim.Yield = func(context.Context) {}
 	}
 	lim.Yield(ctx)
-	before, spent, err := l.evaluate(ctx, d)
+	h := &Hint{Level: l.Slug}
+	before, err := h.evaluate(ctx, l, d)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hint{Level: l.Slug, Before: before, Cost: spent}
+	h.Before = before
 	if before.Passed {
 		h.Message = "The design already passes; there is nothing to fix."
 		return h, nil
@@ -160,23 +167,44 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			break
 		}
 		h.Cost += batchCost
+		b := &batch{results: make([]batchResult, len(prepared)), closest: closestViolation}
 		parallel(ctx, lim.Parallelism, len(prepared), lim.Yield, func(i int) {
 			if prepared[i] == nil {
 				return
 			}
-			// A candidate's verdict is all the search reads: no display-only figures.
-			ev, err := l.runWith(ctx, prepared[i], sim.RunOptions{Points: -1})
+			// A candidate's verdict is all the search reads: no display-only figures; and
+			// its run ends as soon as it can no longer matter (hintbound.go).
+			var floor *violationBound
+			ticks := 0
+			ev, err := l.runWith(ctx, prepared[i], sim.RunOptions{Points: -1, Stop: func(res *sim.Result, t int) bool {
+				if floor == nil {
+					floor = newViolationBound(l, res)
+				}
+				ticks = t + 1
+				v := floor.add(res, t)
+				return v > 0 && v >= b.threshold(i)
+			}})
+			b.done(i, ev, errors.Is(err, sim.ErrStopped), ticks, prepared[i].Reused())
+			if errors.Is(err, sim.ErrStopped) {
+				err = errStopped
+			}
 			results[start+i] = outcome{ev, err}
 		})
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		h.Tried += end - start
+		for _, r := range b.results {
+			h.Ticks += int64(r.ticks)
+			h.Computed += int64(r.ticks - r.reused)
+		}
 		best := -1
 		for i := start; i < end; i++ {
 			r := results[i]
 			if r.err != nil {
-				continue // a candidate the rules forbid (it should not have been generated)
+				// A candidate the rules forbid (it should not have been generated), or
+				// one ended early because it could no longer matter.
+				continue
 			}
 			if withHeadroom(r.ev) {
 				if best < 0 || cost(r.ev) < cost(results[best].ev) {
@@ -197,8 +225,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 				return nil, fmt.Errorf("hint: applying its own patch: %w", err)
 			}
 			lim.Yield(ctx)
-			after, afterCost, err := l.evaluate(ctx, patched)
-			h.Cost += afterCost
+			after, err := h.evaluate(ctx, l, patched)
 			if err != nil {
 				return nil, fmt.Errorf("hint: re-running the patched design: %w", err)
 			}
@@ -226,6 +253,22 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			h.Tried, h.Binding.Detail)
 	}
 	return h, nil
+}
+
+// evaluate is Level.evaluate for the hint: the run's cost and ticks are the hint's.
+func (h *Hint) evaluate(ctx context.Context, l *Level, d sim.Design) (*Evaluation, error) {
+	p, err := l.prepare(d)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := l.run(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	h.Cost += p.Cost()
+	h.Ticks += int64(len(ev.Result.Ticks))
+	h.Computed += int64(len(ev.Result.Ticks) - p.Reused())
+	return ev, nil
 }
 
 // withHeadroom: passes, and every component's peak utilisation outside chaos is ≤ 85%.
