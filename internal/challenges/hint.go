@@ -3,7 +3,6 @@ package challenges
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -34,10 +33,13 @@ type Hint struct {
 	// Ticks counts the ticks the hint's runs simulated (a candidate's run that ended early,
 	// once it could no longer matter, counts the ticks it ran) and Computed those of them
 	// computed rather than repeated (sim's tick reuse). Neither is part of what it reports.
-	Ticks    int64       `json:"-"`
-	Computed int64       `json:"-"`
-	Before   *Evaluation `json:"before"`
-	After    *Evaluation `json:"after"`
+	Ticks    int64 `json:"-"`
+	Computed int64 `json:"-"`
+	// Resumed counts the candidates' runs set aside when they certainly failed and taken
+	// up again because nothing passed (each after a call to HintLimits.Yield).
+	Resumed int         `json:"-"`
+	Before  *Evaluation `json:"before"`
+	After   *Evaluation `json:"after"`
 }
 
 // Change kinds.
@@ -100,6 +102,9 @@ type HintLimits struct {
 	// server can give other work priority between them. It changes when the runs happen,
 	// never what they find.
 	Yield func(ctx context.Context)
+	// asideBytes bounds the results of the runs set aside together (hintrun.go): 0 takes
+	// maxSetAside, a negative value sets none aside.
+	asideBytes int64
 }
 
 // HintWithin is Hint within limits.
@@ -125,17 +130,16 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 		return h, nil
 	}
 	cands := l.candidates(d, before)
-	type outcome struct {
-		ev  *Evaluation
-		err error
+	prepErr := make([]error, len(cands))
+	runs := make([]*candRun, len(cands))
+	aside := &setAside{limit: lim.asideBytes}
+	if aside.limit == 0 {
+		aside.limit = maxSetAside
 	}
-	results := make([]outcome, len(cands))
-	var closest *Evaluation
-	closestViolation := math.Inf(1)
-	closestChange := ""
-	if v := violation(before); v < closestViolation {
-		closest, closestViolation = before, v
-	}
+	defer endRuns(runs) // none is left waiting, whatever the way out
+	// known is the closest violation of the runs finished so far: a bound the closest
+	// has to beat, not the closest itself while runs are set aside (hintrun.go).
+	known := violation(before)
 	for start := 0; start < len(cands) && h.Tried < MaxHintRuns; {
 		end := start + 1
 		for end < len(cands) && cands[end].class == cands[start].class && cands[end].magnitude == cands[start].magnitude {
@@ -157,66 +161,51 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 				h.CostBound = true
 				break
 			}
-			if err != nil {
-				results[i] = outcome{nil, err}
-			}
+			prepErr[i] = err
 			prepared = append(prepared, p)
 			batchCost += c
 		}
 		if end == start {
 			break
 		}
+		// A run's cost is charged in full, even when it ends early: what the search
+		// tries, and so where its bound stops it, never depends on how its runs end.
 		h.Cost += batchCost
-		b := &batch{results: make([]batchResult, len(prepared)), closest: closestViolation}
+		b := &batch{results: make([]batchResult, len(prepared)), closest: known}
 		parallel(ctx, lim.Parallelism, len(prepared), lim.Yield, func(i int) {
 			if prepared[i] == nil {
 				return
 			}
-			// A candidate's verdict is all the search reads: no display-only figures; and
-			// its run ends as soon as it can no longer matter (hintbound.go).
-			var floor *violationBound
-			ticks := 0
-			ev, err := l.runWith(ctx, prepared[i], sim.RunOptions{Points: -1, Stop: func(res *sim.Result, t int) bool {
-				if floor == nil {
-					floor = newViolationBound(l, res)
-				}
-				ticks = t + 1
-				v := floor.add(res, t)
-				return v > 0 && v >= b.threshold(i)
-			}})
-			b.done(i, ev, errors.Is(err, sim.ErrStopped), ticks, prepared[i].Reused())
-			if errors.Is(err, sim.ErrStopped) {
-				err = errStopped
+			r := &candRun{p: prepared[i]}
+			runs[start+i] = r
+			r.start(ctx, l, aside, func() float64 { return b.threshold(i) })
+			if !r.aside {
+				b.done(i, r.ev, r.err != nil)
 			}
-			results[start+i] = outcome{ev, err}
 		})
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		h.Tried += end - start
-		for _, r := range b.results {
-			h.Ticks += int64(r.ticks)
-			h.Computed += int64(r.ticks - r.reused)
-		}
 		best := -1
 		for i := start; i < end; i++ {
-			r := results[i]
-			if r.err != nil {
-				// A candidate the rules forbid (it should not have been generated), or
-				// one ended early because it could no longer matter.
+			r := runs[i]
+			if prepErr[i] != nil || r == nil || r.aside || r.err != nil {
+				// A candidate the rules forbid (it should not have been generated), one
+				// ended early because it could no longer matter, or one set aside.
 				continue
 			}
 			if withHeadroom(r.ev) {
-				if best < 0 || cost(r.ev) < cost(results[best].ev) {
+				if best < 0 || cost(r.ev) < cost(runs[best].ev) {
 					best = i
 				}
 				continue
 			}
-			if v := violation(r.ev); v < closestViolation {
-				closest, closestViolation, closestChange = r.ev, v, cands[i].change.Description
-			}
+			known = math.Min(known, violation(r.ev))
 		}
 		if best >= 0 {
+			endRuns(runs)
+			h.count(runs)
 			ch := cands[best].change
 			// Print-then-apply: the patch is applied to the player's design and re-run, so
 			// what the player sees is exactly what the patch does.
@@ -239,6 +228,32 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 		}
 		start = end
 	}
+	// Nothing passes: the closest is wanted. The candidates are taken in the search's
+	// order, the runs set aside taken up again, each ending once it cannot come closer
+	// than the closest before it.
+	closest, closestViolation, closestChange := before, violation(before), ""
+	for i, r := range runs[:h.Tried] {
+		if r == nil {
+			continue
+		}
+		if r.aside {
+			if lim.Yield(ctx); ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			h.Resumed++
+			r.resume(func() float64 { return closestViolation })
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if r.err != nil {
+			continue
+		}
+		if v := violation(r.ev); v < closestViolation {
+			closest, closestViolation, closestChange = r.ev, v, cands[i].change.Description
+		}
+	}
+	h.count(runs)
 	h.Binding = binding(closest, l)
 	defer func() {
 		if h.CostBound {
@@ -253,6 +268,25 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			h.Tried, h.Binding.Detail)
 	}
 	return h, nil
+}
+
+// count adds the candidates' runs to the hint's ticks.
+func (h *Hint) count(runs []*candRun) {
+	for _, r := range runs {
+		if r != nil {
+			h.Ticks += int64(r.ticks)
+			h.Computed += int64(r.ticks - r.reused)
+		}
+	}
+}
+
+// endRuns ends the runs still set aside.
+func endRuns(runs []*candRun) {
+	for _, r := range runs {
+		if r != nil {
+			r.end()
+		}
+	}
 }
 
 // evaluate is Level.evaluate for the hint: the run's cost and ticks are the hint's.

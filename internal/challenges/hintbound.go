@@ -206,14 +206,13 @@ type batch struct {
 }
 
 type batchResult struct {
-	done          bool
-	violation     float64 // of a finished run that did not pass with headroom; +Inf otherwise
-	ticks, reused int     // ticks run, and of them repeated
+	done      bool
+	violation float64 // of a finished run that did not pass with headroom; +Inf otherwise
 }
 
 // done records candidate i's run: its evaluation, or that it was ended early.
-func (b *batch) done(i int, ev *Evaluation, stopped bool, ticks, reused int) {
-	r := batchResult{done: true, violation: math.Inf(1), ticks: ticks, reused: reused}
+func (b *batch) done(i int, ev *Evaluation, stopped bool) {
+	r := batchResult{done: true, violation: math.Inf(1)}
 	pass := false
 	if ev != nil && !stopped {
 		if pass = withHeadroom(ev); !pass {

@@ -1,6 +1,7 @@
 package challenges
 
 import (
+	"bytes"
 	"testing"
 
 	"backpressure/internal/sim"
@@ -70,4 +71,39 @@ func TestHintFloorBelowViolation(t *testing.T) {
 		t.Errorf("the floor rose above 0 before the last tick in %d of %d failing runs", early, failing)
 	}
 	t.Logf("%d of %d failing runs certain to fail before their last tick", early, failing)
+}
+
+// Runs set aside and taken up again, runs ended early, runs in parallel: the hint is the
+// same. On a level where nothing passes the runs set aside are taken up again; with no
+// room to set any aside, none is.
+func TestHintSetAsideChangesNothing(t *testing.T) {
+	for _, slug := range []string{"first-request", "cache-me-if-you-can", "lose-a-node", "ticket-drop"} {
+		l := mustLevel(t, slug)
+		var first []byte
+		for _, lim := range []HintLimits{
+			{Parallelism: 1},
+			{Parallelism: 1, asideBytes: -1},
+			{Parallelism: 1, asideBytes: 1 << 20},
+			{Parallelism: 3},
+			{Parallelism: 3, asideBytes: -1},
+		} {
+			h, err := l.HintWithin(t.Context(), l.StartingDesign, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := mustJSON(h); first == nil {
+				first = b
+			} else if !bytes.Equal(first, b) {
+				t.Errorf("%s: the hint within %+v differs", slug, lim)
+			}
+			switch {
+			case lim.asideBytes < 0 && h.Resumed != 0:
+				t.Errorf("%s within %+v: %d runs taken up again, none set aside", slug, lim, h.Resumed)
+			case lim.asideBytes == 0 && !h.Found && h.Resumed == 0:
+				t.Errorf("%s within %+v: nothing passes, yet no run was taken up again", slug, lim)
+			case h.Found && h.Resumed != 0:
+				t.Errorf("%s within %+v: found, yet %d runs taken up again", slug, lim, h.Resumed)
+			}
+		}
+	}
 }
