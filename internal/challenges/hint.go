@@ -85,6 +85,15 @@ const MaxHintRuns = 400
 // within a magnitude the cheapest passing run wins, then design order, parameter order
 // and value. Each magnitude is simulated as a batch, in parallel; the search stops at the
 // first batch with a passing candidate, so the result does not depend on scheduling.
+//
+// A candidate's run ends as soon as it cannot change the answer: once it has certainly
+// failed (a floor of its violation, computed from the ticks so far, is above 0: hintbound.go)
+// while another of its batch has passed, or once that floor reaches the closest violation
+// before it. A run that has certainly failed while nothing has passed yet is set aside where
+// it stands (hintrun.go): ended unfinished if a later batch passes, taken up again in the
+// search's order if none does, so that the closest is the one full runs would name. What
+// the hint reports, its candidate count, cost and bound included, is the same as if every
+// run went to the end; only the ticks computed are fewer.
 func (l *Level) Hint(ctx context.Context, d sim.Design) (*Hint, error) {
 	return l.HintWithin(ctx, d, HintLimits{})
 }
@@ -178,7 +187,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			}
 			r := &candRun{p: prepared[i]}
 			runs[start+i] = r
-			r.start(ctx, l, aside, func() float64 { return b.threshold(i) })
+			r.start(ctx, l, aside, func(floor float64) bool { return floor >= b.threshold(i) })
 			if !r.aside {
 				b.done(i, r.ev, r.err != nil)
 			}
@@ -228,29 +237,49 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 		}
 		start = end
 	}
-	// Nothing passes: the closest is wanted. The candidates are taken in the search's
-	// order, the runs set aside taken up again, each ending once it cannot come closer
-	// than the closest before it.
-	closest, closestViolation, closestChange := before, violation(before), ""
+	// Nothing passes: the closest is wanted, the first in the search's order with the least
+	// violation. The runs set aside are taken up again, those that failed last first (the
+	// likeliest to come close), each ending once it can no longer be the closest: its floor
+	// reaches the violation of a candidate before it, or passes that of one after it.
+	var waiting []int
+	vs := make([]float64, h.Tried) // violations of the finished runs; +Inf for the rest
 	for i, r := range runs[:h.Tried] {
-		if r == nil {
-			continue
+		vs[i] = math.Inf(1)
+		switch {
+		case r == nil:
+		case r.aside:
+			waiting = append(waiting, i)
+		case r.err == nil:
+			vs[i] = violation(r.ev)
 		}
-		if r.aside {
-			if lim.Yield(ctx); ctx.Err() != nil {
-				return nil, ctx.Err()
+	}
+	sort.SliceStable(waiting, func(a, b int) bool { return runs[waiting[a]].heldAt > runs[waiting[b]].heldAt })
+	for _, i := range waiting {
+		if lim.Yield(ctx); ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		h.Resumed++
+		lo, hi := violation(before), math.Inf(1) // the least violation before i, and after it
+		for j, v := range vs {
+			if j < i {
+				lo = math.Min(lo, v)
+			} else if j > i {
+				hi = math.Min(hi, v)
 			}
-			h.Resumed++
-			r.resume(func() float64 { return closestViolation })
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
 		}
-		if r.err != nil {
-			continue
+		r := runs[i]
+		r.resume(func(floor float64) bool { return floor >= lo || floor > hi })
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		if v := violation(r.ev); v < closestViolation {
-			closest, closestViolation, closestChange = r.ev, v, cands[i].change.Description
+		if r.err == nil {
+			vs[i] = violation(r.ev)
+		}
+	}
+	closest, closestViolation, closestChange := before, violation(before), ""
+	for i, v := range vs {
+		if v < closestViolation {
+			closest, closestViolation, closestChange = runs[i].ev, v, cands[i].change.Description
 		}
 	}
 	h.count(runs)

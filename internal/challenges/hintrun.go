@@ -23,14 +23,15 @@ const maxSetAside = 64 << 20
 // candRun is one candidate's run.
 type candRun struct {
 	p    *sim.Prepared
-	held chan struct{}       // the run was set aside
-	wake chan func() float64 // nil: end it; else go on, ending at that threshold
-	fin  chan struct{}       // the run ended
+	held chan struct{}           // the run was set aside
+	wake chan func(float64) bool // nil: end it; else go on, ending when it says so
+	fin  chan struct{}           // the run ended
 	// Written by the run's goroutine, read after fin (or held):
 	ev            *Evaluation
 	err           error // errStopped for a run ended early
 	ticks, reused int
 	aside         bool // set aside and not yet woken
+	heldAt        int  // the tick it was set aside after
 	size          int64
 }
 
@@ -57,11 +58,11 @@ func (s *setAside) give(n int64) {
 	s.mu.Unlock()
 }
 
-// start runs the candidate until it ends or is set aside. threshold is the violation at or
-// above which it cannot matter (batch.threshold) when it cannot be set aside.
-func (r *candRun) start(ctx context.Context, l *Level, s *setAside, threshold func() float64) {
+// start runs the candidate until it ends or is set aside. moot says whether a floor of its
+// violation means it can no longer matter, when it cannot be set aside.
+func (r *candRun) start(ctx context.Context, l *Level, s *setAside, moot func(floor float64) bool) {
 	r.held, r.fin = make(chan struct{}, 1), make(chan struct{})
-	r.wake = make(chan func() float64)
+	r.wake = make(chan func(float64) bool)
 	var floor *violationBound
 	mayHold := true
 	go func() {
@@ -81,17 +82,17 @@ func (r *candRun) start(ctx context.Context, l *Level, s *setAside, threshold fu
 				size := int64(len(res.Ticks)) * (int64(unsafe.Sizeof(sim.Tick{})) +
 					int64(len(res.Components))*int64(unsafe.Sizeof(sim.ComponentTick{})))
 				if s.take(size) {
-					r.size, r.aside = size, true
+					r.size, r.aside, r.heldAt = size, true, t
 					r.held <- struct{}{}
 					next := <-r.wake
 					s.give(size)
 					if next == nil {
 						return true
 					}
-					threshold = next
+					moot = next
 				}
 			}
-			return v >= threshold()
+			return moot(v)
 		}})
 		r.reused = r.p.Reused()
 		if errors.Is(err, sim.ErrStopped) {
@@ -105,10 +106,10 @@ func (r *candRun) start(ctx context.Context, l *Level, s *setAside, threshold fu
 	}
 }
 
-// resume takes a run set aside up again, ending it at threshold, and waits for its end.
-func (r *candRun) resume(threshold func() float64) {
+// resume takes a run set aside up again, ending it once moot says so, and waits for its end.
+func (r *candRun) resume(moot func(floor float64) bool) {
 	r.aside = false
-	r.wake <- threshold
+	r.wake <- moot
 	<-r.fin
 }
 
