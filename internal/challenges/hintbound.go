@@ -200,7 +200,7 @@ var errStopped = errors.New("hint: candidate run ended once it could no longer m
 // batch is what a batch's finished runs say, for the floors of the runs still going.
 type batch struct {
 	mu      sync.Mutex
-	closest float64 // the closest violation before the batch
+	closest float64 // the least violation of the finished runs before the batch
 	passed  bool    // a candidate of the batch passed with headroom
 	results []batchResult
 }
@@ -227,9 +227,9 @@ func (b *batch) done(i int, ev *Evaluation, stopped bool) {
 
 // threshold is the violation at or above which candidate i can no longer matter: 0 (any
 // certain failure) once a candidate of its batch has passed with headroom, for then the
-// batch's choice is among those that pass; else the closest violation so far among the
-// batch's earlier candidates and those before the batch, which a later candidate has to
-// beat strictly to be the closest.
+// batch's choice is among those that pass; else the least violation of the finished runs
+// before it (in earlier batches, or earlier in its own), which it has to beat strictly to
+// be the closest.
 func (b *batch) threshold(i int) float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
