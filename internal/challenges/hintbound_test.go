@@ -2,7 +2,11 @@ package challenges
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"runtime"
 	"testing"
+	"time"
 
 	"backpressure/internal/sim"
 )
@@ -104,6 +108,35 @@ func TestHintSetAsideChangesNothing(t *testing.T) {
 			case h.Found && h.Resumed != 0:
 				t.Errorf("%s within %+v: found, yet %d runs taken up again", slug, lim, h.Resumed)
 			}
+		}
+	}
+}
+
+// A hint cancelled while runs are set aside returns the context's error and leaves none of
+// them waiting.
+func TestHintCancelledEndsRunsSetAside(t *testing.T) {
+	l := mustLevel(t, "lose-a-node")
+	for _, after := range []int{5, 40, 70} {
+		base := runtime.NumGoroutine()
+		ctx, cancel := context.WithCancel(t.Context())
+		yields := 0
+		_, err := l.HintWithin(ctx, l.StartingDesign, HintLimits{Parallelism: 1, Yield: func(context.Context) {
+			if yields++; yields == after {
+				cancel()
+			}
+		}})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled at yield %d: error %v, want context.Canceled", after, err)
+		}
+		for range 100 {
+			if runtime.NumGoroutine() <= base {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			t.Errorf("cancelled at yield %d: %d goroutines left, %d before", after, n, base)
 		}
 	}
 }
