@@ -28,10 +28,18 @@ type Hint struct {
 	Tried int `json:"candidates_tried"`
 	// Cost is the path-ticks (sim.Cost) of every run the hint made; CostBound says the
 	// search stopped at its cost bound (HintLimits.MaxCost) with candidates left.
-	Cost      int64       `json:"-"`
-	CostBound bool        `json:"-"`
-	Before    *Evaluation `json:"before"`
-	After     *Evaluation `json:"after"`
+	Cost      int64 `json:"-"`
+	CostBound bool  `json:"-"`
+	// Ticks counts the ticks the hint's runs simulated (a candidate's run that ended early,
+	// once it could no longer matter, counts the ticks it ran) and Computed those of them
+	// computed rather than repeated (sim's tick reuse). Neither is part of what it reports.
+	Ticks    int64 `json:"-"`
+	Computed int64 `json:"-"`
+	// Resumed counts the candidates' runs set aside when they certainly failed and taken
+	// up again because nothing passed (each after a call to HintLimits.Yield).
+	Resumed int         `json:"-"`
+	Before  *Evaluation `json:"before"`
+	After   *Evaluation `json:"after"`
 }
 
 // Change kinds.
@@ -77,6 +85,15 @@ const MaxHintRuns = 400
 // within a magnitude the cheapest passing run wins, then design order, parameter order
 // and value. Each magnitude is simulated as a batch, in parallel; the search stops at the
 // first batch with a passing candidate, so the result does not depend on scheduling.
+//
+// A candidate's run ends as soon as it cannot change the answer: once it has certainly
+// failed (a floor of its violation, computed from the ticks so far, is above 0: hintbound.go)
+// while another of its batch has passed, or once that floor reaches the closest violation
+// before it. A run that has certainly failed while nothing has passed yet is set aside where
+// it stands (hintrun.go): ended unfinished if a later batch passes, taken up again in the
+// search's order if none does, so that the closest is the one full runs would name. What
+// the hint reports, its candidate count, cost and bound included, is the same as if every
+// run went to the end; only the ticks computed are fewer.
 func (l *Level) Hint(ctx context.Context, d sim.Design) (*Hint, error) {
 	return l.HintWithin(ctx, d, HintLimits{})
 }
@@ -94,6 +111,9 @@ type HintLimits struct {
 	// server can give other work priority between them. It changes when the runs happen,
 	// never what they find.
 	Yield func(ctx context.Context)
+	// asideBytes bounds the results of the runs set aside together (hintrun.go): 0 takes
+	// maxSetAside, a negative value sets none aside.
+	asideBytes int64
 }
 
 // HintWithin is Hint within limits.
@@ -108,27 +128,27 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 		lim.Yield = func(context.Context) {}
 	}
 	lim.Yield(ctx)
-	before, spent, err := l.evaluate(ctx, d)
+	h := &Hint{Level: l.Slug}
+	before, err := h.evaluate(ctx, l, d)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hint{Level: l.Slug, Before: before, Cost: spent}
+	h.Before = before
 	if before.Passed {
 		h.Message = "The design already passes; there is nothing to fix."
 		return h, nil
 	}
 	cands := l.candidates(d, before)
-	type outcome struct {
-		ev  *Evaluation
-		err error
+	prepErr := make([]error, len(cands))
+	runs := make([]*candRun, len(cands))
+	aside := &setAside{limit: lim.asideBytes}
+	if aside.limit == 0 {
+		aside.limit = maxSetAside
 	}
-	results := make([]outcome, len(cands))
-	var closest *Evaluation
-	closestViolation := math.Inf(1)
-	closestChange := ""
-	if v := violation(before); v < closestViolation {
-		closest, closestViolation = before, v
-	}
+	defer endRuns(runs) // none is left waiting, whatever the way out
+	// known is the closest violation of the runs finished so far: a bound the closest
+	// has to beat, not the closest itself while runs are set aside (hintrun.go).
+	known := violation(before)
 	for start := 0; start < len(cands) && h.Tried < MaxHintRuns; {
 		end := start + 1
 		for end < len(cands) && cands[end].class == cands[start].class && cands[end].magnitude == cands[start].magnitude {
@@ -150,23 +170,27 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 				h.CostBound = true
 				break
 			}
-			if err != nil {
-				results[i] = outcome{nil, err}
-			}
+			prepErr[i] = err
 			prepared = append(prepared, p)
 			batchCost += c
 		}
 		if end == start {
 			break
 		}
+		// A run's cost is charged in full, even when it ends early: what the search
+		// tries, and so where its bound stops it, never depends on how its runs end.
 		h.Cost += batchCost
+		b := &batch{results: make([]batchResult, len(prepared)), closest: known}
 		parallel(ctx, lim.Parallelism, len(prepared), lim.Yield, func(i int) {
 			if prepared[i] == nil {
 				return
 			}
-			// A candidate's verdict is all the search reads: no display-only figures.
-			ev, err := l.runWith(ctx, prepared[i], sim.RunOptions{Points: -1})
-			results[start+i] = outcome{ev, err}
+			r := &candRun{p: prepared[i]}
+			runs[start+i] = r
+			r.start(ctx, l, aside, func(floor float64) bool { return floor >= b.threshold(i) })
+			if !r.aside {
+				b.done(i, r.ev, r.err != nil)
+			}
 		})
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -174,21 +198,23 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 		h.Tried += end - start
 		best := -1
 		for i := start; i < end; i++ {
-			r := results[i]
-			if r.err != nil {
-				continue // a candidate the rules forbid (it should not have been generated)
+			r := runs[i]
+			if prepErr[i] != nil || r == nil || r.aside || r.err != nil {
+				// A candidate the rules forbid (it should not have been generated), one
+				// ended early because it could no longer matter, or one set aside.
+				continue
 			}
 			if withHeadroom(r.ev) {
-				if best < 0 || cost(r.ev) < cost(results[best].ev) {
+				if best < 0 || cost(r.ev) < cost(runs[best].ev) {
 					best = i
 				}
 				continue
 			}
-			if v := violation(r.ev); v < closestViolation {
-				closest, closestViolation, closestChange = r.ev, v, cands[i].change.Description
-			}
+			known = math.Min(known, violation(r.ev))
 		}
 		if best >= 0 {
+			endRuns(runs)
+			h.count(runs)
 			ch := cands[best].change
 			// Print-then-apply: the patch is applied to the player's design and re-run, so
 			// what the player sees is exactly what the patch does.
@@ -197,8 +223,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 				return nil, fmt.Errorf("hint: applying its own patch: %w", err)
 			}
 			lim.Yield(ctx)
-			after, afterCost, err := l.evaluate(ctx, patched)
-			h.Cost += afterCost
+			after, err := h.evaluate(ctx, l, patched)
 			if err != nil {
 				return nil, fmt.Errorf("hint: re-running the patched design: %w", err)
 			}
@@ -212,6 +237,52 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 		}
 		start = end
 	}
+	// Nothing passes: the closest is wanted, the first in the search's order with the least
+	// violation. The runs set aside are taken up again, those that failed last first (the
+	// likeliest to come close), each ending once it can no longer be the closest: its floor
+	// reaches the violation of a candidate before it, or passes that of one after it.
+	var waiting []int
+	vs := make([]float64, h.Tried) // violations of the finished runs; +Inf for the rest
+	for i, r := range runs[:h.Tried] {
+		vs[i] = math.Inf(1)
+		switch {
+		case r == nil:
+		case r.aside:
+			waiting = append(waiting, i)
+		case r.err == nil:
+			vs[i] = violation(r.ev)
+		}
+	}
+	sort.SliceStable(waiting, func(a, b int) bool { return runs[waiting[a]].heldAt > runs[waiting[b]].heldAt })
+	for _, i := range waiting {
+		if lim.Yield(ctx); ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		h.Resumed++
+		lo, hi := violation(before), math.Inf(1) // the least violation before i, and after it
+		for j, v := range vs {
+			if j < i {
+				lo = math.Min(lo, v)
+			} else if j > i {
+				hi = math.Min(hi, v)
+			}
+		}
+		r := runs[i]
+		r.resume(func(floor float64) bool { return floor >= lo || floor > hi })
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if r.err == nil {
+			vs[i] = violation(r.ev)
+		}
+	}
+	closest, closestViolation, closestChange := before, violation(before), ""
+	for i, v := range vs {
+		if v < closestViolation {
+			closest, closestViolation, closestChange = runs[i].ev, v, cands[i].change.Description
+		}
+	}
+	h.count(runs)
 	h.Binding = binding(closest, l)
 	defer func() {
 		if h.CostBound {
@@ -226,6 +297,41 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			h.Tried, h.Binding.Detail)
 	}
 	return h, nil
+}
+
+// count adds the candidates' runs to the hint's ticks.
+func (h *Hint) count(runs []*candRun) {
+	for _, r := range runs {
+		if r != nil {
+			h.Ticks += int64(r.ticks)
+			h.Computed += int64(r.ticks - r.reused)
+		}
+	}
+}
+
+// endRuns ends the runs still set aside.
+func endRuns(runs []*candRun) {
+	for _, r := range runs {
+		if r != nil {
+			r.end()
+		}
+	}
+}
+
+// evaluate is Level.evaluate for the hint: the run's cost and ticks are the hint's.
+func (h *Hint) evaluate(ctx context.Context, l *Level, d sim.Design) (*Evaluation, error) {
+	p, err := l.prepare(d)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := l.run(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	h.Cost += p.Cost()
+	h.Ticks += int64(len(ev.Result.Ticks))
+	h.Computed += int64(len(ev.Result.Ticks) - p.Reused())
+	return ev, nil
 }
 
 // withHeadroom: passes, and every component's peak utilisation outside chaos is ≤ 85%.

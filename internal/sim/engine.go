@@ -64,6 +64,10 @@ func (m *model) run(ctx context.Context) (*Result, error) {
 		tick := &res.Ticks[t]
 		tick.Components = all[t*nc : (t+1)*nc : (t+1)*nc]
 		m.step(t, tick, st)
+		if m.opts.Stop != nil && m.opts.Stop(res, t) {
+			m.reused = st.reuse.reused
+			return nil, ErrStopped
+		}
 	}
 	m.summarize(res, st)
 	m.reused = st.reuse.reused

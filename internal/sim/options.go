@@ -17,7 +17,16 @@ type RunOptions struct {
 	// k = ⌈ticks ÷ n⌉, and the last: DownsampleEvery); negative none. On the other ticks
 	// they are 0.
 	Points int
+	// Stop, if set, is called after each tick with the result so far (its components and
+	// Ticks[:t+1] filled in, the later ticks and the summary not yet) and may end the run
+	// there: RunWith then returns ErrStopped and no result. It is for a caller that needs
+	// only part of what a run would tell, such as a search whose candidate can no longer
+	// matter once its first ticks are known; it must not change the result.
+	Stop func(res *Result, t int) bool
 }
+
+// ErrStopped is RunWith's error for a run that RunOptions.Stop ended.
+var ErrStopped = errors.New("sim: the run was stopped by its caller")
 
 // DownsampleEvery is k for a timeline of ticks ticks cut down to at most points points: the
 // ticks kept are every k-th (k−1, 2k−1, ...) and the last. 1 when all fit.

@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// RunOptions.Stop sees every tick as the finished run reports it, changes nothing when it
+// never stops the run, and ends the run, with ErrStopped, at the tick it says.
+func TestRunStop(t *testing.T) {
+	cases := goldenCases()
+	for _, name := range []string{"random/1", "random/2/constant", "random/7", "random/11/constant"} {
+		d, cfg := cases[name]()
+		run := func(o RunOptions) (*Result, error) {
+			p, err := Prepare(d, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p.RunWith(context.Background(), o)
+		}
+		plain, err := run(RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen [][]byte
+		watched, err := run(RunOptions{Stop: func(res *Result, k int) bool {
+			if len(res.Components) != len(plain.Components) || len(res.Ticks) != len(plain.Ticks) {
+				t.Fatalf("%s: tick %d: the result so far has %d components and %d ticks", name, k, len(res.Components), len(res.Ticks))
+			}
+			seen = append(seen, encodeTick(t, res.Ticks[k]))
+			return false
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encode(t, plain), encode(t, watched)) {
+			t.Errorf("%s: a run watched by Stop differs from the plain run", name)
+		}
+		if len(seen) != len(plain.Ticks) {
+			t.Fatalf("%s: Stop saw %d ticks of %d", name, len(seen), len(plain.Ticks))
+		}
+		for k, b := range seen {
+			if !bytes.Equal(b, encodeTick(t, plain.Ticks[k])) {
+				t.Errorf("%s: tick %d as Stop saw it differs from the finished run's", name, k)
+				break
+			}
+		}
+		for _, at := range []int{0, len(plain.Ticks) / 2, len(plain.Ticks) - 1} {
+			calls := 0
+			res, err := run(RunOptions{Stop: func(_ *Result, k int) bool { calls++; return k == at }})
+			if res != nil || !errors.Is(err, ErrStopped) || calls != at+1 {
+				t.Errorf("%s: stopped at tick %d: result %v, error %v, %d calls", name, at, res != nil, err, calls)
+			}
+		}
+	}
+}
+
+func encodeTick(t *testing.T, tk Tick) []byte {
+	b, err := json.Marshal(tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
