@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -515,5 +516,51 @@ func TestRoundRobinArrivalsWaitLess(t *testing.T) {
 	// One backend gets the whole Poisson stream: exact M/M/c.
 	if one, random := wait("round_robin", 1), wait("least_connections", 1); !near(one, random, 1e-9) {
 		t.Errorf("round-robin over one backend waits %.4f ms, want M/M/c's %.4f", one, random)
+	}
+}
+
+// A run starts in the middle of a day whose traffic has been flowing: a pool whose
+// min_replicas is below what its first traffic needs starts scaled for it, within the first
+// ticks, rather than spending its first scale-out delay overloaded and ending up with more
+// replicas than a pool that began at the need (which turned "fewer minimum replicas" into
+// a way to buy spare capacity for later).
+func TestAutoscalerStartsScaledForTheFirstTraffic(t *testing.T) {
+	const target = 0.85
+	run := func(minReplicas int) *Result {
+		d := mustDesign(t, fmt.Sprintf(`{"components":[
+		 {"id":"pool","type":"container_pool","params":{"min_replicas":%d,"max_replicas":10,"target_utilization":%g,
+		   "scale_out_delay_sec":30,"scale_in_delay_sec":60}}],"edges":[]}`, minReplicas, target))
+		cfg := constant(400, 120)
+		cfg.Mix = Mix{Static: 1}
+		return mustRun(t, d, cfg)
+	}
+	const settled = 1.0 // s: the warm-up decisions are taken within it
+	below := run(1)
+	last := below.Ticks[len(below.Ticks)-1].Components[0]
+	need := last.Replicas
+	if !(need > 1 && last.Utilization <= target && last.Utilization*float64(need)/float64(need-1) > target) {
+		t.Fatalf("min_replicas 1 ends at %d replicas at %.2f utilisation: want the fewest within the %.2f target",
+			need, last.Utilization, target)
+	}
+	for _, tc := range []struct {
+		name        string
+		minReplicas int
+		want        int
+	}{
+		{"below the need", 1, need},
+		{"at the need", need, need},
+		{"above the need", need + 2, need + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(tc.minReplicas)
+			for _, tk := range r.Ticks {
+				if got := tk.Components[0].Replicas; tk.T > settled && got != tc.want {
+					t.Fatalf("at %.1f s: %d replicas, want %d from the warm-up decisions on", tk.T, got, tc.want)
+				}
+			}
+			if e := window(r, settled, 120, errRate); e > 0.001 {
+				t.Errorf("error rate after the warm-up decisions %.4f, want none: the pool started scaled", e)
+			}
+		})
 	}
 }

@@ -178,6 +178,12 @@
 //   - A container pool's autoscaler wants ceil(replicas × utilisation ÷ target) replicas,
 //     within its bounds. New replicas serve only after the scale-out delay; replicas go only
 //     after utilisation has stayed low for the scale-in delay. Cost follows the replicas.
+//     A run starts in the middle of a day whose traffic has been flowing, so until the
+//     autoscaler has settled on the run's first traffic its decisions take effect at once
+//     (within the first ticks, inside the warm-up the conditions skip). A pool used to
+//     start at min_replicas and spend its first scale-out delay overloaded, which left it
+//     with more replicas than a pool that started at the need: a lower min_replicas bought
+//     spare capacity for later, and flash-sale's fix hint was to lower it.
 //   - A database → database edge is a replication link between two primaries: each replays
 //     the other's writes at 40% of their cost. Writes taken on both sides of a cut link
 //     diverge: the run reports split-brain.

@@ -87,6 +87,10 @@ type scalerState struct {
 	readyAt    float64
 	lowSince   float64 // -1 while utilisation is not low
 	lowDesired int     // the most replicas wanted while low
+	// warm: the autoscaler has settled on the run's first traffic. Until then its
+	// decisions take effect at once, as if made before the run: a run starts in the middle
+	// of a day whose traffic has been flowing, so the pool is already scaled for it.
+	warm bool
 
 	// The pool's parameters, read once: the scaler runs every tick.
 	target, outDelay, inDelay, queuePerReplica float64
@@ -113,6 +117,13 @@ func (m *model) autoscale(c *component, t0 float64) {
 	desired = min(max(desired, s.minReplicas), s.maxReplicas)
 	if s.pending > 0 && t0 >= s.readyAt {
 		s.replicas, s.pending = s.pending, 0
+	}
+	if !s.warm && t0 > 0 { // a tick has been measured
+		if desired > s.replicas {
+			s.replicas = desired
+		} else {
+			s.warm = true
+		}
 	}
 	switch {
 	case desired > s.replicas:
