@@ -132,9 +132,9 @@ func equalStages(a, b []Stage) bool {
 // mean. (A change in a wait probability of one in a million moves nothing a player could
 // see.) The comparisons are cross-multiplied so that the check, which runs
 // for every pool every tick, divides nothing. scale 0 means any change at all.
-func stageMoved(a, b Stage, scale float64) bool {
+func stageMoved(a, b *Stage, scale float64) bool {
 	if scale == 0 {
-		return a != b
+		return *a != *b
 	}
 	if a.SpreadRate > 0 {
 		// A backlog's wait is spread around its mean by a few standard deviations only,
@@ -224,7 +224,7 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		if tol > 0 {
 			scale = tol * lc.hopScale[p] // +Inf for a pool no answered path crosses
 		}
-		if stageMoved(lc.stages[p], lc.prev[p], scale) {
+		if stageMoved(&lc.stages[p], &lc.prev[p], scale) {
 			return true
 		}
 	}
