@@ -171,7 +171,7 @@ func heldChain() (Design, Config) {
 
 // Why today's engine misses the rows marked as gaps.
 const (
-	gapRoomFill = "the engine's waiting room starts filling at once, while the reference's first requests take idle workers (32 here, about 0.2 s of the excess), and the engine pools the replicas' rooms, while each replica's own room in the reference hovers a place or two below full, so its rooms read 99% full later (over 40 seeds: 2.4 s with a room per replica, 2.1 s with the rooms pooled); the held calls' open stream also drains the app at 237 rps where the reference's closed loop drains 250"
+	gapRoomFill = "the engine's waiting room starts filling at once, while the reference's first requests take idle workers (32 here, about 0.2 s of the excess), and the engine pools the replicas' rooms, while each replica's own room in the reference hovers a place or two below full, so its rooms read 99% full later (over 40 seeds: 2.4 s with a room per replica, 2.1 s with the rooms pooled)"
 )
 
 var overloadScenarios = []overloadScenario{
