@@ -107,7 +107,7 @@ func (cl *compLatency) stale(m *model, c *component, i int, in float64, settled 
 	}
 	for _, p := range c.pools {
 		pl := &m.pools[p]
-		if stageMoved(cl.stageAt[p], pl.stage, scale) {
+		if stageMoved(&cl.stageAt[p], &pl.stage, scale) {
 			return true
 		}
 		if len(c.pools) > 1 {

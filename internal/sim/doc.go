@@ -39,6 +39,25 @@
 //     monotonically through saturation. (Before, a saturated pool added an Erlang-C wait
 //     frozen at 98% to the queue's wait, and runs timed out before anyone could have waited
 //     the timeout.)
+//   - The queue's wait is spread. The work a pool serves waited w behind its backlog on
+//     average, not each request alike: behind n requests drained at rate R by exponential
+//     workers a wait is the time of n departures, Erlang(n, R), of variance w ÷ R. A worker
+//     held through calls is busy for its service S plus its hold H, less variable than one
+//     exponential of that mean, and over a long wait the departures of many such workers
+//     vary by (S² + H²) ÷ (S + H)² of that (the hold taken as exponential). Replicas with a
+//     room each (an app's or a container pool's, dealt requests in turn) drain theirs at
+//     R ÷ replicas, so their waits vary that many times more than one pooled room's would.
+//     A hop carries the variance as a shifted Erlang of 8 phases with the wait's mean, which
+//     the phase-type sums of latency.go take exactly; under one request's worth of backlog
+//     there is none. Where the spread meets the client timeout, part of what is answered
+//     times out, so a standing queue's timeouts rise over the spread rather than all at
+//     once as its mean wait crosses the timeout. (The backlog's wait was one fixed delay: a
+//     flushed cache's herd, queued about 0.9 s in the app against a 1 s timeout, timed out
+//     114 attempts in its first 10 s where the per-request reference times out 182 (mean of
+//     40 seeds) with the same throughput at the app and the database, and failed 0.27 of
+//     its attempts against 0.29; now 0.29. Behind a full replica room the reference's wait varies by
+//     0.40 of w ÷ R per room for the seed's default, 0.56 for the held chain of the
+//     overload table and about 0.65 after the flush, where the rule says 0.52, 0.50, 0.50.)
 //   - Synchronous calls hold the caller's worker: an app worker is busy for its own service
 //     time plus the mean response time of its synchronous calls (Little's law). A slow
 //     database therefore fills the app tier above it. A hand-off to a queue does not hold.
@@ -127,12 +146,14 @@
 // primary kept for writes, could not be built.)
 //
 // Latency is a distribution: each hop contributes a fixed part (network, authentication,
-// injected latency, the queue's wait), its exponential service time and, with what is left
-// of the Erlang-C probability after the one wait (above), an exponential wait; a path is the sum of its hops and the tick's request mix
+// injected latency, the queue's wait less its spread), the spread's phases, its exponential
+// service time and, with what is left of the Erlang-C probability after the one wait
+// (above), an exponential wait; a path is the sum of its hops and the tick's request mix
 // is the mixture of its paths weighted by the requests that finished on each. p50, p95 and
 // p99 are quantiles of that mixture (see latency.go for the method and its accuracy). Means
 // are exact every tick; quantiles are recomputed whenever an input moves by 1% of the
-// latency it affects and follow the exact mean in between (latcache.go, complat.go).
+// latency it affects (a hop whose backlog's wait is spread, by a tenth of the spread's
+// standard deviation) and follow the exact mean in between (latcache.go, complat.go).
 //
 // The reported p50, p95 and p99 (per tick, per run, of the system and of each component) are
 // over the attempts answered within the client's timeout: the mixture's quantiles at

@@ -143,7 +143,7 @@ func (m *model) autoscale(c *component, t0 float64) {
 	default:
 		s.lowSince = -1
 	}
-	pl.workers = s.replicas * s.concurrency
+	pl.workers, pl.rooms = s.replicas*s.concurrency, s.replicas
 	pl.buffer = float64(s.replicas) * s.queuePerReplica
 	c.units = float64(s.replicas)
 }

@@ -432,6 +432,31 @@ func (m *model) queueWait(pl *pool) {
 	}
 	pl.wait = served
 	s.Fixed += served
+	if v := pl.spreadVar(served); v > 0 && served*pl.capRate >= 1 {
+		// The wait behind a backlog of a request or more is not the same for everyone:
+		// a shifted Erlang with its mean and variance (at most served²/spreadStages).
+		rho := max(spreadStages/served, math.Sqrt(spreadStages/v))
+		s.Fixed -= spreadStages / rho
+		s.SpreadRate = rho
+	}
+}
+
+// spreadVar is the variance of the wait of work that waited w behind a backlog. Behind n
+// requests drained at rate R the wait is the time of n departures: for exponential workers
+// Erlang(n, R), of variance w/R. A worker held through calls is busy for its service plus
+// the hold, which is less variable than one exponential of the same mean: the departures
+// of many such workers over a long wait vary by the busy time's squared coefficient of
+// variation, (S² + H²) ÷ (S + H)² with the hold taken as exponential. Replicas each with
+// their own room drain theirs at R ÷ rooms.
+func (pl *pool) spreadVar(w float64) float64 {
+	if !(pl.capRate > 0) || math.IsInf(pl.capRate, 1) {
+		return 0
+	}
+	cv2 := 1.0
+	if s, h := pl.serviceSec, pl.holdSec; h > 0 {
+		cv2 = (s*s + h*h) / ((s + h) * (s + h))
+	}
+	return w * cv2 * float64(max(1, pl.rooms)) / pl.capRate
 }
 
 // oneWait combines a queue's wait w with a stochastic wait (probability p, rate θ) into
@@ -809,6 +834,9 @@ func stageMean(s Stage) float64 {
 	}
 	if s.WaitProb > 0 && s.WaitRate > 0 {
 		mean += s.WaitProb / s.WaitRate
+	}
+	if s.SpreadRate > 0 {
+		mean += spreadStages / s.SpreadRate
 	}
 	return mean
 }

@@ -17,6 +17,10 @@ import "math"
 // (complat.go). TestSystemLatencyTracksExact measures what this costs in accuracy.
 const latencyTolerance = 0.01
 
+// spreadTolerance is how far, in standard deviations of a backlog's spread, its stage may
+// move before the latencies are recomputed (stageMoved).
+const spreadTolerance = 0.1
+
 type latencyCache struct {
 	valid     bool
 	stages    []Stage   // per pool, at the last computation
@@ -86,7 +90,7 @@ func (pg *pathGroups) add(node, start int, weight float64) {
 	hops := pg.stages[start:]
 	h := uint64(14695981039346656037)
 	for _, s := range hops {
-		for _, x := range [4]float64{s.Fixed, s.ServiceRate, s.WaitProb, s.WaitRate} {
+		for _, x := range [5]float64{s.Fixed, s.ServiceRate, s.WaitProb, s.WaitRate, s.SpreadRate} {
 			h ^= math.Float64bits(x)
 			h *= 1099511628211
 		}
@@ -128,9 +132,16 @@ func equalStages(a, b []Stage) bool {
 // mean. (A change in a wait probability of one in a million moves nothing a player could
 // see.) The comparisons are cross-multiplied so that the check, which runs
 // for every pool every tick, divides nothing. scale 0 means any change at all.
-func stageMoved(a, b Stage, scale float64) bool {
+func stageMoved(a, b *Stage, scale float64) bool {
 	if scale == 0 {
-		return a != b
+		return *a != *b
+	}
+	if a.SpreadRate > 0 {
+		// A backlog's wait is spread around its mean by a few standard deviations only,
+		// which can be far less than the path's mean: where it meets the timeout, a move
+		// of a fraction of that spread moves the share that times out. It is held to
+		// spreadTolerance of its standard deviation, √spreadStages ÷ rate.
+		scale = min(scale, spreadTolerance*math.Sqrt(spreadStages)/a.SpreadRate)
 	}
 	if math.Abs(a.Fixed-b.Fixed) > scale {
 		return true
@@ -143,6 +154,17 @@ func stageMoved(a, b Stage, scale float64) bool {
 		}
 	case ra > 0 || rb > 0:
 		return true
+	}
+	// A backlog's spread: spreadStages ÷ rate is the part of its wait it carries.
+	switch ra, rb := a.SpreadRate, b.SpreadRate; {
+	case ra > 0 && rb > 0:
+		if spreadStages*math.Abs(rb-ra) > scale*ra*rb {
+			return true
+		}
+	case ra > 0:
+		return spreadStages > scale*ra
+	case rb > 0:
+		return spreadStages > scale*rb
 	}
 	// |pa/wa − pb/wb| > scale  ⇔  |pa·wb − pb·wa| > scale·wa·wb
 	aWaits, bWaits := a.WaitProb > 0 && a.WaitRate > 0, b.WaitProb > 0 && b.WaitRate > 0
@@ -202,7 +224,7 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		if tol > 0 {
 			scale = tol * lc.hopScale[p] // +Inf for a pool no answered path crosses
 		}
-		if stageMoved(lc.stages[p], lc.prev[p], scale) {
+		if stageMoved(&lc.stages[p], &lc.prev[p], scale) {
 			return true
 		}
 	}

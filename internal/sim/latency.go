@@ -81,7 +81,14 @@ type Stage struct {
 	ServiceRate float64 // own service time ~ Exp(ServiceRate) (1/mean service seconds); 0 means no random service part
 	WaitProb    float64 // probability the request queues (Erlang C), in [0,1]
 	WaitRate    float64 // if it queues, the wait ~ Exp(WaitRate) where WaitRate = c·μ − λ; ignored when WaitProb==0
+	// SpreadRate, if > 0, adds spreadStages exponential factors of this rate: the spread
+	// of a fluid backlog's wait around its mean (the rest of that wait is in Fixed).
+	SpreadRate float64
 }
+
+// spreadStages is how many exponential factors of one rate carry a backlog wait's spread:
+// a shifted Erlang with the wait's mean and variance.
+const spreadStages = 8
 
 // mmcStage is the exact stationary FCFS response time of an M/M/c pool with
 // c workers, per-worker service rate mu and arrival rate lambda (both 1/s),
@@ -530,6 +537,11 @@ func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
 		}
 		if r, ok := cleanRate(s.ServiceRate); ok {
 			fs = append(fs, factor{r: r, c: 1, m: 1 / r, rho: r})
+		}
+		if r, ok := cleanRate(s.SpreadRate); ok {
+			for range spreadStages {
+				fs = append(fs, factor{r: r, c: 1, m: 1 / r, rho: r})
+			}
 		}
 		if c := min(s.WaitProb, 1); c >= minWaitProb {
 			if r, ok := cleanRate(s.WaitRate); ok {

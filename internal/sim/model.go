@@ -97,6 +97,7 @@ type pool struct {
 	unlimited  bool    // as many workers as needed (CDN edge): no queueing
 	nominalRPS float64 // capacity used to report the utilisation of an unlimited pool
 	holds      bool    // a worker stays busy during synchronous downstream calls
+	rooms      int     // waiting rooms its backlog is dealt over in turn (an app's replicas); 0 or 1: one
 	durable    bool    // the backlog survives a failure (a queue)
 	baseErr    float64
 	loadErr    float64
@@ -305,12 +306,12 @@ func (m *model) addPools(i int) {
 	case KindAppService:
 		c.units = p.f("replicas")
 		m.newPool(i, pool{workers: p.i("replicas") * p.i("concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
-			buffer: p.f("queue_per_replica") * c.units, holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
+			buffer: p.f("queue_per_replica") * c.units, holds: true, rooms: p.i("replicas"), baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindContainerPool:
 		c.units = p.f("min_replicas")
 		c.scaler = newScaler(p)
 		m.newPool(i, pool{workers: p.i("min_replicas") * p.i("concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
-			buffer: p.f("queue_per_replica") * c.units, holds: true, baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
+			buffer: p.f("queue_per_replica") * c.units, holds: true, rooms: p.i("min_replicas"), baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindServerless:
 		c.fn = newFn(p, m.dt)
 		c.memoryGB = p.f("memory_mb") / 1024

@@ -44,9 +44,10 @@ func TestArchitectureSimulatorDefaultDatabaseSaturatesFirst(t *testing.T) {
 	if !(last.P99Ms > first.P99Ms) || last.P99Ms > cfg.Client.TimeoutMs {
 		t.Errorf("p99 first %.0f ms, last %.0f ms: latency should climb to the %.0f ms timeout", first.P99Ms, last.P99Ms, cfg.Client.TimeoutMs)
 	}
-	// The app's queue holds more than a timeout's worth of its throughput: every request
-	// times out waiting, and the app serves work whose clients have left.
-	if last.ServedRPS > 1 || r.Summary.Components[comp(r, "app")].Late <= 0 {
+	// The app's queue holds more than a timeout's worth of its throughput: nearly every
+	// request times out waiting (the few whose wait falls short of the mean are answered in
+	// time, as in the per-request reference), and the app serves work whose clients have left.
+	if last.ServedRPS > 0.1*cfg.Traffic.RPS || r.Summary.Components[comp(r, "app")].Late <= 0 {
 		t.Errorf("served %.1f rps at the end, app late work %.0f: want clients to time out in the app's queue",
 			last.ServedRPS, r.Summary.Components[comp(r, "app")].Late)
 	}
