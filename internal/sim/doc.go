@@ -17,7 +17,18 @@
 // dealt requests in turn (as the per-request reference models them), wait and refuse more
 // below saturation than one pool of all their workers (four replicas of 2 workers at 10 ms
 // offered 95%: a mean of 63 ms in the reference, 31 ms here), and each room hovers a place
-// or two below full under overload.
+// or two below full under overload. Rooms of their own wait on the pool model itself: below
+// saturation a pool is at once at its stationary state, above it a fluid queue that starts
+// empty, and with a room per replica the two disagree at the boundary. A replica of 8
+// workers and 64 places at 98% stands a third full and waits a third of a second (the seed's
+// held app), and refuses 0.7%; a pool thrown into overload starts with an empty room,
+// waiting and refusing nothing. Pooled, the same tier at 98% waits a sixth of a second and
+// refuses a ten-thousandth, a step small enough for the seed's runs. Rooms per replica need
+// each room's occupancy carried from tick to tick on both sides of saturation, its spread
+// as well as its mean: a room filling from empty is far narrower than a stationary one of
+// the same mean (taken as M/M/c/K at the load its mean implies, the seed's rooms refuse more
+// than 5% from 1.5 s, where the reference's first fail at 1.8 s), and rooms dealt requests
+// in turn are narrower still. BENCHMARKS.md ("Rooms per replica") has the measurements.
 //
 //   - Below saturation a pool is an M/M/c queue, computed exactly up to 98% utilisation
 //     (Erlang C through the Erlang-B recursion), so latency stays flat to about 80% and then

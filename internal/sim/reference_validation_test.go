@@ -354,3 +354,74 @@ func TestReferenceRefusesWhatItDoesNotModel(t *testing.T) {
 		}
 	}
 }
+
+// mmcKShortfall is how many places short of full the waiting room of M/M/c/K (c workers,
+// buffer places, offered a Erlangs) stands on average: buffer − E[waiting].
+func mmcKShortfall(c, buffer int, a float64) float64 {
+	k := c + buffer
+	p := make([]float64, k+1)
+	p[0] = 1
+	var total, waiting float64
+	for n := 1; n <= k; n++ {
+		p[n] = p[n-1] * a / float64(min(n, c))
+	}
+	for n, v := range p {
+		total += v
+		waiting += float64(max(0, n-c)) * v
+	}
+	return float64(buffer) - waiting/total
+}
+
+// Under overload a waiting room does not stand full: it hovers below full by what the
+// stationary M/M/c/K says (about 1 ÷ (ρ − 1) places for a large room), and rooms of replicas
+// dealt requests in turn hover nearer full than independent Poisson-fed rooms would, their
+// arrivals being more regular. This is why "the room is 99% full" is, in the reference, a
+// fluctuation rather than a level (reference_scenarios_test.go, the backlog-full rows).
+func TestReferenceRoomHoversBelowFull(t *testing.T) {
+	tests := []struct {
+		name                   string
+		replicas, workers, per int
+		rho                    float64
+	}{
+		{"one room of 32 workers and 256 places offered 160%", 1, 32, 256, 1.6},
+		{"four rooms of 8 workers and 64 places each, in turn, offered 160%", 4, 8, 64, 1.6},
+	}
+	const serviceMs, seconds = 50.0, 20.0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var d Design
+			mustJSON(fmt.Sprintf(`{"components":[{"id":"app","type":"app_service","params":
+			 {"replicas":%d,"concurrency":%d,"service_time_ms":%g,"queue_per_replica":%d}}],"edges":[]}`,
+				tt.replicas, tt.workers, serviceMs, tt.per), &d)
+			rps := tt.rho * float64(tt.replicas*tt.workers) * 1000 / serviceMs
+			var shorts []float64
+			for seed := uint64(1); seed <= replications; seed++ {
+				rec := poolRun(t, d, rps, seconds, seed)
+				fill := rec.fill["app"]
+				var sum float64
+				n := 0
+				for k := len(fill) / 10; k < len(fill); k++ {
+					sum += fill[k]
+					n++
+				}
+				shorts = append(shorts, float64(tt.replicas*tt.per)*(1-sum/float64(n)))
+			}
+			got, half := batchCI(shorts)
+			want := float64(tt.replicas) * mmcKShortfall(tt.workers, tt.per, tt.rho*float64(tt.workers))
+			t.Logf("places short of full: reference %.2f ± %.2f, M/M/c/K rooms fed Poisson %.2f", got, half, want)
+			if half > 0.1*want {
+				t.Errorf("interval ±%.2f is wider than 10%% of %.2f: the check has no teeth", half, want)
+			}
+			if tt.replicas == 1 {
+				if math.Abs(got-want) > half {
+					t.Errorf("shortfall %.2f ± %.2f, exact M/M/c/K %.2f: outside the reference's own 99%% interval", got, half, want)
+				}
+				return
+			}
+			if !(got+half < want) {
+				t.Errorf("shortfall %.2f ± %.2f: rooms dealt in turn should stand nearer full than Poisson-fed ones (%.2f)", got, half, want)
+			}
+		})
+	}
+}
