@@ -234,7 +234,14 @@ func (m *model) beginTick(t int, fresh float64, st *runState) bool {
 		return false
 	}
 	e := &r.hist[t%maxCycle]
-	e.before = m.carriedState(t, st, e.before[:0])
+	if r.histN > 0 {
+		// The last tick was checked, and nothing has moved since it ended: what it left is
+		// this tick's state before (its chaos events are the same, and applying them again
+		// writes what they wrote).
+		e.before, r.after = r.after, e.before
+	} else {
+		e.before = m.carriedState(t, st, e.before[:0])
+	}
 	return true
 }
 
