@@ -187,6 +187,7 @@ type model struct {
 
 	opts   RunOptions
 	reused int // ticks the run repeated instead of computing (state.go)
+	cycled int // of those, ticks repeated as part of a cycle (state.go)
 }
 
 // fixed service times of the fixed-capacity kinds: small enough not to matter, large

@@ -193,6 +193,7 @@ func (m *model) cycleTick(t int, tick *Tick, fresh float64, st *runState) bool {
 	m.accumulate(t, tick, st, true)
 	r.prev = tick
 	r.reused++
+	m.cycled++
 	return true
 }
 
