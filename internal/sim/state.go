@@ -298,7 +298,10 @@ func (m *model) timeInvariant(st *runState) bool {
 		if !noticed(c.failedSince) || !math.IsInf(c.flushedAt, -1) {
 			return false
 		}
-		if s := c.scaler; s != nil && (s.pending != 0 || s.lowSince >= 0) {
+		// An autoscaler waiting to act depends on the time only in the tick it acts in:
+		// before it, its timer (a time on the clock, carried as it is) stands still.
+		if s := c.scaler; s != nil && (s.pending != 0 && st.tickStart >= s.readyAt ||
+			s.lowSince >= 0 && st.tickStart-s.lowSince >= s.inDelay) {
 			return false
 		}
 		if g := c.gate; g != nil && g.threshold > 0 && (g.state != BreakerClosed || !uniformWindow(g.window)) {
