@@ -61,6 +61,8 @@ type reuseState struct {
 	// ticks ago (period ≥ 2) is a cycle, repeated period by period from cycleFrom on.
 	hist      [maxCycle]cycleTick
 	histN     int
+	skip      int // candidate ticks to leave unchecked after a window of checks found nothing
+	backoff   int
 	cycles    bool // the design may cycle (mayCycle)
 	period    int
 	cycleFrom int
@@ -78,6 +80,12 @@ type cycleTick struct {
 	causeOK     bool
 }
 
+// maxReuseBackoff bounds how many candidate ticks go unchecked after maxCycle checked
+// ticks in a row found neither a fixed point nor a cycle: checking costs a copy of the
+// carried state every tick, and a state that converges slowly is found at most that many
+// ticks late.
+const maxReuseBackoff = 64
+
 // maxCycle is the longest cycle found. Under a standing queue the rounding of a tick's
 // sums can come back to the same bits after a few ticks rather than stand still: a full
 // waiting room refuses what its rounded content leaves no room for, which changes the
@@ -92,6 +100,7 @@ func (r *reuseState) init(m *model) {
 		}
 	}
 	r.cycles = m.mayCycle()
+	r.backoff = 1
 }
 
 // mayCycle: the design's ticks may be repeated in cycles, not only at fixed points. A
@@ -230,7 +239,12 @@ func (m *model) beginTick(t int, fresh float64, st *runState) bool {
 	r.fixed = false
 	same := r.havePrev && math.Float64bits(fresh) == r.prevFresh && !st.events.changed
 	r.prevFresh, r.havePrev = math.Float64bits(fresh), true
-	if r.disabled || !same || !m.timeInvariant(st) {
+	if r.disabled || !same {
+		r.histN, r.skip, r.backoff = 0, 0, 1
+		return false
+	}
+	if r.skip > 0 || !m.timeInvariant(st) {
+		r.skip = max(0, r.skip-1)
 		r.histN = 0
 		return false
 	}
@@ -274,7 +288,12 @@ func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 		case r.cycles:
 			r.period, r.cycleFrom = p, t+1
 		}
+		r.backoff = 1
 		return
+	}
+	if r.histN == maxCycle {
+		r.skip, r.histN = r.backoff, 0
+		r.backoff = min(2*r.backoff, maxReuseBackoff)
 	}
 }
 
