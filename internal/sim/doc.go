@@ -282,8 +282,9 @@
 // contents; runState and the latency caches are compared field by field in carriedState.
 // TestCarriedStateClassified fails for a new field until it is classified. A tick must also
 // not depend on its own number or time except through state that says so (a warm-up, a
-// failure not yet noticed by the health checks, an open breaker, an autoscaler waiting to
-// act); timeInvariant lists those, and such ticks are always computed. A queue names no
+// failure not yet noticed by the health checks, an open breaker, an autoscaler in the tick
+// its delay runs out: the ticks it waits through before are the same computation);
+// timeInvariant lists those, and such ticks are always computed. A queue names no
 // time: where its ring starts moves on with each computed tick, and carriedState reads the
 // ring in age order from there.
 //
