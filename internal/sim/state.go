@@ -80,11 +80,11 @@ type cycleTick struct {
 	causeOK     bool
 }
 
-// maxReuseBackoff bounds how many candidate ticks go unchecked after maxCycle checked
-// ticks in a row found neither a fixed point nor a cycle: checking costs a copy of the
-// carried state every tick, and a state that converges slowly is found at most that many
+// maxReuseBackoff bounds how many candidate ticks go unchecked after a check that found
+// nothing (maxCycle checked ticks in a row where cycles are looked for): checking costs a
+// copy of the carried state, and a state that converges slowly is found at most that many
 // ticks late.
-const maxReuseBackoff = 64
+const maxReuseBackoff = 32
 
 // maxCycle is the longest cycle found. Under a standing queue the rounding of a tick's
 // sums can come back to the same bits after a few ticks rather than stand still: a full
@@ -291,7 +291,9 @@ func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 		r.backoff = 1
 		return
 	}
-	if r.histN == maxCycle {
+	// A design that may not cycle looks for fixed points alone, which a check of two ticks
+	// in a row finds; one that may, for a cycle as long as maxCycle, which takes as many.
+	if !r.cycles || r.histN == maxCycle {
 		r.skip, r.histN = r.backoff, 0
 		r.backoff = min(2*r.backoff, maxReuseBackoff)
 	}
