@@ -18,23 +18,33 @@ import "math"
 // The ring keeps the cohorts of the last slots ticks; older work is merged into one cohort
 // (old). For a client node everything in old is past its deadline already, since the ring
 // spans the timeout.
+//
+// Cohorts are kept by age, never by the time on the clock, so that a queue standing steady
+// is the same state from one tick to the next, bit for bit, and tick reuse can repeat its
+// ticks (state.go). A ring slot's age is its place in the ring, read in age order from the
+// current tick on: the cohort that joined j ticks ago has waited j ticks, from the middle of
+// the tick it joined to the middle of this one. What a ring slot carries besides its amounts
+// is how long its live part had already been on its way when it joined (sent: the age its
+// clients' attempts had, a constant while it waits). old carries the mean time its work has
+// waited (waited, over live and ghost) and the mean age of its live part (sent), both as of
+// the middle of the tick that reads it; each tick's end moves them on by one tick.
 
-// cohort is the work that joined a node's queue in one tick.
+// cohort is the work that joined a node's queue in one tick (or, for old, before the ring).
 type cohort struct {
 	live, ghost float64
-	arrived     float64 // mean time it joined the queue (s), over live and ghost
-	born        float64 // mean time the clients sent the live part (s)
+	waited      float64 // old only: mean time in the queue (s), over live and ghost; 0 in the ring
+	sent        float64 // mean time since the clients sent the live part (s): when it joined (ring), now (old)
 }
 
 func (c *cohort) total() float64 { return c.live + c.ghost }
 
-// merge adds b to c, keeping the means of its times.
+// merge adds b to c, b's times measured from the same moment as c's, keeping their means.
 func (c *cohort) merge(b cohort) {
 	if t := c.total() + b.total(); t > 0 {
-		c.arrived = (c.total()*c.arrived + b.total()*b.arrived) / t
+		c.waited = (c.total()*c.waited + b.total()*b.waited) / t
 	}
 	if l := c.live + b.live; l > 0 {
-		c.born = (c.live*c.born + b.live*b.born) / l
+		c.sent = (c.live*c.sent + b.live*b.sent) / l
 	}
 	c.live += b.live
 	c.ghost += b.ghost
@@ -66,10 +76,13 @@ func (m *model) initQueues() {
 	}
 }
 
-// slotAt is the ring slot of position j in the pool's service order at tick t: position 0
-// is old, 1..slots the ring from the oldest entry tick (t − slots) to the newest (t − 1),
-// slots+1 the tick's own arrivals.
-func (m *model) slotAt(nd *node, j int) *cohort { return &nd.q[(m.tick+j-1)%m.slots] }
+// slotAt is the ring slot of position j in the pool's service order this tick: position 0
+// is old, 1..slots the ring from the oldest (joined slots ticks ago) to the newest (joined
+// in the last tick), slots+1 the tick's own arrivals. Position j has waited slots − j + 1
+// ticks at the middle of this tick. Where the ring starts (m.ring) moves on by one slot with
+// every computed tick, and stays where it is in a repeated one (state.go), whose queues
+// stand as they were in age order.
+func (m *model) slotAt(nd *node, j int) *cohort { return &nd.q[(m.ring+j-1)%m.slots] }
 
 // fifo shares the pool's processed work over its queue in service order: pl.frac[j] is the
 // share of position j served this tick. It sets pl.wait, the mean time the served work
@@ -89,7 +102,7 @@ func (m *model) fifo(pl *pool, admittedNew float64) {
 		return
 	}
 	clear(fr)
-	oldArrived := 0.0
+	oldWaited := 0.0
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
 		if nd.backlog <= 0 {
@@ -97,13 +110,12 @@ func (m *model) fifo(pl *pool, admittedNew float64) {
 		}
 		o := nd.old.total()
 		fr[0] += o
-		oldArrived += o * nd.old.arrived
+		oldWaited += o * nd.old.waited
 		for j := 1; j <= k; j++ {
 			fr[j] += m.slotAt(nd, j).total()
 		}
 	}
 	fr[k+1] = admittedNew
-	tMid := (float64(m.tick) + 0.5) * m.dt
 	rem, waitSum := pl.processed, 0.0
 	pl.fracEnd = -1
 	for j := range fr {
@@ -118,7 +130,7 @@ func (m *model) fifo(pl *pool, admittedNew float64) {
 		pl.fracEnd = j
 		switch {
 		case j == 0:
-			waitSum += f * (tMid*tot - oldArrived)
+			waitSum += f * oldWaited
 		case j <= k:
 			waitSum += f * tot * float64(k-j+1) * m.dt
 		}
@@ -146,19 +158,19 @@ func (m *model) serveQueue(pl *pool, nd *node) {
 	pLive, pGhost := nd.admLive*fNew, nd.admGhost*fNew
 	ageSum := pLive * nd.inAge
 	if nd.backlog > 0 {
-		tMid := (float64(m.tick) + 0.5) * m.dt
 		for j := 0; j <= min(k, pl.fracEnd); j++ {
 			f := fr[j]
 			if f == 0 {
 				continue
 			}
-			c := &nd.old
+			c, age := &nd.old, nd.old.sent
 			if j > 0 {
 				c = m.slotAt(nd, j)
+				age = float64(k-j+1)*m.dt + c.sent
 			}
 			pLive += f * c.live
 			pGhost += f * c.ghost
-			ageSum += f * c.live * (tMid - c.born)
+			ageSum += f * c.live * age
 		}
 	}
 	nd.processed, nd.gProcessed = pLive, pGhost
@@ -173,8 +185,6 @@ func (m *model) serveQueue(pl *pool, nd *node) {
 // has passed turns into ghosts. It returns the attempts that timed out waiting.
 func (m *model) settle() (expired float64) {
 	k, dt := m.slots, m.dt
-	tEnd := float64(m.tick+1) * dt
-	tMid := tEnd - dt/2
 	tau := m.timeoutSec
 	for p := range m.pools {
 		pl := &m.pools[p]
@@ -207,21 +217,38 @@ func (m *model) settle() (expired float64) {
 					}
 				}
 			}
-			// The oldest ring slot leaves the ring; the tick's arrivals take its place.
+			// The oldest ring slot (k ticks in the queue at the middle of this tick) leaves
+			// the ring for old; the tick's arrivals take its place. old moves on by a tick.
 			s := m.slotAt(nd, 1)
-			nd.old.merge(*s)
-			*s = cohort{live: newLive, ghost: newGhost, arrived: tMid, born: tMid - nd.inAge}
+			wait := float64(k) * dt
+			nd.old.merge(cohort{live: s.live, ghost: s.ghost, waited: wait, sent: wait + s.sent})
+			old := &nd.old
+			switch {
+			case old.total() <= 0:
+				*old = cohort{}
+			case old.live <= 0:
+				old.waited, old.sent = old.waited+dt, 0
+			default:
+				old.waited, old.sent = old.waited+dt, old.sent+dt
+			}
+			*s = cohort{live: newLive, ghost: newGhost, sent: nd.inAge}
 			var total, live float64
 			expire := tau > 0 && !nd.background
+			// Ages at the end of this tick, in age order: old, then the ring from its
+			// oldest slot (k − 1 ticks and a half in the queue) to the tick's own.
 			for j := 0; j <= k; j++ {
-				c := &nd.old
+				c, age := old, old.sent-dt/2
 				if j > 0 {
-					c = &nd.q[j-1]
+					c = &nd.q[(m.ring+j)%k]
+					age = float64(k-j)*dt + dt/2 + c.sent
 				}
-				if expire && c.live > 0 && tEnd-c.born >= tau {
+				if expire && c.live > 0 && age >= tau {
 					c.ghost += c.live
 					nd.expired += c.live
 					c.live = 0
+					if j == 0 {
+						c.sent = 0
+					}
 				}
 				total += c.total()
 				live += c.live
@@ -235,6 +262,7 @@ func (m *model) settle() (expired float64) {
 			expired += nd.expired
 		}
 	}
+	m.ring = (m.ring + 1) % k
 	return expired
 }
 
@@ -245,14 +273,13 @@ func (nd *node) clearQueue() {
 }
 
 // push queues amount of live work that arrives outside the pool's own flow (jobs back to
-// their queue, replication held back by a cut link) as part of the newest cohort.
+// their queue, replication held back by a cut link) as part of the newest cohort, the
+// tick's own, as work its clients sent now.
 func (m *model) push(nd *node, amount float64) {
 	if amount <= 0 {
 		return
 	}
-	s := &nd.q[m.tick%m.slots]
-	tMid := (float64(m.tick) + 0.5) * m.dt
-	s.merge(cohort{live: amount, arrived: tMid, born: tMid})
+	nd.q[(m.ring+m.slots-1)%m.slots].merge(cohort{live: amount}) // settle has moved the ring on
 	nd.backlog += amount
 	nd.liveQueued += amount
 }

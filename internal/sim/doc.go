@@ -41,7 +41,12 @@
 //     A pool at 200% with a full buffer rejects half of what reaches it. The queue is kept
 //     by age: one cohort per tick of arrival (backlog.go), so the engine knows how long
 //     every waiting request has waited, and the wait of what a pool serves is measured on
-//     the cohorts it serves.
+//     the cohorts it serves. A cohort's age is its place in the ring (j ticks since it
+//     joined), and the times it carries are offsets from it (how old its attempts already
+//     were when they joined), never times on the clock, so a queue standing steady is the
+//     same state from one tick to the next. (Cohorts used to carry the absolute times they
+//     joined and their clients sent them: the same ages, rounded differently in the last
+//     bits, and a standing queue never repeated; tick reuse, below, could not repeat it.)
 //   - One wait, not two. A pool with a queue waits the larger of its queue's wait w and its
 //     stochastic wait S (which stops growing at its 98% value, also below saturation):
 //     max(w, S), which for an exponential S is w plus, with probability C·e^(−θw), the same
@@ -295,7 +300,15 @@
 // fixed point: while the inputs stay the same, every following tick is the same computation
 // on the same numbers, so the engine copies its record (state.go) and folds it into the
 // run's totals as it would a computed one. Constant traffic without active chaos settles so
-// within a few ticks wherever no queue stands. TestReuseIsExact and
+// within a few ticks, a standing queue included (queues are kept by age). Some states do
+// not stand still but come back, bit for bit, to where they stood a few ticks before: a
+// full waiting room refuses what its content, a rounded sum, leaves no room for, the next
+// cohort differs by a bit, and the bit comes back to the door when that cohort is served.
+// Such a cycle (up to 16 ticks) is repeated period by period, whole periods only and while
+// the inputs stay the same to the period's end, each tick copying the record and totals of
+// the tick one period before it; in a design with a breaker, an autoscaler or functions, or
+// with display figures for some ticks only, whose state a repeated tick would have to move
+// through the cycle, only fixed points are repeated. TestReuseIsExact and
 // TestCampaignReuseIsExact run designs and the whole campaign both ways (RunOptions
 // DisableReuse) and compare the bytes.
 //
@@ -306,10 +319,12 @@
 // a slice, map or pointer is compared only by its address unless carriedState reads its
 // contents; runState and the latency caches are compared field by field in carriedState.
 // TestCarriedStateClassified fails for a new field until it is classified. A tick must also
-// not depend on its own number or time except through state that says so (queues kept by
-// tick of arrival, a warm-up, a failure not yet noticed by the health checks, an open
-// breaker, an autoscaler waiting to act); timeInvariant lists those, and such ticks are
-// always computed.
+// not depend on its own number or time except through state that says so (a warm-up, a
+// failure not yet noticed by the health checks, an open breaker, an autoscaler in the tick
+// its delay runs out: the ticks it waits through before are the same computation);
+// timeInvariant lists those, and such ticks are always computed. A queue names no
+// time: where its ring starts moves on with each computed tick, and carriedState reads the
+// ring in age order from there.
 //
 // Each component's mean and p99 latency are display figures: no summary, verdict or
 // diagnosis reads them, so a caller that returns only some ticks (a timeline cut down to

@@ -194,9 +194,11 @@ type model struct {
 	slots      int     // cohorts in every node's ring (backlog.go)
 	timeoutSec float64 // the client's timeout; 0 = none
 	tick       int     // the tick being resolved
+	ring       int     // the ring slot of every node's oldest cohort (backlog.go); moved on by computed ticks only
 
 	opts   RunOptions
 	reused int // ticks the run repeated instead of computing (state.go)
+	cycled int // of those, ticks repeated as part of a cycle (state.go)
 }
 
 // fixed service times of the fixed-capacity kinds: small enough not to matter, large

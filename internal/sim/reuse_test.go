@@ -3,6 +3,8 @@ package sim
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -93,5 +95,53 @@ func TestPointsOnlyDisplay(t *testing.T) {
 				t.Errorf("%s points=%d: the result differs from the full run beyond the components' latency", name, points)
 			}
 		}
+	}
+}
+
+// A standing queue is a fixed point, or a short cycle of states that come back bit for bit,
+// once the traffic is constant: its ticks are repeated, and they are exactly what the full
+// computation gives.
+func TestQueuedReuseIsExact(t *testing.T) {
+	catalog := `"catalog":{"app.small":{"kind":"app_service","price_per_hour":0.05,"speed":1,"load_error_factor":0.001,"default":true},
+		"db.standard":{"kind":"database","price_per_hour":0.16,"speed":1,"load_error_factor":0.001,"default":true}}`
+	design := `{"components":[{"id":"app","type":"app_service","params":{"replicas":%d}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`
+	for _, c := range []struct {
+		name     string
+		replicas int
+		rps      float64
+		cycle    bool // the queue's state cycles rather than stands still
+	}{
+		{"queue standing, room not full", 1, 300, false},
+		{"waiting room full", 8, 1500, true},
+	} {
+		var d Design
+		var cfg Config
+		if err := json.Unmarshal([]byte(fmt.Sprintf(design, c.replicas)), &d); err != nil {
+			t.Fatal(err)
+		}
+		conf := fmt.Sprintf(`{"tick_ms":250,"duration_sec":120,"traffic":{"kind":"constant","rps":%g},
+			"mix":{"static":0,"read":0.95,"write":0.05,"async_write":0},"client":{"timeout_ms":1000,"max_retries":1},%s}`, c.rps, catalog)
+		if err := json.Unmarshal([]byte(conf), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		full, reused, n := runReuse(t, d, cfg)
+		if !bytes.Equal(full, reused) {
+			t.Errorf("%s: the result with tick reuse (%d ticks reused) differs from the full computation", c.name, n)
+		}
+		r := mustRun(t, d, cfg)
+		if last := r.Ticks[len(r.Ticks)-1]; last.Queued <= 0 {
+			t.Errorf("%s: no queue stands at the end (%g queued): the case tests nothing", c.name, last.Queued)
+		}
+		p, err := Prepare(d, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n < len(r.Ticks)/2 || (p.m.cycled > 0) != c.cycle {
+			t.Errorf("%s: %d of %d ticks reused, %d in cycles", c.name, n, len(r.Ticks), p.m.cycled)
+		}
+		t.Logf("%s: %d of %d ticks reused, %d in cycles", c.name, n, len(r.Ticks), p.m.cycled)
 	}
 }

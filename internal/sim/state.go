@@ -13,8 +13,10 @@ import (
 // inputs are exactly the same, the next tick is the same computation on the same numbers:
 // its record is the last one's and the state stays where it is. The engine then copies the
 // record instead of computing it, tick after tick, until an input changes. Constant traffic
-// without chaos active settles into such a fixed point within a few ticks wherever no queue
-// is left standing: most campaign levels, and most candidates of a fix-hint search.
+// without chaos active settles into such a fixed point within a few ticks, a standing queue
+// included (backlog.go keeps it by age), or into a short cycle of states that come back bit
+// for bit, which is repeated period by period (cycleTick): most campaign levels, and most
+// candidates of a fix-hint search.
 //
 // The carried state is compared byte for byte, never within a tolerance: the route nodes,
 // pools and components (every field, the scratch of the last tick included: a field read
@@ -25,9 +27,9 @@ import (
 // value: a slice or pointer is compared by its contents only where carriedState reads them.
 //
 // The tick computation must also not depend on the tick's number or time, which it does only
-// through state that names a time: queues (cohorts by tick of arrival), a warming cache, a
-// failure or cut the health checks have not fully noticed, an autoscaler waiting to act, a
-// breaker open or probing. A tick with any of those is always computed (timeInvariant).
+// through state that names a time: a warming cache, a failure or cut the health checks have
+// not fully noticed, an autoscaler in the tick its delay runs out, a breaker open or probing. Queues name
+// none: their cohorts are kept by age, and carriedState reads the ring in age order. A tick with any of those is always computed (timeInvariant).
 // Accumulation over the run (totals, peaks, the latency histogram, the diagnosis of a failing
 // tick) is not state: accumulate folds a repeated tick in as it folds in a computed one.
 
@@ -47,20 +49,48 @@ type reuseState struct {
 	fixed     bool   // the last tick left the carried state exactly as it found it
 	prevFresh uint64 // bits of the last tick's fresh requests
 	havePrev  bool
-	prev      *Tick  // the last tick's record
-	before    []byte // the carried state before the tick being checked
-	after     []byte
-	skip      int // candidate ticks to leave unchecked after a check that failed
-	backoff   int
+	prev      *Tick     // the last tick's record
+	after     []byte    // the carried state after the tick being checked
 	maxDetect float64   // the longest detection of a balancer with health checks; -Inf if none
 	reused    int       // ticks repeated in this run
 	cause     tickCause // the diagnosis of the last computed tick, if it failed
 	causeOK   bool
+
+	// Cycles: the last computed ticks with the same inputs, by tick modulo maxCycle, the
+	// histN latest of them consecutive. A state that comes back to where it stood period
+	// ticks ago (period ≥ 2) is a cycle, repeated period by period from cycleFrom on.
+	hist      [maxCycle]cycleTick
+	histN     int
+	skip      int // candidate ticks to leave unchecked after a window of checks found nothing
+	backoff   int
+	cycles    bool // the design may cycle (mayCycle)
+	period    int
+	cycleFrom int
 }
 
-// maxReuseBackoff bounds how many candidate ticks go unchecked after a failed check: a
-// state that converges slowly is found at most that many ticks late.
+// cycleTick is a computed tick as a cycle repeats it: the carried state before it, its
+// record, and what accumulate and the retries read of it.
+type cycleTick struct {
+	before      []byte
+	tick        *Tick
+	tot         tickTotals
+	compTot     []compTotals
+	retryAmount []float64
+	cause       tickCause
+	causeOK     bool
+}
+
+// maxReuseBackoff bounds how many candidate ticks go unchecked after a check that found
+// nothing (maxCycle checked ticks in a row where cycles are looked for): checking costs a
+// copy of the carried state, and a state that converges slowly is found at most that many
+// ticks late.
 const maxReuseBackoff = 32
+
+// maxCycle is the longest cycle found. Under a standing queue the rounding of a tick's
+// sums can come back to the same bits after a few ticks rather than stand still: a full
+// waiting room refuses what its rounded content leaves no room for, which changes the
+// next cohort by a bit, which comes back to the door when the cohort is served.
+const maxCycle = 16
 
 func (r *reuseState) init(m *model) {
 	r.maxDetect = math.Inf(-1)
@@ -69,7 +99,25 @@ func (r *reuseState) init(m *model) {
 			r.maxDetect = max(r.maxDetect, c.detectSec)
 		}
 	}
+	r.cycles = m.mayCycle()
 	r.backoff = 1
+}
+
+// mayCycle: the design's ticks may be repeated in cycles, not only at fixed points. A
+// repeated cycle leaves the carried state as it found it, its ticks' records and totals
+// taken from the ticks it repeats; that needs every tick of it to change nothing a repeated
+// tick does not redo: no breaker window, autoscaler or warm functions (whose state a fixed
+// point keeps, but a cycle moves through), and no display figures for only some ticks.
+func (m *model) mayCycle() bool {
+	if m.opts.Points > 0 {
+		return false
+	}
+	for i := range m.comps {
+		if c := &m.comps[i]; c.gate != nil || c.scaler != nil || c.fn != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // reuseTick repeats the last tick as tick t if it may: the last tick was a fixed point and
@@ -78,20 +126,15 @@ func (r *reuseState) init(m *model) {
 // and folds the tick into the run's totals.
 func (m *model) reuseTick(t int, tick *Tick, fresh float64, st *runState) bool {
 	r := &st.reuse
+	if r.period > 0 {
+		return m.cycleTick(t, tick, fresh, st)
+	}
 	if !r.fixed || st.events.changed || math.Float64bits(fresh) != r.prevFresh || !m.timeInvariant(st) {
 		return false
 	}
 	t0 := float64(t) * m.dt
 	m.preTick(t0, st)
-	slot := st.retries[t%len(st.retries)]
-	for g := 1; g < len(slot); g++ {
-		slot[g] = 0
-	}
-	if st.tot.scheduled {
-		for g := 1; g < len(st.retryAmount); g++ {
-			st.retries[(t+st.retryDelay[g])%len(st.retries)][g] += st.retryAmount[g]
-		}
-	}
+	m.dueRetries(t, st)
 	m.postTick(t, st)
 	comps := tick.Components
 	*tick = *r.prev
@@ -119,53 +162,148 @@ func (m *model) reuseTick(t int, tick *Tick, fresh float64, st *runState) bool {
 	return true
 }
 
-// beginTick decides whether tick t, about to be computed, is checked for a fixed point, and
-// if so records the carried state before it.
+// dueRetries does to the retries due what tick t does when it repeats the last computed
+// tick's totals (st.tot, st.retryAmount): the retries due now arrive, and those it
+// scheduled are due later.
+func (m *model) dueRetries(t int, st *runState) {
+	slot := st.retries[t%len(st.retries)]
+	for g := 1; g < len(slot); g++ {
+		slot[g] = 0
+	}
+	if st.tot.scheduled {
+		for g := 1; g < len(st.retryAmount); g++ {
+			st.retries[(t+st.retryDelay[g])%len(st.retries)][g] += st.retryAmount[g]
+		}
+	}
+}
+
+// cycleTick repeats tick t as the tick one period before it in the cycle. A period is
+// repeated whole or not at all: its first tick checks that the inputs stay the same to its
+// end (the fresh requests and the chaos events acting), so that after it the carried state,
+// left untouched but for the retries due, is where the cycle stands.
+func (m *model) cycleTick(t int, tick *Tick, fresh float64, st *runState) bool {
+	r := &st.reuse
+	phase := (t - r.cycleFrom) % r.period
+	if phase == 0 && !m.steadyAhead(t, r.period, fresh, st) {
+		r.period, r.histN = 0, 0
+		return false
+	}
+	e := &r.hist[(r.cycleFrom-r.period+phase)%maxCycle]
+	st.tot, r.cause, r.causeOK = e.tot, e.cause, e.causeOK
+	copy(st.compTot, e.compTot)
+	copy(st.retryAmount, e.retryAmount)
+	m.dueRetries(t, st)
+	comps := tick.Components
+	*tick = *e.tick
+	tick.T = float64(t+1) * m.dt
+	tick.Components = comps
+	copy(comps, e.tick.Components)
+	tick.Events = st.events.activeIDs()
+	m.accumulate(t, tick, st, true)
+	r.prev = tick
+	r.reused++
+	m.cycled++
+	return true
+}
+
+// steadyAhead reports whether ticks t to t+n−1 are all within the run and have the inputs
+// of the last tick: its fresh requests, bit for bit, and the same chaos events acting,
+// none of them starting or ending.
+func (m *model) steadyAhead(t, n int, fresh float64, st *runState) bool {
+	r := &st.reuse
+	if t+n > m.v.ticks || st.events.changed || math.Float64bits(fresh) != r.prevFresh {
+		return false
+	}
+	cfg := &m.v.cfg
+	et := &st.events
+	for k := t + 1; k < t+n; k++ {
+		t0 := float64(k) * m.dt
+		t1 := t0 + m.dt
+		if math.Float64bits(cfg.Traffic.rate(t0+m.dt/2)*st.spikeMult*m.dt) != r.prevFresh {
+			return false
+		}
+		for i, e := range et.events {
+			start, end := m.window(e, et.comp[i])
+			if on := start < t1 && t0 < math.Max(end, start+1e-9); on != et.active[i] || (e.Kind == ChaosCacheFlush && start < t1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// beginTick decides whether tick t, about to be computed, is checked for a fixed point or
+// a cycle, and if so records the carried state before it.
 func (m *model) beginTick(t int, fresh float64, st *runState) bool {
 	r := &st.reuse
 	r.fixed = false
 	same := r.havePrev && math.Float64bits(fresh) == r.prevFresh && !st.events.changed
 	r.prevFresh, r.havePrev = math.Float64bits(fresh), true
 	if r.disabled || !same {
-		r.skip, r.backoff = 0, 1
+		r.histN, r.skip, r.backoff = 0, 0, 1
 		return false
 	}
-	if r.skip > 0 {
-		r.skip--
+	if r.skip > 0 || !m.timeInvariant(st) {
+		r.skip = max(0, r.skip-1)
+		r.histN = 0
 		return false
 	}
-	if !m.timeInvariant(st) {
-		return false
+	e := &r.hist[t%maxCycle]
+	if r.histN > 0 {
+		// The last tick was checked, and nothing has moved since it ended: what it left is
+		// this tick's state before (its chaos events are the same, and applying them again
+		// writes what they wrote).
+		e.before, r.after = r.after, e.before
+	} else {
+		e.before = m.carriedState(t, st, e.before[:0])
 	}
-	r.before = m.carriedState(t, st, r.before[:0])
 	return true
 }
 
-// endTick closes tick t: if it was checked, whether it was a fixed point.
+// endTick closes tick t: if it was checked, whether it was a fixed point or closed a
+// cycle.
 func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 	r := &st.reuse
 	r.prev = tick
 	if !check {
 		return
 	}
+	e := &r.hist[t%maxCycle]
+	e.tick, e.tot, e.cause, e.causeOK = tick, st.tot, r.cause, r.causeOK
+	e.compTot = append(e.compTot[:0], st.compTot...)
+	e.retryAmount = append(e.retryAmount[:0], st.retryAmount...)
+	r.histN = min(r.histN+1, maxCycle)
+	if !m.timeInvariant(st) {
+		r.histN = 0
+		return
+	}
 	r.after = m.carriedState(t+1, st, r.after[:0])
-	r.fixed = bytes.Equal(r.before, r.after) && m.timeInvariant(st)
-	if !r.fixed {
-		r.skip = r.backoff
-		r.backoff = min(2*r.backoff, maxReuseBackoff)
-	} else {
+	for p := 1; p <= r.histN; p++ {
+		if !bytes.Equal(r.after, r.hist[(t+1-p)%maxCycle].before) {
+			continue
+		}
+		switch {
+		case p == 1:
+			r.fixed = true
+		case r.cycles:
+			r.period, r.cycleFrom = p, t+1
+		}
 		r.backoff = 1
+		return
+	}
+	// A design that may not cycle looks for fixed points alone, which a check of two ticks
+	// in a row finds; one that may, for a cycle as long as maxCycle, which takes as many.
+	if !r.cycles || r.histN == maxCycle {
+		r.skip, r.histN = r.backoff, 0
+		r.backoff = min(2*r.backoff, maxReuseBackoff)
 	}
 }
 
 // timeInvariant reports whether the tick computation on the current state depends on
 // neither the tick's number nor its time (see above).
 func (m *model) timeInvariant(st *runState) bool {
-	for i := range m.nodes {
-		if nd := &m.nodes[i]; nd.backlog != 0 || nd.liveQueued != 0 {
-			return false // cohorts are kept by tick of arrival
-		}
-	}
+	// Queues are kept by age (backlog.go): a standing queue names no time.
+	//
 	// While a backend or a link is down or came back within a probe interval, the health
 	// checks' expected split moves with the time (health.go).
 	if st.events.outages {
@@ -181,7 +319,10 @@ func (m *model) timeInvariant(st *runState) bool {
 		if !noticed(c.failedSince) || !math.IsInf(c.flushedAt, -1) {
 			return false
 		}
-		if s := c.scaler; s != nil && (s.pending != 0 || s.lowSince >= 0) {
+		// An autoscaler waiting to act depends on the time only in the tick it acts in:
+		// before it, its timer (a time on the clock, carried as it is) stands still.
+		if s := c.scaler; s != nil && (s.pending != 0 && st.tickStart >= s.readyAt ||
+			s.lowSince >= 0 && st.tickStart-s.lowSince >= s.inDelay) {
 			return false
 		}
 		if g := c.gate; g != nil && g.threshold > 0 && (g.state != BreakerClosed || !uniformWindow(g.window)) {
@@ -214,7 +355,11 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 	buf = appendRaw(buf, m.pools)
 	buf = appendRaw(buf, m.comps)
 	for i := range m.nodes {
-		buf = appendRaw(buf, m.nodes[i].q)
+		// The ring by age, from its oldest slot on (slotAt).
+		q := m.nodes[i].q
+		j := m.ring
+		buf = appendRaw(buf, q[j:])
+		buf = appendRaw(buf, q[:j])
 	}
 	for p := range m.pools {
 		buf = appendRaw(buf, m.pools[p].frac)

@@ -125,16 +125,22 @@ func (m *model) dominant(causes []tickCause, s struct{ from, to int }) int {
 		comp, edge int
 		draining   bool
 	}
-	type tally struct{ first, n int }
-	counts := map[key]tally{}
+	type tally struct {
+		k        key
+		first, n int
+	}
+	var buf [8]tally
+	counts := buf[:0] // a stretch has few distinct causes: a list beats a map
 	for i := s.from; i <= s.to; i++ {
 		k := key{causes[i].cause, causes[i].comp, causes[i].edge, causes[i].draining}
-		c, seen := counts[k]
-		if !seen {
-			c.first = i
+		j := 0
+		for j < len(counts) && counts[j].k != k {
+			j++
 		}
-		c.n++
-		counts[k] = c
+		if j == len(counts) {
+			counts = append(counts, tally{k: k, first: i})
+		}
+		counts[j].n++
 	}
 	best, bestN := s.from, 0
 	for _, c := range counts {
