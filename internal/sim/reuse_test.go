@@ -104,23 +104,26 @@ func TestPointsOnlyDisplay(t *testing.T) {
 func TestQueuedReuseIsExact(t *testing.T) {
 	catalog := `"catalog":{"app.small":{"kind":"app_service","price_per_hour":0.05,"speed":1,"load_error_factor":0.001,"default":true},
 		"db.standard":{"kind":"database","price_per_hour":0.16,"speed":1,"load_error_factor":0.001,"default":true}}`
-	design := `{"components":[{"id":"app","type":"app_service","params":{"replicas":%d}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`
+	design := `{"components":[{"id":"app","type":"app_service","params":{"replicas":%d,"queue_per_replica":%d}},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`
 	for _, c := range []struct {
 		name     string
 		replicas int
+		room     int // waiting places per replica
+		tickMs   int
 		rps      float64
 		cycle    bool // the queue's state cycles rather than stands still
 	}{
-		{"queue standing, room not full", 1, 300, false},
-		{"waiting room full", 8, 1500, true},
+		{"queue standing, room not full", 1, 64, 250, 300, false},
+		{"waiting room full", 8, 64, 250, 1500, false},
+		{"small waiting room full, cycling", 1, 8, 100, 900, true},
 	} {
 		var d Design
 		var cfg Config
-		if err := json.Unmarshal([]byte(fmt.Sprintf(design, c.replicas)), &d); err != nil {
+		if err := json.Unmarshal([]byte(fmt.Sprintf(design, c.replicas, c.room)), &d); err != nil {
 			t.Fatal(err)
 		}
-		conf := fmt.Sprintf(`{"tick_ms":250,"duration_sec":120,"traffic":{"kind":"constant","rps":%g},
-			"mix":{"static":0,"read":0.95,"write":0.05,"async_write":0},"client":{"timeout_ms":1000,"max_retries":1},%s}`, c.rps, catalog)
+		conf := fmt.Sprintf(`{"tick_ms":%d,"duration_sec":120,"traffic":{"kind":"constant","rps":%g},
+			"mix":{"static":0,"read":0.95,"write":0.05,"async_write":0},"client":{"timeout_ms":1000,"max_retries":1},%s}`, c.tickMs, c.rps, catalog)
 		if err := json.Unmarshal([]byte(conf), &cfg); err != nil {
 			t.Fatal(err)
 		}

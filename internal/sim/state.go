@@ -195,7 +195,7 @@ func (m *model) cycleTick(t int, tick *Tick, fresh float64, st *runState) bool {
 	m.dueRetries(t, st)
 	comps := tick.Components
 	*tick = *e.tick
-	tick.T = float64(t+1) * m.dt
+	tick.T = float64(t)*m.dt + m.dt // as a computed tick reckons it, bit for bit
 	tick.Components = comps
 	copy(comps, e.tick.Components)
 	tick.Events = st.events.activeIDs()
