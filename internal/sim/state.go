@@ -66,6 +66,18 @@ type reuseState struct {
 	cycles    bool // the design may cycle (mayCycle)
 	period    int
 	cycleFrom int
+	stateLen  int // the longest carried state yet, so that a buffer is made once at its size
+}
+
+// stateBuf is buf emptied, with room for a carried state as long as the longest yet: a run's
+// buffers (one a cycle slot, and one more) are each made once rather than grown by doubling
+// from nothing, which had the garbage collector's assists take a fifth of a design that
+// never settles.
+func (r *reuseState) stateBuf(buf []byte) []byte {
+	if cap(buf) < r.stateLen {
+		return make([]byte, 0, r.stateLen)
+	}
+	return buf[:0]
 }
 
 // cycleTick is a computed tick as a cycle repeats it: the carried state before it, its
@@ -255,7 +267,8 @@ func (m *model) beginTick(t int, fresh float64, st *runState) bool {
 		// writes what they wrote).
 		e.before, r.after = r.after, e.before
 	} else {
-		e.before = m.carriedState(t, st, e.before[:0])
+		e.before = m.carriedState(t, st, r.stateBuf(e.before))
+		r.stateLen = max(r.stateLen, len(e.before))
 	}
 	return true
 }
@@ -277,7 +290,8 @@ func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 		r.histN = 0
 		return
 	}
-	r.after = m.carriedState(t+1, st, r.after[:0])
+	r.after = m.carriedState(t+1, st, r.stateBuf(r.after))
+	r.stateLen = max(r.stateLen, len(r.after))
 	for p := 1; p <= r.histN; p++ {
 		if !bytes.Equal(r.after, r.hist[(t+1-p)%maxCycle].before) {
 			continue
