@@ -22,12 +22,16 @@ func TestEventFinishedOnceAcrossReplicas(t *testing.T) {
 	a := startServerProcess(t, maps.Clone(env))
 	b := startServerProcess(t, maps.Clone(env))
 
+	// The entrants exist before the event opens, and it stays open long enough for both
+	// attempts on a loaded machine (under -race beside the rest of the suite, a 3 s window
+	// closed before the second one was in).
+	players := []player{a.newPlayer(t, "entrant-a"), b.newPlayer(t, "entrant-b")}
 	start := time.Now().Add(2 * time.Second)
 	var ev struct {
 		ID string `json:"id"`
 	}
 	a.must(t, http.StatusCreated, req{method: "POST", path: "/v1/events", token: a.adminToken, body: map[string]any{
-		"level": tutorial, "title": "Vanishing act", "starts_at": start, "ends_at": start.Add(3 * time.Second),
+		"level": tutorial, "title": "Vanishing act", "starts_at": start, "ends_at": start.Add(10 * time.Second),
 		"hidden_chaos": []any{map[string]any{"kind": "traffic_spike", "at_sec": 30, "duration_sec": 40, "params": map[string]any{"multiplier": 3}}},
 		"resilience":   map[string]any{"error_ceiling": 0.05, "recovery_deadline_sec": 30},
 	}}, &ev)
@@ -53,7 +57,6 @@ func TestEventFinishedOnceAcrossReplicas(t *testing.T) {
 	}
 
 	time.Sleep(time.Until(start))
-	players := []player{a.newPlayer(t, "entrant-a"), b.newPlayer(t, "entrant-b")}
 	for i, p := range players {
 		s := []*testServer{a, b}[i]
 		s.must(t, http.StatusCreated, req{method: "POST", path: "/v1/events/" + ev.ID + "/submissions", token: p.token,
