@@ -88,7 +88,7 @@ start_replica() {
 		MAX_INFLIGHT_PER_CLIENT=1000000 ${REPLICA_ENV:-} \
 		"$bin" >>"$WORK/replica-$i.log" 2>&1 &
 	REPLICA_PIDS[$i]=$!
-	for _ in $(seq 1 200); do
+	for _ in $(seq 1 1200); do # up to a minute, as lib.sh's start_server
 		curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
 		kill -0 "${REPLICA_PIDS[$i]}" 2>/dev/null || { cat "$WORK/replica-$i.log"; return 1; }
 		sleep 0.05

@@ -31,7 +31,9 @@ start_server() {
 	SERVER_PID=$!
 	SERVER_PIDS+=("$SERVER_PID")
 	SERVER_URL="http://127.0.0.1:$port"
-	for _ in $(seq 1 100); do
+	# Up to a minute: the first start on a database seeded behind the server's back (the
+	# scale run's 20,000 players) catches up before it is ready, 15-20 s on 2 cores.
+	for _ in $(seq 1 600); do
 		if curl -fsS "$SERVER_URL/readyz" >/dev/null 2>&1; then return 0; fi
 		kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server-$port.log"; return 1; }
 		sleep 0.1
