@@ -126,6 +126,11 @@ func (m *model) retryDelayTicks(g int) int {
 	return max(1, int(math.Ceil(delay/m.dt-1e-9)))
 }
 
+// fresh is the traffic curve's new requests in the tick starting at t0.
+func (m *model) fresh(t0 float64, st *runState) float64 {
+	return m.v.cfg.Traffic.rate(t0+m.dt/2) * st.spikeMult * m.dt
+}
+
 // step advances the model by one tick and records it.
 func (m *model) step(t int, tick *Tick, st *runState) {
 	dt := m.dt
@@ -133,8 +138,7 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	m.tick = t
 	tick.T = t0 + dt
 	st.events.apply(m, st, t0, t0+dt)
-	cfg := &m.v.cfg
-	fresh := cfg.Traffic.rate(t0+dt/2) * st.spikeMult * dt
+	fresh := m.fresh(t0, st)
 	if m.reuseTick(t, tick, fresh, st) {
 		return // the tick repeats the last one exactly (state.go)
 	}
@@ -155,7 +159,7 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 			slot[g] = 0
 		}
 	}
-	shares := cfg.Mix.shares()
+	shares := m.v.cfg.Mix.shares()
 	for class, roots := range m.roots {
 		for _, r := range roots {
 			m.nodes[r].in = attempts * shares[class] / float64(len(roots))

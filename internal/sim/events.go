@@ -48,6 +48,12 @@ func (et *eventTracker) init(m *model) {
 }
 
 // window is when an event acts: a flush acts during its warm-up.
+// acts reports whether an event whose window is [start, end) acts during the tick [t0, t1):
+// an event of no duration acts in the tick it strikes.
+func acts(start, end, t0, t1 float64) bool {
+	return start < t1 && t0 < math.Max(end, start+1e-9)
+}
+
 func (m *model) window(e ChaosEvent, comp int) (start, end float64) {
 	end = e.AtSec + e.DurationSec
 	if e.Kind == ChaosCacheFlush {
@@ -89,12 +95,12 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	st.spikeMult = 1
 	for i, e := range et.events {
 		start, end := m.window(e, et.comp[i])
+		on := acts(start, end, t0, t1)
 		if e.Kind == ChaosCacheFlush && start >= t0 && start < t1 {
 			c := &m.comps[et.comp[i]]
 			c.flushedAt = start
 			c.flushWarm = m.warmupOf(e, et.comp[i])
 		}
-		on := start < t1 && t0 < math.Max(end, start+1e-9)
 		if on != et.active[i] {
 			et.active[i] = on
 			et.changed = true
@@ -152,7 +158,7 @@ func (m *model) anyEvent(et *eventTracker, t0, t1 float64) bool {
 		if e.AtSec >= t1 {
 			continue
 		}
-		if start, end := m.window(e, et.comp[i]); start < t1 && t0 < math.Max(end, start+1e-9) {
+		if start, end := m.window(e, et.comp[i]); acts(start, end, t0, t1) {
 			return true
 		}
 	}

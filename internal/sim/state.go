@@ -226,17 +226,16 @@ func (m *model) steadyAhead(t, n int, fresh float64, st *runState) bool {
 	if t+n > m.v.ticks || st.events.changed || math.Float64bits(fresh) != r.prevFresh {
 		return false
 	}
-	cfg := &m.v.cfg
 	et := &st.events
 	for k := t + 1; k < t+n; k++ {
 		t0 := float64(k) * m.dt
 		t1 := t0 + m.dt
-		if math.Float64bits(cfg.Traffic.rate(t0+m.dt/2)*st.spikeMult*m.dt) != r.prevFresh {
+		if math.Float64bits(m.fresh(t0, st)) != r.prevFresh {
 			return false
 		}
 		for i, e := range et.events {
 			start, end := m.window(e, et.comp[i])
-			if on := start < t1 && t0 < math.Max(end, start+1e-9); on != et.active[i] || (e.Kind == ChaosCacheFlush && start < t1) {
+			if acts(start, end, t0, t1) != et.active[i] || (e.Kind == ChaosCacheFlush && start < t1) {
 				return false
 			}
 		}
