@@ -646,14 +646,18 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 			// and folded every 8 factors so that neither can overflow
 			// (|d| is within [1e-24, 1e12] after clamping and merging).
 			g, num, den := k.sumC, 1.0, 1.0
-			for i, f := range fs {
-				if i == k.lo {
-					continue
+			for b := 0; b < len(fs); b += 8 {
+				blk := fs[b:min(b+8, len(fs))]
+				for i := range blk {
+					if b+i == k.lo {
+						continue
+					}
+					f := &blk[i]
+					d := f.rho - rho
+					num *= d + f.c*rho
+					den *= d
 				}
-				d := f.rho - rho
-				num *= d + f.c*rho
-				den *= d
-				if i&7 == 7 {
+				if len(blk) == 8 && b+7 != k.lo {
 					g *= num / den
 					num, den = 1, 1
 				}
@@ -666,34 +670,49 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 			continue
 		}
 		g := grow(&m.ser, n)
-		h := grow(&m.hser, n)
+		hr := grow(&m.hser, n)
 		clear(g)
 		g[0] = 1
+		unit := true // g is still 1, 0, 0, …
 		for _, f := range fs[k.lo:k.hi] {
+			if f.c == 1 {
+				// c·g[i] + 0·g[i-1] is g[i] exactly while g ≥ 0, which it is
+				// here: a certain factor (a service time, a backlog's spread
+				// phase) leaves G unchanged.
+				continue
+			}
+			unit = false
 			for i := n - 1; i > 0; i-- {
 				g[i] = f.c*g[i] + (1-f.c)*g[i-1]
 			}
 			g[0] *= f.c
 		}
-		for fi, f := range fs {
-			if fi >= k.lo && fi < k.hi {
-				continue
+		// Factors of one rate and probability (a backlog's spread phases) have
+		// one series h, built once for the run of them.
+		hRho, hC, finite := math.NaN(), math.NaN(), false
+		for fi := range len(fs) - (k.hi - k.lo) {
+			if fi >= k.lo {
+				fi += k.hi - k.lo // the members are not their own others
 			}
-			d := f.rho - rho
-			q := -rho / d
-			h[0] = (d + f.c*rho) / d
-			pw := f.c * f.rho / d
-			for i := 1; i < n; i++ {
-				pw *= q
-				h[i] = pw
-			}
-			for i := n - 1; i >= 0; i-- {
-				acc := 0.0
-				for l := 0; l <= i; l++ {
-					acc += g[l] * h[i-l]
+			f := &fs[fi]
+			if f.rho != hRho || f.c != hC {
+				hRho, hC = f.rho, f.c
+				d := f.rho - rho
+				q := -rho / d
+				hr[n-1] = (d + f.c*rho) / d
+				pw := f.c * f.rho / d
+				for i := 1; i < n; i++ {
+					pw *= q
+					hr[n-1-i] = pw
 				}
-				g[i] = acc
+				finite = !math.IsInf(hr[n-1], 0) && !math.IsNaN(hr[n-1]) && !math.IsInf(pw, 0) && !math.IsNaN(pw)
 			}
+			if unit && finite {
+				convolveUnit(g, hr)
+			} else {
+				convolve(g, hr)
+			}
+			unit = false
 		}
 		// a_k = g[n-k]. S_i = Σ_{k>i} a_k, D_i = ρ·a_{i+1} and
 		// E_i = ρ(D_{i+1} - D_i) (from dπ_i/dx = ρ(π_{i-1} - π_i)).
@@ -714,6 +733,61 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 		m.high = append(m.high, highTerm{rho: rho, skip: fn + 40 + 8*math.Sqrt(fn), off: off, n: n})
 	}
 	return amp
+}
+
+// convolve replaces g by its product with the series h, both truncated to
+// len(g): g[i] = Σ_{l≤i} g[l]·h[i-l], summed in ascending l. hr holds h
+// reversed (hr[len-1-j] = h[j]), so that for each i the terms g[l] and
+// hr[len-1-i+l] walk up together and no index needs checking; four outputs
+// share each pass over g. Every sum takes the terms of the direct loop in its
+// order, so the expansion is unchanged to the last bit.
+func convolve(g, hr []float64) {
+	n := len(g)
+	hr = hr[:n]
+	h0, h1 := hr[n-1], 0.0
+	if n > 1 {
+		h1 = hr[n-2]
+	}
+	i := n - 1
+	for ; i >= 3; i -= 4 {
+		gs := g[:i-2] // l ≤ i-3: a term of all four outputs
+		x0, x1, x2, x3 := hr[n-1-i:], hr[n-i:], hr[n+1-i:], hr[n+2-i:]
+		x0, x1, x2, x3 = x0[:len(gs)], x1[:len(gs)], x2[:len(gs)], x3[:len(gs)]
+		a0, a1, a2, a3 := 0.0, 0.0, 0.0, 0.0
+		for l, gv := range gs {
+			a0 += gv * x0[l]
+			a1 += gv * x1[l]
+			a2 += gv * x2[l]
+			a3 += gv * x3[l]
+		}
+		gv := g[i-2]
+		a0 += gv * hr[n-3]
+		a1 += gv * h1
+		a2 += gv * h0
+		gv = g[i-1]
+		a0 += gv * h1
+		a1 += gv * h0
+		a0 += g[i] * h0
+		g[i], g[i-1], g[i-2], g[i-3] = a0, a1, a2, a3
+	}
+	for ; i >= 0; i-- {
+		acc := 0.0
+		for l, gv := range g[:i+1] {
+			acc += gv * hr[n-1-i+l]
+		}
+		g[i] = acc
+	}
+}
+
+// convolveUnit is convolve for g = 1, 0, 0, … and a finite h: each sum is
+// 0 + h[i] followed by products ±0 that leave it unchanged, so g becomes h
+// (with −0 read as +0, as the sum gives it).
+func convolveUnit(g, hr []float64) {
+	n := len(g)
+	hr = hr[:n]
+	for i := range g {
+		g[i] = 0.0 + hr[n-1-i]
+	}
 }
 
 // logAbsFloor is a lower bound on ln|x| that is within ln 2 of it, read off
