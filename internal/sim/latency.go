@@ -629,6 +629,12 @@ func sortFactors(fs []factor) {
 // expand appends one term per cluster and returns Σ|coefficient|, the
 // factor by which rounding errors are amplified in P(R > x).
 //
+// Once that sum is past condBudget with clusters left to merge, the path will
+// be merged and expanded again whatever the remaining terms are (adding
+// non-negative terms never lowers a rounded sum), so it returns at once: a
+// path with close poles was expanded in full once per merge, and those
+// expansions were a third of the work.
+//
 // Around the pole ρ of a cluster with n members, in v = (ρ+s)/ρ, the
 // transform is G(v)/v^n with
 //
@@ -664,6 +670,9 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 			}
 			g *= num / den
 			amp += math.Abs(g)
+			if amp > condBudget && len(cl) > 1 {
+				return amp // it will be merged and redone: the rest would be thrown away
+			}
 			if skip := 40 + logAbsFloor(g); skip > 0 {
 				m.simple = append(m.simple, simpleTerm{rho: rho, skip: skip, s: g, d: rho * g, dd: -rho * rho * g})
 			}
@@ -731,6 +740,9 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 		}
 		fn := float64(n)
 		m.high = append(m.high, highTerm{rho: rho, skip: fn + 40 + 8*math.Sqrt(fn), off: off, n: n})
+		if amp > condBudget && len(cl) > 1 {
+			return amp
+		}
 	}
 	return amp
 }
