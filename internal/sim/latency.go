@@ -131,6 +131,7 @@ type LatencyMix struct {
 
 	// Scratch for the expansion.
 	factors  []factor
+	runs     []factorRun
 	clusters []cluster
 	ser      []float64
 	hser     []float64
@@ -175,6 +176,12 @@ type factor struct {
 	r, c float64 // rate and probability of being present
 	m    float64 // mean contribution c/r
 	rho  float64 // rate of the pole it was merged into
+}
+
+// factorRun is n equal factors in a row: a backlog's spread phases, or one factor.
+type factorRun struct {
+	f factor
+	n int
 }
 
 // cluster is a run of sorted factors sharing one pole.
@@ -530,7 +537,7 @@ func (m *LatencyMix) compile() {
 // compilePath appends the expansion of one path and returns its mean.
 func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
 	fixed, mean := 0.0, 0.0
-	fs := m.factors[:0]
+	fs, spread := m.factors[:0], false
 	for _, s := range stages {
 		if s.Fixed > 0 {
 			fixed += min(s.Fixed, maxFixed)
@@ -539,6 +546,7 @@ func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
 			fs = append(fs, factor{r: r, c: 1, m: 1 / r, rho: r})
 		}
 		if r, ok := cleanRate(s.SpreadRate); ok {
+			spread = true
 			for range spreadStages {
 				fs = append(fs, factor{r: r, c: 1, m: 1 / r, rho: r})
 			}
@@ -555,7 +563,11 @@ func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
 		atom *= 1 - f.c
 		mean += f.m
 	}
-	sortFactors(fs)
+	if spread && len(fs) <= maxInsertionSort {
+		m.sortByRuns(fs)
+	} else {
+		sortFactors(fs)
+	}
 	cl := m.clusters[:0]
 	for i, f := range fs {
 		if n := len(cl); n > 0 && f.r-fs[cl[n-1].lo].r <= sameRateRelGap*f.r {
@@ -602,9 +614,43 @@ func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
 	return fixed + mean
 }
 
+// maxInsertionSort is the most factors a path sorts by insertion (stable); longer ones are
+// sorted by slices.SortFunc, which is not stable.
+const maxInsertionSort = 32
+
+// sortByRuns is sortFactors for a path with a backlog's spread: its phases are equal
+// factors in a row, which a stable sort keeps together, so sorting the runs (a third as
+// many items) gives the same order.
+func (m *LatencyMix) sortByRuns(fs []factor) {
+	rs := m.runs[:0]
+	for i := 0; i < len(fs); {
+		j := i + 1
+		for j < len(fs) && fs[j] == fs[i] {
+			j++
+		}
+		rs = append(rs, factorRun{fs[i], j - i})
+		i = j
+	}
+	m.runs = rs
+	for i := 1; i < len(rs); i++ {
+		r := rs[i]
+		j := i
+		for ; j > 0 && rs[j-1].f.r > r.f.r; j-- {
+			rs[j] = rs[j-1]
+		}
+		rs[j] = r
+	}
+	fs = fs[:0]
+	for _, r := range rs {
+		for range r.n {
+			fs = append(fs, r.f)
+		}
+	}
+}
+
 // sortFactors sorts by rate. Paths are short, so insertion sort wins.
 func sortFactors(fs []factor) {
-	if len(fs) > 32 {
+	if len(fs) > maxInsertionSort {
 		slices.SortFunc(fs, func(a, b factor) int {
 			switch {
 			case a.r < b.r:
@@ -653,17 +699,17 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 			// (|d| is within [1e-24, 1e12] after clamping and merging).
 			g, num, den := k.sumC, 1.0, 1.0
 			for b := 0; b < len(fs); b += 8 {
-				blk := fs[b:min(b+8, len(fs))]
-				for i := range blk {
-					if b+i == k.lo {
+				e := min(b+8, len(fs))
+				for i := b; i < e; i++ {
+					if i == k.lo {
 						continue
 					}
-					f := &blk[i]
+					f := &fs[i]
 					d := f.rho - rho
 					num *= d + f.c*rho
 					den *= d
 				}
-				if len(blk) == 8 && b+7 != k.lo {
+				if e-b == 8 && e-1 != k.lo {
 					g *= num / den
 					num, den = 1, 1
 				}
@@ -698,7 +744,7 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 		}
 		// Factors of one rate and probability (a backlog's spread phases) have
 		// one series h, built once for the run of them.
-		hRho, hC, finite := math.NaN(), math.NaN(), false
+		hRho, hC := math.NaN(), math.NaN()
 		for fi := range len(fs) - (k.hi - k.lo) {
 			if fi >= k.lo {
 				fi += k.hi - k.lo // the members are not their own others
@@ -714,11 +760,17 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 					pw *= q
 					hr[n-1-i] = pw
 				}
-				finite = !math.IsInf(hr[n-1], 0) && !math.IsNaN(hr[n-1]) && !math.IsInf(pw, 0) && !math.IsNaN(pw)
 			}
-			if unit && finite {
+			switch {
+			case unit && finite(hr[0]) && finite(hr[n-1]):
+				// (h[0] and the last power: once a power overflows, the rest do.)
 				convolveUnit(g, hr)
-			} else {
+			case n == 2:
+				// A double pole (two equal hops): convolve's sums, without the call.
+				g0, g1 := g[0], g[1]
+				g[1] = 0.0 + g0*hr[0] + g1*hr[1]
+				g[0] = 0.0 + g0*hr[1]
+			default:
 				convolve(g, hr)
 			}
 			unit = false
@@ -762,15 +814,20 @@ func convolve(g, hr []float64) {
 	}
 	i := n - 1
 	for ; i >= 3; i -= 4 {
+		// Output i-k takes g[l]·hr[b+k+l], b = n-1-i: the four walk one window
+		// of hr, which slides by one element per term.
 		gs := g[:i-2] // l ≤ i-3: a term of all four outputs
-		x0, x1, x2, x3 := hr[n-1-i:], hr[n-i:], hr[n+1-i:], hr[n+2-i:]
-		x0, x1, x2, x3 = x0[:len(gs)], x1[:len(gs)], x2[:len(gs)], x3[:len(gs)]
+		b := n - 1 - i
+		ws := hr[b+3 : b+3+len(gs)]
+		w0, w1, w2 := hr[b], hr[b+1], hr[b+2]
 		a0, a1, a2, a3 := 0.0, 0.0, 0.0, 0.0
 		for l, gv := range gs {
-			a0 += gv * x0[l]
-			a1 += gv * x1[l]
-			a2 += gv * x2[l]
-			a3 += gv * x3[l]
+			w3 := ws[l]
+			a0 += gv * w0
+			a1 += gv * w1
+			a2 += gv * w2
+			a3 += gv * w3
+			w0, w1, w2 = w1, w2, w3
 		}
 		gv := g[i-2]
 		a0 += gv * hr[n-3]
@@ -782,12 +839,19 @@ func convolve(g, hr []float64) {
 		a0 += g[i] * h0
 		g[i], g[i-1], g[i-2], g[i-3] = a0, a1, a2, a3
 	}
-	for ; i >= 0; i-- {
-		acc := 0.0
-		for l, gv := range g[:i+1] {
-			acc += gv * hr[n-1-i+l]
-		}
-		g[i] = acc
+	// The last outputs (all of them for a pole of multiplicity 2 or 3), written out.
+	switch i {
+	case 2:
+		g0, g1, g2 := g[0], g[1], g[2]
+		g[2] = 0.0 + g0*hr[n-3] + g1*h1 + g2*h0
+		g[1] = 0.0 + g0*h1 + g1*h0
+		g[0] = 0.0 + g0*h0
+	case 1:
+		g0, g1 := g[0], g[1]
+		g[1] = 0.0 + g0*h1 + g1*h0
+		g[0] = 0.0 + g0*h0
+	case 0:
+		g[0] = 0.0 + g[0]*h0
 	}
 }
 
@@ -801,6 +865,8 @@ func convolveUnit(g, hr []float64) {
 		g[i] = 0.0 + hr[n-1-i]
 	}
 }
+
+func finite(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
 
 // logAbsFloor is a lower bound on ln|x| that is within ln 2 of it, read off
 // the exponent bits: a math.Log per pole was a fifth of the expansion cost.
