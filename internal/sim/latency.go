@@ -419,7 +419,9 @@ func (m *LatencyMix) eval(t float64) evalPoint {
 
 // evalPath returns one path's P(R > x), density and its derivative, x ≥ 0 past its fixed part.
 func (m *LatencyMix) evalPath(cp *compPath, x float64) (s, d, dd float64) {
-	for _, tm := range m.simple[cp.s0:cp.s1] {
+	simple := m.simple[cp.s0:cp.s1]
+	for i := range simple {
+		tm := &simple[i] // most terms are skipped: read rho and skip only
 		y := tm.rho * x
 		if y > tm.skip {
 			continue
@@ -430,7 +432,9 @@ func (m *LatencyMix) evalPath(cp *compPath, x float64) (s, d, dd float64) {
 		dd += tm.dd * e
 	}
 	coef := m.coef
-	for _, tm := range m.high[cp.h0:cp.h1] {
+	high := m.high[cp.h0:cp.h1]
+	for i := range high {
+		tm := &high[i]
 		y := tm.rho * x
 		if y > tm.skip {
 			continue
@@ -448,12 +452,12 @@ func (m *LatencyMix) evalPath(cp *compPath, x float64) (s, d, dd float64) {
 func poissonSums(y float64, c []float64) (ss, sd, se float64) {
 	n := len(c) / 3
 	cs, cd, ce := c[:n], c[n:2*n], c[2*n:3*n]
+	cd, ce = cd[:len(cs)], ce[:len(cs)]
 	if y <= 700 {
 		pi := math.Exp(-y)
-		for i := range n {
-			if i > 0 {
-				pi *= y / float64(i)
-			}
+		ss, sd, se = 0+cs[0]*pi, 0+cd[0]*pi, 0+ce[0]*pi
+		for i := 1; i < len(cs); i++ {
+			pi *= y / float64(i)
 			ss += cs[i] * pi
 			sd += cd[i] * pi
 			se += ce[i] * pi
