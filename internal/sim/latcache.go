@@ -89,11 +89,13 @@ func (pg *pathGroups) reset() {
 func (pg *pathGroups) add(node, start int, weight float64) {
 	hops := pg.stages[start:]
 	h := uint64(14695981039346656037)
-	for _, s := range hops {
-		for _, x := range [5]float64{s.Fixed, s.ServiceRate, s.WaitProb, s.WaitRate, s.SpreadRate} {
-			h ^= math.Float64bits(x)
-			h *= 1099511628211
-		}
+	for i := range hops {
+		s := &hops[i]
+		h = fnvMix(h, s.Fixed)
+		h = fnvMix(h, s.ServiceRate)
+		h = fnvMix(h, s.WaitProb)
+		h = fnvMix(h, s.WaitRate)
+		h = fnvMix(h, s.SpreadRate)
 	}
 	mask := uint64(len(pg.table) - 1)
 	for slot := h & mask; ; slot = (slot + 1) & mask {
@@ -113,6 +115,9 @@ func (pg *pathGroups) add(node, start int, weight float64) {
 		}
 	}
 }
+
+// fnvMix folds x into the FNV-1a-style hash h.
+func fnvMix(h uint64, x float64) uint64 { return (h ^ math.Float64bits(x)) * 1099511628211 }
 
 func equalStages(a, b []Stage) bool {
 	if len(a) != len(b) {

@@ -412,7 +412,9 @@ func (m *LatencyMix) eval(t float64) evalPoint {
 
 // evalPath returns one path's P(R > x), density and its derivative, x ≥ 0 past its fixed part.
 func (m *LatencyMix) evalPath(cp *compPath, x float64) (s, d, dd float64) {
-	for _, tm := range m.simple[cp.s0:cp.s1] {
+	simple := m.simple[cp.s0:cp.s1]
+	for i := range simple {
+		tm := &simple[i] // most terms are skipped: read rho and skip only
 		y := tm.rho * x
 		if y > tm.skip {
 			continue
@@ -423,7 +425,9 @@ func (m *LatencyMix) evalPath(cp *compPath, x float64) (s, d, dd float64) {
 		dd += tm.dd * e
 	}
 	coef := m.coef
-	for _, tm := range m.high[cp.h0:cp.h1] {
+	high := m.high[cp.h0:cp.h1]
+	for i := range high {
+		tm := &high[i]
 		y := tm.rho * x
 		if y > tm.skip {
 			continue
@@ -441,12 +445,12 @@ func (m *LatencyMix) evalPath(cp *compPath, x float64) (s, d, dd float64) {
 func poissonSums(y float64, c []float64) (ss, sd, se float64) {
 	n := len(c) / 3
 	cs, cd, ce := c[:n], c[n:2*n], c[2*n:3*n]
+	cd, ce = cd[:len(cs)], ce[:len(cs)]
 	if y <= 700 {
 		pi := math.Exp(-y)
-		for i := range n {
-			if i > 0 {
-				pi *= y / float64(i)
-			}
+		ss, sd, se = 0+cs[0]*pi, 0+cd[0]*pi, 0+ce[0]*pi
+		for i := 1; i < len(cs); i++ {
+			pi *= y / float64(i)
 			ss += cs[i] * pi
 			sd += cd[i] * pi
 			se += ce[i] * pi
@@ -530,7 +534,7 @@ func (m *LatencyMix) compile() {
 // compilePath appends the expansion of one path and returns its mean.
 func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
 	fixed, mean := 0.0, 0.0
-	fs := m.factors[:0]
+	fs, spread := m.factors[:0], false
 	for _, s := range stages {
 		if s.Fixed > 0 {
 			fixed += min(s.Fixed, maxFixed)
@@ -539,6 +543,7 @@ func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
 			fs = append(fs, factor{r: r, c: 1, m: 1 / r, rho: r})
 		}
 		if r, ok := cleanRate(s.SpreadRate); ok {
+			spread = true
 			for range spreadStages {
 				fs = append(fs, factor{r: r, c: 1, m: 1 / r, rho: r})
 			}
@@ -555,7 +560,11 @@ func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
 		atom *= 1 - f.c
 		mean += f.m
 	}
-	sortFactors(fs)
+	if spread && len(fs) <= maxInsertionSort {
+		sortByRuns(fs)
+	} else {
+		sortFactors(fs)
+	}
 	cl := m.clusters[:0]
 	for i, f := range fs {
 		if n := len(cl); n > 0 && f.r-fs[cl[n-1].lo].r <= sameRateRelGap*f.r {
@@ -602,9 +611,36 @@ func (m *LatencyMix) compilePath(w float64, stages []Stage) float64 {
 	return fixed + mean
 }
 
+// maxInsertionSort is the most factors a path sorts by insertion (stable); longer ones are
+// sorted by slices.SortFunc, which is not stable.
+const maxInsertionSort = 32
+
+// sortByRuns is sortFactors for a path with a backlog's spread: its phases are equal
+// factors in a row, and a stable insertion sort puts each after the one before, so a run
+// is inserted as a block, in one shift of the sorted part instead of one per phase.
+func sortByRuns(fs []factor) {
+	for i := 0; i < len(fs); {
+		f, n := fs[i], 1
+		for i+n < len(fs) && fs[i+n] == f {
+			n++
+		}
+		j := i
+		for j > 0 && fs[j-1].r > f.r {
+			j--
+		}
+		if j < i {
+			copy(fs[j+n:i+n], fs[j:i])
+			for k := j; k < j+n; k++ {
+				fs[k] = f
+			}
+		}
+		i += n
+	}
+}
+
 // sortFactors sorts by rate. Paths are short, so insertion sort wins.
 func sortFactors(fs []factor) {
-	if len(fs) > 32 {
+	if len(fs) > maxInsertionSort {
 		slices.SortFunc(fs, func(a, b factor) int {
 			switch {
 			case a.r < b.r:
@@ -629,6 +665,12 @@ func sortFactors(fs []factor) {
 // expand appends one term per cluster and returns Σ|coefficient|, the
 // factor by which rounding errors are amplified in P(R > x).
 //
+// Once that sum is past condBudget with clusters left to merge, the path will
+// be merged and expanded again whatever the remaining terms are (adding
+// non-negative terms never lowers a rounded sum), so it returns at once: a
+// path with close poles was expanded in full once per merge, and those
+// expansions were a third of the work.
+//
 // Around the pole ρ of a cluster with n members, in v = (ρ+s)/ρ, the
 // transform is G(v)/v^n with
 //
@@ -646,54 +688,82 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 			// and folded every 8 factors so that neither can overflow
 			// (|d| is within [1e-24, 1e12] after clamping and merging).
 			g, num, den := k.sumC, 1.0, 1.0
-			for i, f := range fs {
-				if i == k.lo {
-					continue
+			for b := 0; b < len(fs); b += 8 {
+				e := min(b+8, len(fs))
+				for i := b; i < e; i++ {
+					if i == k.lo {
+						continue
+					}
+					f := &fs[i]
+					d := f.rho - rho
+					num *= d + f.c*rho
+					den *= d
 				}
-				d := f.rho - rho
-				num *= d + f.c*rho
-				den *= d
-				if i&7 == 7 {
+				if e-b == 8 && e-1 != k.lo {
 					g *= num / den
 					num, den = 1, 1
 				}
 			}
 			g *= num / den
 			amp += math.Abs(g)
+			if amp > condBudget && len(cl) > 1 {
+				return amp // it will be merged and redone: the rest would be thrown away
+			}
 			if skip := 40 + logAbsFloor(g); skip > 0 {
 				m.simple = append(m.simple, simpleTerm{rho: rho, skip: skip, s: g, d: rho * g, dd: -rho * rho * g})
 			}
 			continue
 		}
 		g := grow(&m.ser, n)
-		h := grow(&m.hser, n)
+		hr := grow(&m.hser, n)
 		clear(g)
 		g[0] = 1
+		unit := true // g is still 1, 0, 0, …
 		for _, f := range fs[k.lo:k.hi] {
+			if f.c == 1 {
+				// c·g[i] + 0·g[i-1] is g[i] exactly while g ≥ 0, which it is
+				// here: a certain factor (a service time, a backlog's spread
+				// phase) leaves G unchanged.
+				continue
+			}
+			unit = false
 			for i := n - 1; i > 0; i-- {
 				g[i] = f.c*g[i] + (1-f.c)*g[i-1]
 			}
 			g[0] *= f.c
 		}
-		for fi, f := range fs {
-			if fi >= k.lo && fi < k.hi {
-				continue
+		// Factors of one rate and probability (a backlog's spread phases) have
+		// one series h, built once for the run of them.
+		hRho, hC := math.NaN(), math.NaN()
+		for fi := range len(fs) - (k.hi - k.lo) {
+			if fi >= k.lo {
+				fi += k.hi - k.lo // the members are not their own others
 			}
-			d := f.rho - rho
-			q := -rho / d
-			h[0] = (d + f.c*rho) / d
-			pw := f.c * f.rho / d
-			for i := 1; i < n; i++ {
-				pw *= q
-				h[i] = pw
-			}
-			for i := n - 1; i >= 0; i-- {
-				acc := 0.0
-				for l := 0; l <= i; l++ {
-					acc += g[l] * h[i-l]
+			f := &fs[fi]
+			if f.rho != hRho || f.c != hC {
+				hRho, hC = f.rho, f.c
+				d := f.rho - rho
+				q := -rho / d
+				hr[n-1] = (d + f.c*rho) / d
+				pw := f.c * f.rho / d
+				for i := 1; i < n; i++ {
+					pw *= q
+					hr[n-1-i] = pw
 				}
-				g[i] = acc
 			}
+			switch {
+			case unit && finite(hr[0]) && finite(hr[n-1]):
+				// (h[0] and the last power: once a power overflows, the rest do.)
+				convolveUnit(g, hr)
+			case n == 2:
+				// A double pole (two equal hops): convolve's sums, without the call.
+				g0, g1 := g[0], g[1]
+				g[1] = 0.0 + g0*hr[0] + g1*hr[1]
+				g[0] = 0.0 + g0*hr[1]
+			default:
+				convolve(g, hr)
+			}
+			unit = false
 		}
 		// a_k = g[n-k]. S_i = Σ_{k>i} a_k, D_i = ρ·a_{i+1} and
 		// E_i = ρ(D_{i+1} - D_i) (from dπ_i/dx = ρ(π_{i-1} - π_i)).
@@ -712,9 +782,81 @@ func (m *LatencyMix) expand(fs []factor, cl []cluster) float64 {
 		}
 		fn := float64(n)
 		m.high = append(m.high, highTerm{rho: rho, skip: fn + 40 + 8*math.Sqrt(fn), off: off, n: n})
+		if amp > condBudget && len(cl) > 1 {
+			return amp
+		}
 	}
 	return amp
 }
+
+// convolve replaces g by its product with the series h, both truncated to
+// len(g): g[i] = Σ_{l≤i} g[l]·h[i-l], summed in ascending l. hr holds h
+// reversed (hr[len-1-j] = h[j]), so that for each i the terms g[l] and
+// hr[len-1-i+l] walk up together and no index needs checking; four outputs
+// share each pass over g. Every sum takes the terms of the direct loop in its
+// order, so the expansion is unchanged to the last bit.
+func convolve(g, hr []float64) {
+	n := len(g)
+	hr = hr[:n]
+	h0, h1 := hr[n-1], 0.0
+	if n > 1 {
+		h1 = hr[n-2]
+	}
+	i := n - 1
+	for ; i >= 3; i -= 4 {
+		// Output i-k takes g[l]·hr[b+k+l], b = n-1-i: the four walk one window
+		// of hr, which slides by one element per term.
+		gs := g[:i-2] // l ≤ i-3: a term of all four outputs
+		b := n - 1 - i
+		ws := hr[b+3 : b+3+len(gs)]
+		w0, w1, w2 := hr[b], hr[b+1], hr[b+2]
+		a0, a1, a2, a3 := 0.0, 0.0, 0.0, 0.0
+		for l, gv := range gs {
+			w3 := ws[l]
+			a0 += gv * w0
+			a1 += gv * w1
+			a2 += gv * w2
+			a3 += gv * w3
+			w0, w1, w2 = w1, w2, w3
+		}
+		gv := g[i-2]
+		a0 += gv * hr[n-3]
+		a1 += gv * h1
+		a2 += gv * h0
+		gv = g[i-1]
+		a0 += gv * h1
+		a1 += gv * h0
+		a0 += g[i] * h0
+		g[i], g[i-1], g[i-2], g[i-3] = a0, a1, a2, a3
+	}
+	// The last outputs (all of them for a pole of multiplicity 2 or 3), written out.
+	switch i {
+	case 2:
+		g0, g1, g2 := g[0], g[1], g[2]
+		g[2] = 0.0 + g0*hr[n-3] + g1*h1 + g2*h0
+		g[1] = 0.0 + g0*h1 + g1*h0
+		g[0] = 0.0 + g0*h0
+	case 1:
+		g0, g1 := g[0], g[1]
+		g[1] = 0.0 + g0*h1 + g1*h0
+		g[0] = 0.0 + g0*h0
+	case 0:
+		g[0] = 0.0 + g[0]*h0
+	}
+}
+
+// convolveUnit is convolve for g = 1, 0, 0, … and a finite h: each sum is
+// 0 + h[i] followed by products ±0 that leave it unchanged, so g becomes h
+// (with −0 read as +0, as the sum gives it).
+func convolveUnit(g, hr []float64) {
+	n := len(g)
+	hr = hr[:n]
+	for i := range g {
+		g[i] = 0.0 + hr[n-1-i]
+	}
+}
+
+func finite(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
 
 // logAbsFloor is a lower bound on ln|x| that is within ln 2 of it, read off
 // the exponent bits: a math.Log per pole was a fifth of the expansion cost.

@@ -846,3 +846,51 @@ func TestLatencyPathTailIsThePathAlone(t *testing.T) {
 		t.Errorf("path out of range: PathTail = %v, want 0", got)
 	}
 }
+
+// directProduct is the product of the series g and h truncated to len(g), term by term in
+// ascending order: the arithmetic convolve must reproduce to the last bit.
+func directProduct(g, h []float64) []float64 {
+	out := make([]float64, len(g))
+	for i := range out {
+		acc := 0.0
+		for l := 0; l <= i; l++ {
+			acc += g[l] * h[i-l]
+		}
+		out[i] = acc
+	}
+	return out
+}
+
+func TestConvolveIsTheDirectProduct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for n := 1; n <= 20; n++ {
+		for range 200 {
+			g, h := make([]float64, n), make([]float64, n)
+			for i := range n {
+				g[i] = rng.NormFloat64() * math.Exp(10*rng.NormFloat64())
+				h[i] = rng.NormFloat64() * math.Exp(10*rng.NormFloat64())
+			}
+			if rng.IntN(4) == 0 {
+				h[rng.IntN(n)] = math.Copysign(0, -1)
+			}
+			unit := make([]float64, n)
+			unit[0] = 1
+			hr := slices.Clone(h)
+			slices.Reverse(hr)
+			for _, c := range []struct {
+				name string
+				g    []float64
+				fn   func(g, hr []float64)
+			}{{"convolve", g, convolve}, {"convolve on 1, 0, …", unit, convolve}, {"convolveUnit", unit, convolveUnit}} {
+				want := directProduct(c.g, h)
+				got := slices.Clone(c.g)
+				c.fn(got, hr)
+				for i := range want {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("%s n=%d: [%d] = %v, want %v", c.name, n, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
