@@ -34,6 +34,37 @@ type tickCause struct {
 	draining bool    // saturated: working off a backlog; node_failed: noticed, and no backend left
 }
 
+// causeRun is a stretch of consecutive failing ticks with the same diagnosis, from
+// tickCause.tick on: a run whose queues settle repeats its ticks, and a repeated tick's
+// diagnosis is the one it repeats, so the failing ticks are recorded as runs of one entry
+// rather than one entry each (a copy per tick is most of what a long failing run allocates).
+type causeRun struct {
+	tickCause     // of the run's first tick
+	n         int // ticks in the run
+}
+
+// last is the run's last tick.
+func (r *causeRun) last() int { return r.tick + r.n - 1 }
+
+// causeLog is the run's failing ticks, diagnosed, in order of time.
+type causeLog []causeRun
+
+// add records the diagnosis d of tick d.tick, later than every tick recorded.
+func (l *causeLog) add(d tickCause) {
+	if n := len(*l); n > 0 {
+		r := &(*l)[n-1]
+		if r.last()+1 == d.tick {
+			same := d
+			same.tick = r.tick
+			if same == r.tickCause {
+				r.n++
+				return
+			}
+		}
+	}
+	*l = append(*l, causeRun{tickCause: d, n: 1})
+}
+
 // diagScratch holds per-component and per-edge sums, reused from one failing tick to the next.
 type diagScratch struct {
 	failed, breaker, limited, throttled, overload, cut []float64
