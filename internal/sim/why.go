@@ -73,22 +73,22 @@ func (m *model) buildWhy(causes causeLog) []Why {
 	dt := m.dt
 	gap := max(1, int(math.Round(1/dt)))
 	type seg struct{ from, to int } // indices into causes (runs of ticks), inclusive
-	same := func(a, b *tickCause) bool {
+	same := func(a, b tickCause) bool {
 		return a.cause == b.cause && a.comp == b.comp && a.edge == b.edge && a.draining == b.draining
 	}
 	var segs []seg
 	for i := range causes {
 		if n := len(segs); n > 0 {
 			last := &causes[segs[n-1].to]
-			if same(&last.tickCause, &causes[i].tickCause) && causes[i].tick-last.last() <= gap {
+			if same(last.diagnosis(), causes[i].diagnosis()) && causes[i].first()-last.last() <= gap {
 				segs[n-1].to = i
 				continue
 			}
 		}
 		segs = append(segs, seg{i, i})
 	}
-	short := func(s seg) bool { return causes[s.to].last()-causes[s.from].tick+1 < gap }
-	adjacent := func(a, b seg) bool { return causes[b.from].tick-causes[a.to].last() <= gap }
+	short := func(s seg) bool { return causes[s.to].last()-causes[s.from].first()+1 < gap }
+	adjacent := func(a, b seg) bool { return causes[b.from].first()-causes[a.to].last() <= gap }
 	var merged []seg
 	for _, s := range segs {
 		n := len(merged)
@@ -101,7 +101,7 @@ func (m *model) buildWhy(causes causeLog) []Why {
 	// Folding can leave neighbours with the same cause: join them.
 	var out []seg
 	for _, s := range merged {
-		if n := len(out); n > 0 && adjacent(out[n-1], s) && same(&causes[m.dominant(causes, out[n-1])].tickCause, &causes[m.dominant(causes, s)].tickCause) {
+		if n := len(out); n > 0 && adjacent(out[n-1], s) && same(causes[m.dominant(causes, out[n-1])].diagnosis(), causes[m.dominant(causes, s)].diagnosis()) {
 			out[n-1].to = s.to
 			continue
 		}
@@ -132,7 +132,8 @@ func (m *model) dominant(causes causeLog, s struct{ from, to int }) int {
 	var buf [8]tally
 	counts := buf[:0] // a stretch has few distinct causes: a list beats a map
 	for i := s.from; i <= s.to; i++ {
-		k := key{causes[i].cause, causes[i].comp, causes[i].edge, causes[i].draining}
+		d := causes[i].diagnosis()
+		k := key{d.cause, d.comp, d.edge, d.draining}
 		j := 0
 		for j < len(counts) && counts[j].k != k {
 			j++
@@ -140,7 +141,7 @@ func (m *model) dominant(causes causeLog, s struct{ from, to int }) int {
 		if j == len(counts) {
 			counts = append(counts, tally{k: k, first: i})
 		}
-		counts[j].n += causes[i].n
+		counts[j].n += causes[i].ticks()
 	}
 	best, bestN := s.from, 0
 	for _, c := range counts {
@@ -154,16 +155,16 @@ func (m *model) dominant(causes causeLog, s struct{ from, to int }) int {
 // describe writes the stretch causes[from..to] in words.
 func (m *model) describe(causes causeLog, from, to int) Why {
 	k := m.dominant(causes, struct{ from, to int }{from, to})
-	c := causes[k].tickCause
+	c := causes[k].diagnosis()
 	var attempts, fresh, a, b float64
 	n := 0.0
 	draining := false
 	for i := from; i <= to; i++ {
-		x := &causes[i]
+		x := causes[i].diagnosis()
 		named := x.cause == c.cause && x.comp == c.comp && x.edge == c.edge && x.draining == c.draining
 		// Tick by tick, as the sums were made before ticks were recorded as runs: the
 		// timeline's figures stay those of the same additions.
-		for range x.n {
+		for range causes[i].ticks() {
 			attempts += x.attempts
 			fresh += x.fresh
 			if named {
@@ -177,7 +178,7 @@ func (m *model) describe(causes causeLog, from, to int) Why {
 	if fresh > 0 {
 		amp = max(1, math.Round(attempts/fresh*100)/100)
 	}
-	w := Why{StartSec: float64(causes[from].tick) * m.dt, EndSec: float64(causes[to].last()+1) * m.dt,
+	w := Why{StartSec: float64(causes[from].first()) * m.dt, EndSec: float64(causes[to].last()+1) * m.dt,
 		Component: m.comps[c.comp].id, Cause: c.cause, RetryAmplification: amp}
 	w.StartSec, w.EndSec = round3(w.StartSec), round3(w.EndSec)
 	comp := &m.comps[c.comp]
@@ -254,9 +255,9 @@ func (m *model) describe(causes causeLog, from, to int) Why {
 func (m *model) extraOf(causes causeLog, from, to, e int) float64 {
 	sum, n := 0.0, 0
 	for i := from; i <= to; i++ {
-		if causes[i].edge == e {
-			for range causes[i].n {
-				sum += causes[i].extra
+		if x := causes[i].diagnosis(); x.edge == e {
+			for range causes[i].ticks() {
+				sum += x.extra
 				n++
 			}
 		}

@@ -339,8 +339,8 @@ func TestCauseLogRuns(t *testing.T) {
 	}
 	var back []tickCause
 	for _, r := range log {
-		for k := range r.n {
-			d := r.tickCause
+		for k := range r.ticks() {
+			d := r.diagnosis()
 			d.tick += k
 			back = append(back, d)
 		}
