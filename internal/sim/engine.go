@@ -108,7 +108,6 @@ func (m *model) newRunState() *runState {
 	for g := 1; g <= cl.MaxRetries; g++ {
 		st.retryDelay[g] = m.retryDelayTicks(g)
 	}
-	st.hist.init()
 	st.lat.init(m)
 	st.acc.init(len(m.comps))
 	st.events.init(m)
