@@ -74,6 +74,16 @@ func (r *causeRun) diagnosis() tickCause {
 		attempts: r.attempts, fresh: r.fresh, a: r.a, b: r.b, extra: r.ex, draining: r.draining}
 }
 
+// causeName is what a stretch of the timeline is named by: the cause, where, and whether
+// it was a backlog draining.
+type causeName struct {
+	cause      causeCode
+	comp, edge int32
+	draining   bool
+}
+
+func (r *causeRun) names() causeName { return causeName{r.cause, r.comp, r.edge, r.draining} }
+
 func (r *causeRun) first() int { return int(r.tick) }
 func (r *causeRun) last() int  { return int(r.tick + r.n - 1) }
 func (r *causeRun) ticks() int { return int(r.n) }
@@ -85,17 +95,18 @@ type causeLog []causeRun
 func (l *causeLog) add(d tickCause) {
 	next := runOf(d)
 	if n := len(*l); n > 0 {
-		r := &(*l)[n-1]
-		if r.last()+1 == d.tick {
-			next.tick, next.n = r.tick, r.n
-			if next == *r {
-				r.n++
-				return
-			}
-			next.tick, next.n = int32(d.tick), 1
+		if r := &(*l)[n-1]; r.last()+1 == d.tick && r.sameDiagnosis(&next) {
+			r.n++
+			return
 		}
 	}
 	*l = append(*l, next)
+}
+
+// sameDiagnosis: o diagnoses its ticks as r does, dates apart.
+func (r *causeRun) sameDiagnosis(o *causeRun) bool {
+	return r.names() == o.names() && r.pool == o.pool && r.lb == o.lb && r.attempts == o.attempts &&
+		r.fresh == o.fresh && r.a == o.a && r.b == o.b && r.ex == o.ex
 }
 
 // diagScratch holds per-component and per-edge sums, reused from one failing tick to the next.

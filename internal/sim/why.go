@@ -73,14 +73,12 @@ func (m *model) buildWhy(causes causeLog) []Why {
 	dt := m.dt
 	gap := max(1, int(math.Round(1/dt)))
 	type seg struct{ from, to int } // indices into causes (runs of ticks), inclusive
-	same := func(a, b tickCause) bool {
-		return a.cause == b.cause && a.comp == b.comp && a.edge == b.edge && a.draining == b.draining
-	}
+	same := func(a, b *causeRun) bool { return a.names() == b.names() }
 	var segs []seg
 	for i := range causes {
 		if n := len(segs); n > 0 {
 			last := &causes[segs[n-1].to]
-			if same(last.diagnosis(), causes[i].diagnosis()) && causes[i].first()-last.last() <= gap {
+			if same(last, &causes[i]) && causes[i].first()-last.last() <= gap {
 				segs[n-1].to = i
 				continue
 			}
@@ -101,7 +99,7 @@ func (m *model) buildWhy(causes causeLog) []Why {
 	// Folding can leave neighbours with the same cause: join them.
 	var out []seg
 	for _, s := range merged {
-		if n := len(out); n > 0 && adjacent(out[n-1], s) && same(causes[m.dominant(causes, out[n-1])].diagnosis(), causes[m.dominant(causes, s)].diagnosis()) {
+		if n := len(out); n > 0 && adjacent(out[n-1], s) && same(&causes[m.dominant(causes, out[n-1])], &causes[m.dominant(causes, s)]) {
 			out[n-1].to = s.to
 			continue
 		}
@@ -120,20 +118,14 @@ func (m *model) buildWhy(causes causeLog) []Why {
 // dominant is the run whose cause is named for causes[from..to]: the cause of most of its
 // ticks (the earliest on a tie).
 func (m *model) dominant(causes causeLog, s struct{ from, to int }) int {
-	type key struct {
-		cause      Cause
-		comp, edge int
-		draining   bool
-	}
 	type tally struct {
-		k        key
+		k        causeName
 		first, n int
 	}
 	var buf [8]tally
 	counts := buf[:0] // a stretch has few distinct causes: a list beats a map
 	for i := s.from; i <= s.to; i++ {
-		d := causes[i].diagnosis()
-		k := key{d.cause, d.comp, d.edge, d.draining}
+		k := causes[i].names()
 		j := 0
 		for j < len(counts) && counts[j].k != k {
 			j++
@@ -160,8 +152,8 @@ func (m *model) describe(causes causeLog, from, to int) Why {
 	n := 0.0
 	draining := false
 	for i := from; i <= to; i++ {
-		x := causes[i].diagnosis()
-		named := x.cause == c.cause && x.comp == c.comp && x.edge == c.edge && x.draining == c.draining
+		x := &causes[i]
+		named := x.names() == causes[k].names()
 		// Tick by tick, as the sums were made before ticks were recorded as runs: the
 		// timeline's figures stay those of the same additions.
 		for range causes[i].ticks() {
@@ -255,9 +247,9 @@ func (m *model) describe(causes causeLog, from, to int) Why {
 func (m *model) extraOf(causes causeLog, from, to, e int) float64 {
 	sum, n := 0.0, 0
 	for i := from; i <= to; i++ {
-		if x := causes[i].diagnosis(); x.edge == e {
+		if x := &causes[i]; int(x.edge) == e {
 			for range causes[i].ticks() {
-				sum += x.extra
+				sum += x.ex
 				n++
 			}
 		}
