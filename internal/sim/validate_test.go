@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -154,5 +155,21 @@ func TestDenseServiceMeshIsRefusedNotSimulatedForever(t *testing.T) {
 	var ps Problems
 	if !errors.As(err, &ps) || ps[0].Path != "edges" {
 		t.Fatalf("Validate = %v, want a problem at edges", err)
+	}
+}
+
+// A parameter that is a plain number is read without a decoder: it must read as the
+// decoder reads it, and anything else must still go to the decoder.
+func TestNumberTextAsDecoded(t *testing.T) {
+	for _, raw := range []string{"5", "-0", "0.25", "1.5e3", "2E-2", "1e400", "-1e400", "01", "1.", "-", " 5", "5 ",
+		`"5"`, `"x"`, "true", "null", "[1]", "5x", "1e", "123456789012345678901234567890"} {
+		var n json.Number
+		dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+		dec.UseNumber()
+		wantErr := dec.Decode(&n)
+		got, ok := numberText(json.RawMessage(raw))
+		if ok != (wantErr == nil) || ok && got != n.String() {
+			t.Errorf("numberText(%q) = %q, %v; the decoder reads %q, %v", raw, got, ok, n.String(), wantErr)
+		}
 	}
 }
