@@ -272,27 +272,45 @@ func resolveInstanceType(cat Catalog, kind Kind, name, path string, errs *Proble
 }
 
 func validateCatalog(cat Catalog, custom bool, errs *Problems) {
-	for _, name := range sortedKeys(cat) {
-		it := cat[name]
-		path := "catalog." + name
-		if _, ok := paramTable[it.Kind]; !ok {
-			errs.addf(path+".kind", "%q is not a component type", it.Kind)
+	// A level's catalog is checked with every design it runs: a sound one costs no more
+	// than a look at each entry, and only one with problems is gone through in order.
+	for name, it := range cat {
+		var ps Problems
+		if validateInstanceType(name, it, custom, &ps); len(ps) > 0 {
+			for _, name := range sortedKeys(cat) {
+				validateInstanceType(name, cat[name], custom, errs)
+			}
+			return
 		}
-		checkNumber(errs, path+".price_per_hour", it.PricePerHour, 0, 1e6)
-		checkNumber(errs, path+".price_per_million", it.PricePerMillion, 0, 1e6)
-		checkNumber(errs, path+".price_per_worker_hour", it.PricePerWorkerHour, 0, 1e6)
-		checkNumber(errs, path+".price_per_gb_second", it.PricePerGBSecond, 0, 1e3)
-		checkNumber(errs, path+".speed", it.Speed, 0, 1000)
-		checkNumber(errs, path+".capacity_rps", it.CapacityRPS, 0, MaxRPS*10)
-		checkNumber(errs, path+".memory_gb", it.MemoryGB, 0, 1e6)
-		checkNumber(errs, path+".base_error_rate", it.BaseErrorRate, 0, 1)
-		checkNumber(errs, path+".load_error_factor", it.LoadErrorFactor, 0, 1)
-		if it.BufferPerUnit < 0 || it.BufferPerUnit > maxBuffer {
-			errs.addf(path+".buffer_per_unit", "must be between 0 and %d", maxBuffer)
+	}
+}
+
+// validateInstanceType checks the catalog's entry name; the paths of its problems are built
+// only for a problem.
+func validateInstanceType(name string, it InstanceType, custom bool, errs *Problems) {
+	path := func(field string) string { return "catalog." + name + field }
+	check := func(field string, x, lo, hi float64) {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < lo || x > hi {
+			checkNumber(errs, path(field), x, lo, hi)
 		}
-		if fixedCapacity(it.Kind) && it.CapacityRPS <= 0 && custom {
-			errs.add(path+".capacity_rps", "must be positive for this kind")
-		}
+	}
+	if _, ok := paramTable[it.Kind]; !ok {
+		errs.addf(path(".kind"), "%q is not a component type", it.Kind)
+	}
+	check(".price_per_hour", it.PricePerHour, 0, 1e6)
+	check(".price_per_million", it.PricePerMillion, 0, 1e6)
+	check(".price_per_worker_hour", it.PricePerWorkerHour, 0, 1e6)
+	check(".price_per_gb_second", it.PricePerGBSecond, 0, 1e3)
+	check(".speed", it.Speed, 0, 1000)
+	check(".capacity_rps", it.CapacityRPS, 0, MaxRPS*10)
+	check(".memory_gb", it.MemoryGB, 0, 1e6)
+	check(".base_error_rate", it.BaseErrorRate, 0, 1)
+	check(".load_error_factor", it.LoadErrorFactor, 0, 1)
+	if it.BufferPerUnit < 0 || it.BufferPerUnit > maxBuffer {
+		errs.addf(path(".buffer_per_unit"), "must be between 0 and %d", maxBuffer)
+	}
+	if fixedCapacity(it.Kind) && it.CapacityRPS <= 0 && custom {
+		errs.add(path(".capacity_rps"), "must be positive for this kind")
 	}
 }
 

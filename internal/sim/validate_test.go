@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -171,5 +173,36 @@ func TestNumberTextAsDecoded(t *testing.T) {
 		if ok != (wantErr == nil) || ok && got != n.String() {
 			t.Errorf("numberText(%q) = %q, %v; the decoder reads %q, %v", raw, got, ok, n.String(), wantErr)
 		}
+	}
+}
+
+// A catalog's problems are all reported, entry by entry in the order of their names.
+func TestCatalogProblemsInOrder(t *testing.T) {
+	cfg := constant(100, 10)
+	cfg.Catalog = DefaultCatalog()
+	var names []string
+	for name := range cfg.Catalog {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	first, last := cfg.Catalog[names[0]], cfg.Catalog[names[len(names)-1]]
+	first.Speed, first.BaseErrorRate = -1, math.NaN()
+	last.PricePerHour, last.Kind = 2e6, "teleporter"
+	cfg.Catalog[names[0]], cfg.Catalog[names[len(names)-1]] = first, last
+	err := Validate(mustDesign(t, `{"components":[{"id":"a","type":"app_service"}],"edges":[]}`), cfg)
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Validate = %v, want Problems", err)
+	}
+	var got []string
+	for _, p := range ps {
+		if strings.HasPrefix(p.Path, "catalog.") {
+			got = append(got, p.Path)
+		}
+	}
+	want := []string{"catalog." + names[0] + ".speed", "catalog." + names[0] + ".base_error_rate",
+		"catalog." + names[len(names)-1] + ".kind", "catalog." + names[len(names)-1] + ".price_per_hour"}
+	if !slices.Equal(got, want) {
+		t.Errorf("catalog problems at %v, want %v", got, want)
 	}
 }
