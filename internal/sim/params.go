@@ -155,7 +155,7 @@ func (p paramValues) s(name string) string  { return p.strs[name] }
 
 // decodeParams checks raw parameters against the kind's table and fills defaults.
 // Every problem is reported, each with its JSON path.
-func decodeParams(kind Kind, raw map[string]json.RawMessage, path string, errs *Problems) paramValues {
+func decodeParams(kind Kind, raw map[string]json.RawMessage, path func() string, errs *Problems) paramValues {
 	own := paramTable[kind]
 	n := len(own) + len(commonParams)
 	vals := paramValues{nums: make(map[string]float64, n), strs: map[string]string{}}
@@ -166,7 +166,7 @@ func decodeParams(kind Kind, raw map[string]json.RawMessage, path string, errs *
 		} else {
 			spec = &commonParams[k-len(own)]
 		}
-		p := func() string { return path + "." + spec.Name } // only a problem needs its path
+		p := func() string { return path() + "." + spec.Name } // only a problem needs its path
 		v, present := raw[spec.Name]
 		if present && isJSONNull(v) {
 			present = false
@@ -222,7 +222,7 @@ func decodeParams(kind Kind, raw map[string]json.RawMessage, path string, errs *
 		specs := Params(kind)
 		for _, name := range sortedKeys(raw) {
 			if !known(name) {
-				errs.add(path+"."+name, fmt.Sprintf("is not a parameter of %s (known: %s)", kind, specNames(specs)))
+				errs.add(path()+"."+name, fmt.Sprintf("is not a parameter of %s (known: %s)", kind, specNames(specs)))
 			}
 		}
 		break

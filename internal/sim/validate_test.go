@@ -206,3 +206,25 @@ func TestCatalogProblemsInOrder(t *testing.T) {
 		t.Errorf("catalog problems at %v, want %v", got, want)
 	}
 }
+
+// A component that names no instance type gets its kind's default, else its kind's first
+// type, the first by name on a tie.
+func TestDefaultInstanceType(t *testing.T) {
+	cat := Catalog{
+		"z-app": {Kind: KindAppService, Default: true}, "m-app": {Kind: KindAppService, Default: true},
+		"a-app": {Kind: KindAppService}, "b-db": {Kind: KindDatabase}, "a-db": {Kind: KindDatabase},
+		"0-cache": {Kind: KindCache, Default: true},
+	}
+	for kind, want := range map[Kind]string{KindAppService: "m-app", KindDatabase: "a-db"} {
+		var ps Problems
+		got := resolveInstanceType(cat, kind, "", func() string { return "p" }, &ps)
+		if got != cat[want] || len(ps) > 0 {
+			t.Errorf("%s: got %+v (%v), want %s", kind, got, ps, want)
+		}
+	}
+	var ps Problems
+	resolveInstanceType(cat, KindQueue, "", func() string { return "p" }, &ps)
+	if len(ps) != 1 || ps[0].Path != "p" {
+		t.Errorf("a kind the catalog lacks: %v, want one problem at p", ps)
+	}
+}
