@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"backpressure/internal/sim"
@@ -410,12 +411,27 @@ func (c *compiled) flushWarmup(l *Level, e sim.ChaosEvent) float64 {
 	return 0
 }
 
-// paramValue decodes a parameter value as the engine would: float64 for numbers, bool,
-// string. It returns a reason when the value is malformed or out of the engine's range.
-func paramValue(spec sim.ParamSpec, raw json.RawMessage) (any, string) {
+// jsonValue decodes the first JSON value of raw, as a json.Decoder into an any would: a
+// design's parameters are mostly plain numbers, which need no decoder.
+func jsonValue(raw json.RawMessage) (any, bool) {
+	if n := len(raw); n > 0 && (raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9') && '0' <= raw[n-1] && raw[n-1] <= '9' && json.Valid(raw) {
+		if x, err := strconv.ParseFloat(string(raw), 64); err == nil {
+			return x, true
+		}
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// paramValue decodes a parameter value as the engine would: float64 for numbers, bool,
+// string. It returns a reason when the value is malformed or out of the engine's range.
+func paramValue(spec sim.ParamSpec, raw json.RawMessage) (any, string) {
+	v, ok := jsonValue(raw)
+	if !ok {
 		return nil, "must be a JSON value"
 	}
 	switch spec.Type {

@@ -1,8 +1,12 @@
 package challenges
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"backpressure/internal/sim"
 )
@@ -28,6 +32,22 @@ func TestLevelKnobsAndFixed(t *testing.T) {
 			if !slices.ContainsFunc(sim.Params(k), func(s sim.ParamSpec) bool { return s.Name == n }) {
 				t.Errorf("knob %s.%s is not an engine parameter", k, n)
 			}
+		}
+	}
+}
+
+// A parameter that is a plain number is read without a decoder: it must read as the
+// decoder reads it, and anything else must still go to the decoder.
+func TestJSONValueAsDecoded(t *testing.T) {
+	for _, raw := range []string{"5", "-0", "0.25", "1.5e3", "2E-2", "1e400", "-1e400", "01", "1.", "-", " 5", "5 ",
+		`"5"`, "true", "null", "[1]", "5x", "1e", "123456789012345678901234567890"} {
+		var want any
+		wantErr := json.NewDecoder(bytes.NewReader([]byte(raw))).Decode(&want)
+		got, ok := jsonValue(json.RawMessage(raw))
+		if ok != (wantErr == nil) {
+			t.Errorf("jsonValue(%q) ok = %v; the decoder's error is %v", raw, ok, wantErr)
+		} else if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("jsonValue(%q) (-decoder +got):\n%s", raw, diff)
 		}
 	}
 }

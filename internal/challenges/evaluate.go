@@ -231,7 +231,8 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 
 	p99s := make([]float64, len(steady))
 	var errSum, costSum float64
-	for i, t := range steady {
+	for i := range steady {
+		t := &steady[i]
 		p99s[i] = t.P99Ms
 		errSum += t.ErrorRate
 		costSum += t.CostPerHour
@@ -266,7 +267,8 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 
 	// Peak utilisation per component over the window, apart from the ticks under chaos.
 	calm := make([]bool, len(steady))
-	for k, t := range steady {
+	for k := range steady {
+		t := &steady[k]
 		calm[k] = true
 		for _, e := range res.Summary.Events {
 			allowance := 0.0
@@ -283,8 +285,8 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 	busiest := -1.0
 	for i, c := range res.Components {
 		peak, chaosPeak, sum, calmTicks := 0.0, 0.0, 0.0, 0
-		for k, t := range steady {
-			u := t.Components[i].Utilization
+		for k := range steady {
+			u := steady[k].Components[i].Utilization
 			if calm[k] {
 				peak = math.Max(peak, u)
 				sum += math.Min(u, 1)
@@ -338,11 +340,11 @@ func (l *Level) undrained(res *sim.Result, steady []sim.Tick, already []string) 
 		return nil
 	}
 	fresh := 0.0
-	for _, t := range steady {
-		fresh += t.FreshRPS
+	for i := range steady {
+		fresh += steady[i].FreshRPS
 	}
 	oneSecond := math.Max(1, fresh/float64(len(steady))*l.Run.Mix.AsyncWrite)
-	last := res.Ticks[len(res.Ticks)-1]
+	last := &res.Ticks[len(res.Ticks)-1]
 	var out []string
 	for i, c := range res.Components {
 		if c.Type != sim.KindQueue || slices.Contains(already, "lost_data:"+c.ID) {
@@ -425,15 +427,14 @@ func (l *Level) checkEvents(res *sim.Result) []EventCheck {
 }
 
 // percentile is the nearest-rank percentile: the smallest value with at least p of the
-// values at or below it (0 for none).
+// values at or below it (0 for none). It sorts xs, which judge makes for it.
 func percentile(xs []float64, p float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	k := int(math.Ceil(p*float64(len(s)))) - 1
-	return s[min(max(k, 0), len(s)-1)]
+	slices.Sort(xs)
+	k := int(math.Ceil(p*float64(len(xs)))) - 1
+	return xs[min(max(k, 0), len(xs)-1)]
 }
 
 // clean keeps results encodable: JSON has no NaN or infinities.

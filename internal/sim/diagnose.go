@@ -34,6 +34,81 @@ type tickCause struct {
 	draining bool    // saturated: working off a backlog; node_failed: noticed, and no backend left
 }
 
+// causeRun is a stretch of consecutive failing ticks with the same diagnosis: a run whose
+// queues settle repeats its ticks, and a repeated tick's diagnosis is the one it repeats, so
+// the failing ticks are recorded as runs of one entry rather than one entry each (a copy per
+// tick was most of what a long failing run allocated). Its fields are a tickCause's, packed:
+// no pointers for the garbage collector to scan, and half the size.
+type causeRun struct {
+	tick, n                   int32 // the run's first tick, and its number of ticks
+	comp, pool, edge, lb      int32
+	cause                     causeCode
+	draining                  bool
+	attempts, fresh, a, b, ex float64
+}
+
+// causeCode is a Cause in a causeRun: an index into causeCodes.
+type causeCode uint8
+
+// causeCodes are the causes a tick's diagnosis names.
+var causeCodes = [...]Cause{"", CauseSaturated, CauseNodeFailed, CausePartition, CauseBreakerOpen,
+	CauseRateLimited, CauseThrottled, CauseTimeouts}
+
+func codeOf(c Cause) causeCode {
+	for k, x := range causeCodes {
+		if x == c {
+			return causeCode(k)
+		}
+	}
+	panic("sim: a tick diagnosed with the structural cause " + string(c))
+}
+
+func runOf(d tickCause) causeRun {
+	return causeRun{tick: int32(d.tick), n: 1, comp: int32(d.comp), pool: int32(d.pool), edge: int32(d.edge), lb: int32(d.lb),
+		cause: codeOf(d.cause), draining: d.draining, attempts: d.attempts, fresh: d.fresh, a: d.a, b: d.b, ex: d.extra}
+}
+
+// diagnosis is the diagnosis of each of the run's ticks, dated its first.
+func (r *causeRun) diagnosis() tickCause {
+	return tickCause{tick: int(r.tick), cause: causeCodes[r.cause], comp: int(r.comp), pool: int(r.pool), edge: int(r.edge), lb: int(r.lb),
+		attempts: r.attempts, fresh: r.fresh, a: r.a, b: r.b, extra: r.ex, draining: r.draining}
+}
+
+// causeName is what a stretch of the timeline is named by: the cause, where, and whether
+// it was a backlog draining.
+type causeName struct {
+	cause      causeCode
+	comp, edge int32
+	draining   bool
+}
+
+func (r *causeRun) names() causeName { return causeName{r.cause, r.comp, r.edge, r.draining} }
+
+func (r *causeRun) first() int { return int(r.tick) }
+func (r *causeRun) last() int  { return int(r.tick + r.n - 1) }
+func (r *causeRun) ticks() int { return int(r.n) }
+
+// causeLog is the run's failing ticks, diagnosed, in order of time.
+type causeLog []causeRun
+
+// add records the diagnosis d of tick d.tick, later than every tick recorded.
+func (l *causeLog) add(d tickCause) {
+	next := runOf(d)
+	if n := len(*l); n > 0 {
+		if r := &(*l)[n-1]; r.last()+1 == d.tick && r.sameDiagnosis(&next) {
+			r.n++
+			return
+		}
+	}
+	*l = append(*l, next)
+}
+
+// sameDiagnosis: o diagnoses its ticks as r does, dates apart.
+func (r *causeRun) sameDiagnosis(o *causeRun) bool {
+	return r.names() == o.names() && r.pool == o.pool && r.lb == o.lb && r.attempts == o.attempts &&
+		r.fresh == o.fresh && r.a == o.a && r.b == o.b && r.ex == o.ex
+}
+
 // diagScratch holds per-component and per-edge sums, reused from one failing tick to the next.
 type diagScratch struct {
 	failed, breaker, limited, throttled, overload, cut []float64

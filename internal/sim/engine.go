@@ -92,17 +92,22 @@ func (m *model) newRunState() *runState {
 		extraSec:    make([]float64, len(m.edgeTo)),
 		spikeMult:   1,
 	}
+	// Rows of one block, and the per-edge buffers of another: a run's fixed cost is in its
+	// number of allocations as much as in their size.
+	gens := cl.MaxRetries + 1
+	rows := make([]float64, len(st.retries)*gens)
 	for i := range st.retries {
-		st.retries[i] = make([]float64, cl.MaxRetries+1)
+		st.retries[i] = rows[i*gens : (i+1)*gens : (i+1)*gens]
 	}
-	st.cutSince, st.cutStart = make([]float64, len(m.edgeTo)), make([]float64, len(m.edgeTo))
+	ne := len(m.edgeTo)
+	cuts := make([]float64, 2*ne)
+	st.cutSince, st.cutStart = cuts[:ne:ne], cuts[ne:]
 	for e := range st.cutSince {
 		st.cutSince[e], st.cutStart[e] = math.Inf(1), math.Inf(1)
 	}
 	for g := 1; g <= cl.MaxRetries; g++ {
 		st.retryDelay[g] = m.retryDelayTicks(g)
 	}
-	st.hist.init()
 	st.lat.init(m)
 	st.acc.init(len(m.comps))
 	st.events.init(m)

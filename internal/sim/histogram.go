@@ -9,7 +9,11 @@ import "math"
 // ending at p99 + 2·(p99 − p95) (1). A run of identical ticks therefore gives back exactly
 // that tick's quantiles, to the histogram's 1% resolution.
 type latencyHistogram struct {
-	density []float64 // difference array of mass per bin, prefix-summed at the end
+	// density is the difference array of mass per bin from bin lo on, prefix-summed at the
+	// end; the bins outside it hold nothing. A run's latencies span a few hundred of the
+	// bins, so it holds those, not all of them.
+	density []float64
+	lo      int
 	total   float64
 
 	// The bins of the last tick added, kept for the next: steady ticks repeat their
@@ -31,7 +35,24 @@ var (
 	histBins     = int(math.Ceil(math.Log(histMaxSec/histMinSec)/histLogRatio)) + 2
 )
 
-func (h *latencyHistogram) init() { h.density = make([]float64, histBins+1) }
+// histPad is how many bins the window takes beyond what it must hold when it grows: room
+// for the latencies to move by a factor of 10 (232 bins) before it grows again.
+const histPad = 256
+
+// hold makes bins a..b (of 0..histBins) part of the window.
+func (h *latencyHistogram) hold(a, b int) {
+	hi := h.lo + len(h.density) // one past the window's last bin
+	if h.density != nil && a >= h.lo && b < hi {
+		return
+	}
+	if h.density == nil {
+		h.lo, hi = a, a
+	}
+	lo, end := max(0, min(a, h.lo)-histPad), min(histBins+1, max(b+1, hi)+histPad)
+	d := make([]float64, end-lo)
+	copy(d[h.lo-lo:], h.density)
+	h.density, h.lo = d, lo
+}
 
 func histBin(x float64) int {
 	if x <= histMinSec {
@@ -57,8 +78,9 @@ func (h *latencyHistogram) spread(ab [2]int, mass float64) {
 	}
 	a, b := ab[0], ab[1]
 	per := mass / float64(b-a+1)
-	h.density[a] += per
-	h.density[b+1] -= per
+	h.hold(a, b+1)
+	h.density[a-h.lo] += per
+	h.density[b+1-h.lo] -= per
 }
 
 // add records weight requests whose tick had quantiles q = {p50, p95, p99} in seconds. They
@@ -90,9 +112,13 @@ func (h *latencyHistogram) quantiles(ps []float64, out []float64) {
 	if h.total <= 0 {
 		return
 	}
+	// Below the window every bin is empty and the sums are 0; above it they carry on,
+	// with what rounding left of the running mass.
 	run, cum, k := 0.0, 0.0, 0
-	for b := 0; b < len(h.density)-1 && k < len(ps); b++ {
-		run += h.density[b]
+	for b := h.lo; b < histBins && k < len(ps); b++ {
+		if i := b - h.lo; i < len(h.density) {
+			run += h.density[i]
+		}
 		cum += run
 		for k < len(ps) && cum >= ps[k]*h.total*(1-1e-12) {
 			// Upper edge of the bin: quantiles are reported on the safe side.

@@ -10,7 +10,7 @@ type accumulators struct {
 	firstFailing                                                         int
 	comps                                                                []compAcc
 	splitBrains                                                          []string
-	causes                                                               []tickCause // the failing ticks, diagnosed
+	causes                                                               causeLog // the failing ticks, diagnosed
 	diag                                                                 diagScratch
 }
 
@@ -180,7 +180,7 @@ func (m *model) accumulate(t int, tick *Tick, st *runState, repeated bool) {
 		if r.causeOK {
 			d := r.cause
 			d.tick = t
-			st.acc.causes = append(st.acc.causes, d)
+			st.acc.causes.add(d)
 		}
 	}
 	st.acc.addTick(m, t, tick, tot.attempts, tot.fresh, tot.retried, tot.served, tot.rejected, tot.failed, tot.timedOut, tot.queued)

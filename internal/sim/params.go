@@ -155,13 +155,18 @@ func (p paramValues) s(name string) string  { return p.strs[name] }
 
 // decodeParams checks raw parameters against the kind's table and fills defaults.
 // Every problem is reported, each with its JSON path.
-func decodeParams(kind Kind, raw map[string]json.RawMessage, path string, errs *Problems) paramValues {
-	specs := Params(kind)
-	vals := paramValues{nums: map[string]float64{}, strs: map[string]string{}}
-	known := make(map[string]bool, len(specs))
-	for _, spec := range specs {
-		known[spec.Name] = true
-		p := path + "." + spec.Name
+func decodeParams(kind Kind, raw map[string]json.RawMessage, path func() string, errs *Problems) paramValues {
+	own := paramTable[kind]
+	n := len(own) + len(commonParams)
+	vals := paramValues{nums: make(map[string]float64, n), strs: map[string]string{}}
+	for k := range n {
+		var spec *ParamSpec
+		if k < len(own) {
+			spec = &own[k]
+		} else {
+			spec = &commonParams[k-len(own)]
+		}
+		p := func() string { return path() + "." + spec.Name } // only a problem needs its path
 		v, present := raw[spec.Name]
 		if present && isJSONNull(v) {
 			present = false
@@ -180,7 +185,7 @@ func decodeParams(kind Kind, raw map[string]json.RawMessage, path string, errs *
 			b := spec.Default.(bool)
 			if present {
 				if err := json.Unmarshal(v, &b); err != nil {
-					errs.add(p, "must be true or false")
+					errs.add(p(), "must be true or false")
 					b = spec.Default.(bool)
 				}
 			}
@@ -192,48 +197,84 @@ func decodeParams(kind Kind, raw map[string]json.RawMessage, path string, errs *
 			s := spec.Default.(string)
 			if present {
 				if err := json.Unmarshal(v, &s); err != nil {
-					errs.add(p, "must be a string")
+					errs.add(p(), "must be a string")
 					s = spec.Default.(string)
 				} else if spec.typ == paramEnum && !contains(spec.Enum, s) {
-					errs.add(p, fmt.Sprintf("must be one of %v, not %q", spec.Enum, s))
+					errs.add(p(), fmt.Sprintf("must be one of %v, not %q", spec.Enum, s))
 					s = spec.Default.(string)
 				} else if len(s) > maxIDLen {
-					errs.add(p, fmt.Sprintf("is longer than %d characters", maxIDLen))
+					errs.add(p(), fmt.Sprintf("is longer than %d characters", maxIDLen))
 				}
 			}
 			vals.strs[spec.Name] = s
 		}
 	}
-	for _, name := range sortedKeys(raw) {
-		if !known[name] {
-			errs.add(path+"."+name, fmt.Sprintf("is not a parameter of %s (known: %s)", kind, specNames(specs)))
+	known := func(name string) bool {
+		_, num := vals.nums[name]
+		_, str := vals.strs[name]
+		return num || str
+	}
+	for name := range raw {
+		if known(name) {
+			continue
 		}
+		// Problems in the order of the names, as a player reads them.
+		specs := Params(kind)
+		for _, name := range sortedKeys(raw) {
+			if !known(name) {
+				errs.add(path()+"."+name, fmt.Sprintf("is not a parameter of %s (known: %s)", kind, specNames(specs)))
+			}
+		}
+		break
 	}
 	return vals
 }
 
-func decodeNumber(v json.RawMessage, path string, spec ParamSpec, errs *Problems) (float64, bool) {
+func decodeNumber(v json.RawMessage, path func() string, spec *ParamSpec, errs *Problems) (float64, bool) {
+	n, ok := numberText(v)
+	if !ok {
+		errs.add(path(), "must be a number")
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(n, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		errs.add(path(), "must be a finite number")
+		return 0, false
+	}
+	if spec.typ == paramInt && x != math.Trunc(x) {
+		errs.add(path(), fmt.Sprintf("must be a whole number, not %s", n))
+		return 0, false
+	}
+	if x < spec.Min || x > spec.Max {
+		errs.add(path(), fmt.Sprintf("must be between %g and %g, not %s", spec.Min, spec.Max, n))
+		return 0, false
+	}
+	return x, true
+}
+
+// numberText is the text of the JSON number v, as a decoder reads it.
+func numberText(v json.RawMessage) (string, bool) {
+	if numberLiteral(v) {
+		return string(v), true // what the decoder would make of it
+	}
 	var n json.Number
 	dec := json.NewDecoder(bytes.NewReader(v))
 	dec.UseNumber()
 	if err := dec.Decode(&n); err != nil {
-		errs.add(path, "must be a number")
-		return 0, false
+		return "", false
 	}
-	x, err := strconv.ParseFloat(n.String(), 64)
-	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		errs.add(path, "must be a finite number")
-		return 0, false
+	return n.String(), true
+}
+
+// numberLiteral: v is one JSON number and nothing else, not even space around it, so a
+// decoder would read it as exactly its text. A design's parameters are mostly numbers, and
+// a decoder for each cost more than the rest of the checks.
+func numberLiteral(v []byte) bool {
+	if len(v) == 0 {
+		return false
 	}
-	if spec.typ == paramInt && x != math.Trunc(x) {
-		errs.add(path, fmt.Sprintf("must be a whole number, not %s", n))
-		return 0, false
-	}
-	if x < spec.Min || x > spec.Max {
-		errs.add(path, fmt.Sprintf("must be between %g and %g, not %s", spec.Min, spec.Max, n))
-		return 0, false
-	}
-	return x, true
+	first, last := v[0], v[len(v)-1]
+	return (first == '-' || '0' <= first && first <= '9') && '0' <= last && last <= '9' && json.Valid(v)
 }
 
 func isJSONNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }

@@ -84,38 +84,39 @@ func validate(d Design, cfg Config) (*validated, error) {
 	v.types = make([]InstanceType, len(d.Components))
 	v.replicaTypes = make([]InstanceType, len(d.Components))
 	for i, c := range d.Components {
-		path := fmt.Sprintf("components[%d]", i)
+		// A problem's path is made only for a problem: most designs have none.
+		path := func(field string) string { return fmt.Sprintf("components[%d]", i) + field }
 		switch {
 		case c.ID == "":
-			errs.add(path+".id", "is required")
+			errs.add(path(".id"), "is required")
 		case len(c.ID) > maxIDLen:
-			errs.addf(path+".id", "is longer than %d characters", maxIDLen)
+			errs.addf(path(".id"), "is longer than %d characters", maxIDLen)
 		case !idPattern.MatchString(c.ID):
-			errs.add(path+".id", "may contain only letters, digits, '_', '.' and '-', starting with a letter or digit")
+			errs.add(path(".id"), "may contain only letters, digits, '_', '.' and '-', starting with a letter or digit")
 		default:
 			if j, dup := v.index[c.ID]; dup {
-				errs.addf(path+".id", "%q is already the id of components[%d]", c.ID, j)
+				errs.addf(path(".id"), "%q is already the id of components[%d]", c.ID, j)
 			} else {
 				v.index[c.ID] = i
 			}
 		}
 		if _, ok := paramTable[c.Type]; !ok {
-			errs.addf(path+".type", "%q is not a component type (known: %v)", c.Type, kinds)
+			errs.addf(path(".type"), "%q is not a component type (known: %v)", c.Type, kinds)
 			continue
 		}
-		v.params[i] = decodeParams(c.Type, c.Params, path+".params", &errs)
-		v.types[i] = resolveInstanceType(v.catalog, c.Type, v.params[i].s("instance_type"), path+".params.instance_type", &errs)
+		v.params[i] = decodeParams(c.Type, c.Params, func() string { return path(".params") }, &errs)
+		v.types[i] = resolveInstanceType(v.catalog, c.Type, v.params[i].s("instance_type"), func() string { return path(".params.instance_type") }, &errs)
 		if c.Type == KindDatabase {
-			v.replicaTypes[i] = validateReplicas(v, i, path+".params", &errs)
+			v.replicaTypes[i] = validateReplicas(v, i, func() string { return path(".params") }, &errs)
 		}
 		if c.Type == KindContainerPool && v.params[i].f("min_replicas") > v.params[i].f("max_replicas") {
-			errs.add(path+".params.min_replicas", "must not exceed max_replicas")
+			errs.add(path(".params.min_replicas"), "must not exceed max_replicas")
 		}
 		if w := workersOf(c.Type, v.params[i], v.types[i]); w > maxWorkers {
-			errs.addf(path+".params", "gives %d workers in one pool; the limit is %d", w, maxWorkers)
+			errs.addf(path(".params"), "gives %d workers in one pool; the limit is %d", w, maxWorkers)
 		}
 		if mem, it := v.params[i].f("memory_gb"), v.types[i]; c.Type == KindCache && it.MemoryGB > 0 && mem > maxCacheNodes*it.MemoryGB {
-			errs.addf(path+".params.memory_gb", "needs more than %d nodes of %g GB; choose a larger instance type", maxCacheNodes, it.MemoryGB)
+			errs.addf(path(".params.memory_gb"), "needs more than %d nodes of %g GB; choose a larger instance type", maxCacheNodes, it.MemoryGB)
 		}
 	}
 
@@ -123,30 +124,30 @@ func validate(d Design, cfg Config) (*validated, error) {
 	incoming := make([]int, len(d.Components))
 	adj := make([][]int, len(d.Components))
 	for i, e := range d.Edges {
-		path := fmt.Sprintf("edges[%d]", i)
+		path := func(field string) string { return fmt.Sprintf("edges[%d]", i) + field }
 		from, okFrom := v.index[e.From]
 		to, okTo := v.index[e.To]
 		if !okFrom {
-			errs.addf(path+".from", "%q is not a component of this design", e.From)
+			errs.addf(path(".from"), "%q is not a component of this design", e.From)
 		}
 		if !okTo {
-			errs.addf(path+".to", "%q is not a component of this design", e.To)
+			errs.addf(path(".to"), "%q is not a component of this design", e.To)
 		}
 		if !okFrom || !okTo {
 			continue
 		}
 		if from == to {
-			errs.add(path, "connects a component to itself")
+			errs.add(path(""), "connects a component to itself")
 			continue
 		}
 		if j, dup := seen[[2]string{e.From, e.To}]; dup {
-			errs.addf(path, "duplicates edges[%d] (%s → %s)", j, e.From, e.To)
+			errs.addf(path(""), "duplicates edges[%d] (%s → %s)", j, e.From, e.To)
 			continue
 		}
 		seen[[2]string{e.From, e.To}] = i
 		fk, tk := d.Components[from].Type, d.Components[to].Type
 		if allowed, ok := calleeKinds[fk]; ok && !allowed[tk] {
-			errs.addf(path, "a %s cannot call a %s%s", fk, tk, calleeHint(fk))
+			errs.addf(path(""), "a %s cannot call a %s%s", fk, tk, calleeHint(fk))
 			continue
 		}
 		incoming[to]++
@@ -191,20 +192,20 @@ func validate(d Design, cfg Config) (*validated, error) {
 }
 
 // validateReplicas checks a database's replica settings and returns its replicas' type.
-func validateReplicas(v *validated, i int, path string, errs *Problems) InstanceType {
+func validateReplicas(v *validated, i int, path func() string, errs *Problems) InstanceType {
 	p := v.params[i]
 	replicas := p.i("read_replicas")
 	if p.s("read_from") == "replicas" && replicas == 0 {
-		errs.add(path+".read_from", `is "replicas" but the database has no read_replicas: add one, or read from "spread"`)
+		errs.add(path()+".read_from", `is "replicas" but the database has no read_replicas: add one, or read from "spread"`)
 	}
 	name := p.s("replica_instance_type")
 	if name == "" {
 		return v.types[i]
 	}
 	if replicas == 0 {
-		errs.add(path+".replica_instance_type", "names a type for read replicas the database does not have: add read_replicas or remove it")
+		errs.add(path()+".replica_instance_type", "names a type for read replicas the database does not have: add read_replicas or remove it")
 	}
-	return resolveInstanceType(v.catalog, KindDatabase, name, path+".replica_instance_type", errs)
+	return resolveInstanceType(v.catalog, KindDatabase, name, func() string { return path() + ".replica_instance_type" }, errs)
 }
 
 func calleeHint(k Kind) string {
@@ -239,19 +240,29 @@ func workersOf(k Kind, p paramValues, it InstanceType) int {
 	return 0
 }
 
-func resolveInstanceType(cat Catalog, kind Kind, name, path string, errs *Problems) InstanceType {
+func resolveInstanceType(cat Catalog, kind Kind, name string, path func() string, errs *Problems) InstanceType {
 	if name == "" {
-		for _, n := range sortedKeys(cat) {
-			if it := cat[n]; it.Kind == kind && it.Default {
-				return it
+		// The kind's default type, else its first; the first by name on a tie.
+		var first, firstDefault string
+		var found, foundDefault bool
+		for n, it := range cat {
+			if it.Kind != kind {
+				continue
+			}
+			if !found || n < first {
+				first, found = n, true
+			}
+			if it.Default && (!foundDefault || n < firstDefault) {
+				firstDefault, foundDefault = n, true
 			}
 		}
-		for _, n := range sortedKeys(cat) {
-			if it := cat[n]; it.Kind == kind {
-				return it
-			}
+		switch {
+		case foundDefault:
+			return cat[firstDefault]
+		case found:
+			return cat[first]
 		}
-		errs.addf(path, "the catalog offers no %s", kind)
+		errs.addf(path(), "the catalog offers no %s", kind)
 		return InstanceType{Kind: kind, Speed: 1}
 	}
 	it, ok := cat[name]
@@ -262,37 +273,55 @@ func resolveInstanceType(cat Catalog, kind Kind, name, path string, errs *Proble
 				offered = append(offered, n)
 			}
 		}
-		errs.addf(path, "%q is not in the catalog (offered for %s: %v)", name, kind, offered)
+		errs.addf(path(), "%q is not in the catalog (offered for %s: %v)", name, kind, offered)
 		return InstanceType{Kind: kind, Speed: 1}
 	}
 	if it.Kind != kind {
-		errs.addf(path, "%q is a %s type, not a %s type", name, it.Kind, kind)
+		errs.addf(path(), "%q is a %s type, not a %s type", name, it.Kind, kind)
 	}
 	return it
 }
 
 func validateCatalog(cat Catalog, custom bool, errs *Problems) {
-	for _, name := range sortedKeys(cat) {
-		it := cat[name]
-		path := "catalog." + name
-		if _, ok := paramTable[it.Kind]; !ok {
-			errs.addf(path+".kind", "%q is not a component type", it.Kind)
+	// A level's catalog is checked with every design it runs: a sound one costs no more
+	// than a look at each entry, and only one with problems is gone through in order.
+	for name, it := range cat {
+		var ps Problems
+		if validateInstanceType(name, it, custom, &ps); len(ps) > 0 {
+			for _, name := range sortedKeys(cat) {
+				validateInstanceType(name, cat[name], custom, errs)
+			}
+			return
 		}
-		checkNumber(errs, path+".price_per_hour", it.PricePerHour, 0, 1e6)
-		checkNumber(errs, path+".price_per_million", it.PricePerMillion, 0, 1e6)
-		checkNumber(errs, path+".price_per_worker_hour", it.PricePerWorkerHour, 0, 1e6)
-		checkNumber(errs, path+".price_per_gb_second", it.PricePerGBSecond, 0, 1e3)
-		checkNumber(errs, path+".speed", it.Speed, 0, 1000)
-		checkNumber(errs, path+".capacity_rps", it.CapacityRPS, 0, MaxRPS*10)
-		checkNumber(errs, path+".memory_gb", it.MemoryGB, 0, 1e6)
-		checkNumber(errs, path+".base_error_rate", it.BaseErrorRate, 0, 1)
-		checkNumber(errs, path+".load_error_factor", it.LoadErrorFactor, 0, 1)
-		if it.BufferPerUnit < 0 || it.BufferPerUnit > maxBuffer {
-			errs.addf(path+".buffer_per_unit", "must be between 0 and %d", maxBuffer)
+	}
+}
+
+// validateInstanceType checks the catalog's entry name; the paths of its problems are built
+// only for a problem.
+func validateInstanceType(name string, it InstanceType, custom bool, errs *Problems) {
+	path := func(field string) string { return "catalog." + name + field }
+	check := func(field string, x, lo, hi float64) {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < lo || x > hi {
+			checkNumber(errs, path(field), x, lo, hi)
 		}
-		if fixedCapacity(it.Kind) && it.CapacityRPS <= 0 && custom {
-			errs.add(path+".capacity_rps", "must be positive for this kind")
-		}
+	}
+	if _, ok := paramTable[it.Kind]; !ok {
+		errs.addf(path(".kind"), "%q is not a component type", it.Kind)
+	}
+	check(".price_per_hour", it.PricePerHour, 0, 1e6)
+	check(".price_per_million", it.PricePerMillion, 0, 1e6)
+	check(".price_per_worker_hour", it.PricePerWorkerHour, 0, 1e6)
+	check(".price_per_gb_second", it.PricePerGBSecond, 0, 1e3)
+	check(".speed", it.Speed, 0, 1000)
+	check(".capacity_rps", it.CapacityRPS, 0, MaxRPS*10)
+	check(".memory_gb", it.MemoryGB, 0, 1e6)
+	check(".base_error_rate", it.BaseErrorRate, 0, 1)
+	check(".load_error_factor", it.LoadErrorFactor, 0, 1)
+	if it.BufferPerUnit < 0 || it.BufferPerUnit > maxBuffer {
+		errs.addf(path(".buffer_per_unit"), "must be between 0 and %d", maxBuffer)
+	}
+	if fixedCapacity(it.Kind) && it.CapacityRPS <= 0 && custom {
+		errs.add(path(".capacity_rps"), "must be positive for this kind")
 	}
 }
 

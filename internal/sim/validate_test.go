@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -154,5 +157,74 @@ func TestDenseServiceMeshIsRefusedNotSimulatedForever(t *testing.T) {
 	var ps Problems
 	if !errors.As(err, &ps) || ps[0].Path != "edges" {
 		t.Fatalf("Validate = %v, want a problem at edges", err)
+	}
+}
+
+// A parameter that is a plain number is read without a decoder: it must read as the
+// decoder reads it, and anything else must still go to the decoder.
+func TestNumberTextAsDecoded(t *testing.T) {
+	for _, raw := range []string{"5", "-0", "0.25", "1.5e3", "2E-2", "1e400", "-1e400", "01", "1.", "-", " 5", "5 ",
+		`"5"`, `"x"`, "true", "null", "[1]", "5x", "1e", "123456789012345678901234567890"} {
+		var n json.Number
+		dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+		dec.UseNumber()
+		wantErr := dec.Decode(&n)
+		got, ok := numberText(json.RawMessage(raw))
+		if ok != (wantErr == nil) || ok && got != n.String() {
+			t.Errorf("numberText(%q) = %q, %v; the decoder reads %q, %v", raw, got, ok, n.String(), wantErr)
+		}
+	}
+}
+
+// A catalog's problems are all reported, entry by entry in the order of their names.
+func TestCatalogProblemsInOrder(t *testing.T) {
+	cfg := constant(100, 10)
+	cfg.Catalog = DefaultCatalog()
+	var names []string
+	for name := range cfg.Catalog {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	first, last := cfg.Catalog[names[0]], cfg.Catalog[names[len(names)-1]]
+	first.Speed, first.BaseErrorRate = -1, math.NaN()
+	last.PricePerHour, last.Kind = 2e6, "teleporter"
+	cfg.Catalog[names[0]], cfg.Catalog[names[len(names)-1]] = first, last
+	err := Validate(mustDesign(t, `{"components":[{"id":"a","type":"app_service"}],"edges":[]}`), cfg)
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Validate = %v, want Problems", err)
+	}
+	var got []string
+	for _, p := range ps {
+		if strings.HasPrefix(p.Path, "catalog.") {
+			got = append(got, p.Path)
+		}
+	}
+	want := []string{"catalog." + names[0] + ".speed", "catalog." + names[0] + ".base_error_rate",
+		"catalog." + names[len(names)-1] + ".kind", "catalog." + names[len(names)-1] + ".price_per_hour"}
+	if !slices.Equal(got, want) {
+		t.Errorf("catalog problems at %v, want %v", got, want)
+	}
+}
+
+// A component that names no instance type gets its kind's default, else its kind's first
+// type, the first by name on a tie.
+func TestDefaultInstanceType(t *testing.T) {
+	cat := Catalog{
+		"z-app": {Kind: KindAppService, Default: true}, "m-app": {Kind: KindAppService, Default: true},
+		"a-app": {Kind: KindAppService}, "b-db": {Kind: KindDatabase}, "a-db": {Kind: KindDatabase},
+		"0-cache": {Kind: KindCache, Default: true},
+	}
+	for kind, want := range map[Kind]string{KindAppService: "m-app", KindDatabase: "a-db"} {
+		var ps Problems
+		got := resolveInstanceType(cat, kind, "", func() string { return "p" }, &ps)
+		if got != cat[want] || len(ps) > 0 {
+			t.Errorf("%s: got %+v (%v), want %s", kind, got, ps, want)
+		}
+	}
+	var ps Problems
+	resolveInstanceType(cat, KindQueue, "", func() string { return "p" }, &ps)
+	if len(ps) != 1 || ps[0].Path != "p" {
+		t.Errorf("a kind the catalog lacks: %v, want one problem at p", ps)
 	}
 }

@@ -66,29 +66,27 @@ const maxWhy = 32
 // than a second right after another is folded into it, so that a cause that flickers does
 // not shred the timeline. Nothing is folded into a later stretch: no cause starts before
 // its first tick.
-func (m *model) buildWhy(causes []tickCause) []Why {
+func (m *model) buildWhy(causes causeLog) []Why {
 	if len(causes) == 0 {
 		return nil
 	}
 	dt := m.dt
 	gap := max(1, int(math.Round(1/dt)))
-	type seg struct{ from, to int } // indices into causes, inclusive
-	same := func(a, b *tickCause) bool {
-		return a.cause == b.cause && a.comp == b.comp && a.edge == b.edge && a.draining == b.draining
-	}
+	type seg struct{ from, to int } // indices into causes (runs of ticks), inclusive
+	same := func(a, b *causeRun) bool { return a.names() == b.names() }
 	var segs []seg
 	for i := range causes {
 		if n := len(segs); n > 0 {
 			last := &causes[segs[n-1].to]
-			if same(last, &causes[i]) && causes[i].tick-last.tick <= gap {
+			if same(last, &causes[i]) && causes[i].first()-last.last() <= gap {
 				segs[n-1].to = i
 				continue
 			}
 		}
 		segs = append(segs, seg{i, i})
 	}
-	short := func(s seg) bool { return causes[s.to].tick-causes[s.from].tick+1 < gap }
-	adjacent := func(a, b seg) bool { return causes[b.from].tick-causes[a.to].tick <= gap }
+	short := func(s seg) bool { return causes[s.to].last()-causes[s.from].first()+1 < gap }
+	adjacent := func(a, b seg) bool { return causes[b.from].first()-causes[a.to].last() <= gap }
 	var merged []seg
 	for _, s := range segs {
 		n := len(merged)
@@ -117,22 +115,17 @@ func (m *model) buildWhy(causes []tickCause) []Why {
 	return whys
 }
 
-// dominant is the cause named for causes[from..to]: the one of most of its ticks (the
-// earliest on a tie).
-func (m *model) dominant(causes []tickCause, s struct{ from, to int }) int {
-	type key struct {
-		cause      Cause
-		comp, edge int
-		draining   bool
-	}
+// dominant is the run whose cause is named for causes[from..to]: the cause of most of its
+// ticks (the earliest on a tie).
+func (m *model) dominant(causes causeLog, s struct{ from, to int }) int {
 	type tally struct {
-		k        key
+		k        causeName
 		first, n int
 	}
 	var buf [8]tally
 	counts := buf[:0] // a stretch has few distinct causes: a list beats a map
 	for i := s.from; i <= s.to; i++ {
-		k := key{causes[i].cause, causes[i].comp, causes[i].edge, causes[i].draining}
+		k := causes[i].names()
 		j := 0
 		for j < len(counts) && counts[j].k != k {
 			j++
@@ -140,7 +133,7 @@ func (m *model) dominant(causes []tickCause, s struct{ from, to int }) int {
 		if j == len(counts) {
 			counts = append(counts, tally{k: k, first: i})
 		}
-		counts[j].n++
+		counts[j].n += causes[i].ticks()
 	}
 	best, bestN := s.from, 0
 	for _, c := range counts {
@@ -152,19 +145,24 @@ func (m *model) dominant(causes []tickCause, s struct{ from, to int }) int {
 }
 
 // describe writes the stretch causes[from..to] in words.
-func (m *model) describe(causes []tickCause, from, to int) Why {
+func (m *model) describe(causes causeLog, from, to int) Why {
 	k := m.dominant(causes, struct{ from, to int }{from, to})
-	c := causes[k]
+	c := causes[k].diagnosis()
 	var attempts, fresh, a, b float64
 	n := 0.0
 	draining := false
 	for i := from; i <= to; i++ {
 		x := &causes[i]
-		attempts += x.attempts
-		fresh += x.fresh
-		if x.cause == c.cause && x.comp == c.comp && x.edge == c.edge && x.draining == c.draining {
-			a, b, n = a+x.a, b+x.b, n+1
-			draining = x.draining
+		named := x.names() == causes[k].names()
+		// Tick by tick, as the sums were made before ticks were recorded as runs: the
+		// timeline's figures stay those of the same additions.
+		for range causes[i].ticks() {
+			attempts += x.attempts
+			fresh += x.fresh
+			if named {
+				a, b, n = a+x.a, b+x.b, n+1
+				draining = x.draining
+			}
 		}
 	}
 	a, b = a/n, b/n
@@ -172,7 +170,7 @@ func (m *model) describe(causes []tickCause, from, to int) Why {
 	if fresh > 0 {
 		amp = max(1, math.Round(attempts/fresh*100)/100)
 	}
-	w := Why{StartSec: float64(causes[from].tick) * m.dt, EndSec: float64(causes[to].tick+1) * m.dt,
+	w := Why{StartSec: float64(causes[from].first()) * m.dt, EndSec: float64(causes[to].last()+1) * m.dt,
 		Component: m.comps[c.comp].id, Cause: c.cause, RetryAmplification: amp}
 	w.StartSec, w.EndSec = round3(w.StartSec), round3(w.EndSec)
 	comp := &m.comps[c.comp]
@@ -246,12 +244,14 @@ func (m *model) describe(causes []tickCause, from, to int) Why {
 
 // extraOf is the mean injected latency on edge e over the ticks of causes[from..to] that
 // name it.
-func (m *model) extraOf(causes []tickCause, from, to, e int) float64 {
+func (m *model) extraOf(causes causeLog, from, to, e int) float64 {
 	sum, n := 0.0, 0
 	for i := from; i <= to; i++ {
-		if causes[i].edge == e {
-			sum += causes[i].extra
-			n++
+		if x := &causes[i]; int(x.edge) == e {
+			for range causes[i].ticks() {
+				sum += x.ex
+				n++
+			}
 		}
 	}
 	if n == 0 {

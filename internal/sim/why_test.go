@@ -281,11 +281,11 @@ func TestBuildWhyStretches(t *testing.T) {
 	}
 	// ticks lists the failing ticks (100 ms each) and the component failing in each.
 	type span struct{ from, to, comp int }
-	causes := func(spans ...span) []tickCause {
-		var out []tickCause
+	causes := func(spans ...span) causeLog {
+		var out causeLog
 		for _, s := range spans {
 			for k := s.from; k <= s.to; k++ {
-				out = append(out, tickCause{tick: k, cause: CauseNodeFailed, comp: s.comp, pool: -1, edge: -1, lb: -1,
+				out.add(tickCause{tick: k, cause: CauseNodeFailed, comp: s.comp, pool: -1, edge: -1, lb: -1,
 					attempts: 2, fresh: 1, a: 0.5})
 			}
 		}
@@ -297,7 +297,7 @@ func TestBuildWhyStretches(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		ticks []tickCause
+		ticks causeLog
 		want  []stretch
 	}{
 		{"one cause", causes(span{10, 29, 0}), []stretch{{1, 3, "a"}}},
@@ -320,5 +320,32 @@ func TestBuildWhyStretches(t *testing.T) {
 				t.Errorf("stretches (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The failing ticks are recorded as runs: a tick joins the run before it only if it follows
+// it at once with the same diagnosis, so the runs give back every tick as diagnosed.
+func TestCauseLogRuns(t *testing.T) {
+	at := func(tick int, comp int, a float64) tickCause {
+		return tickCause{tick: tick, cause: CauseSaturated, comp: comp, pool: 0, edge: -1, lb: -1, attempts: 2, fresh: 1, a: a}
+	}
+	ticks := []tickCause{at(3, 0, 1), at(4, 0, 1), at(5, 0, 1), at(6, 0, 2), at(8, 0, 2), at(9, 1, 2), at(10, 1, 2)}
+	var log causeLog
+	for _, d := range ticks {
+		log.add(d)
+	}
+	if got, want := len(log), 4; got != want {
+		t.Errorf("%d runs, want %d", got, want)
+	}
+	var back []tickCause
+	for _, r := range log {
+		for k := range r.ticks() {
+			d := r.diagnosis()
+			d.tick += k
+			back = append(back, d)
+		}
+	}
+	if diff := cmp.Diff(ticks, back, cmp.AllowUnexported(tickCause{})); diff != "" {
+		t.Errorf("ticks from the runs (-recorded +given back):\n%s", diff)
 	}
 }
