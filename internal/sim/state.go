@@ -56,10 +56,11 @@ type reuseState struct {
 	cause     tickCause // the diagnosis of the last computed tick, if it failed
 	causeOK   bool
 
-	// Cycles: the last computed ticks with the same inputs, by tick modulo maxCycle, the
-	// histN latest of them consecutive. A state that comes back to where it stood period
-	// ticks ago (period ≥ 2) is a cycle, repeated period by period from cycleFrom on.
+	// Cycles: the last computed ticks with the same inputs, by tick modulo slots, the histN
+	// latest of them consecutive. A state that comes back to where it stood period ticks
+	// ago (period ≥ 2) is a cycle, repeated period by period from cycleFrom on.
 	hist      [maxCycle]cycleTick
+	slots     int // maxCycle where the design may cycle; else one, the tick being checked
 	histN     int
 	skip      int // candidate ticks to leave unchecked after a window of checks found nothing
 	backoff   int
@@ -112,6 +113,12 @@ func (r *reuseState) init(m *model) {
 		}
 	}
 	r.cycles = m.mayCycle()
+	r.slots = 1
+	if r.cycles {
+		// A design that may not cycle compares a tick's state after with its state before
+		// alone: one slot, so that its run makes two buffers rather than one a slot.
+		r.slots = maxCycle
+	}
 	r.backoff = 1
 }
 
@@ -200,7 +207,7 @@ func (m *model) cycleTick(t int, tick *Tick, fresh float64, st *runState) bool {
 		r.period, r.histN = 0, 0
 		return false
 	}
-	e := &r.hist[(r.cycleFrom-r.period+phase)%maxCycle]
+	e := &r.hist[(r.cycleFrom-r.period+phase)%r.slots]
 	st.tot, r.cause, r.causeOK = e.tot, e.cause, e.causeOK
 	copy(st.compTot, e.compTot)
 	copy(st.retryAmount, e.retryAmount)
@@ -259,7 +266,7 @@ func (m *model) beginTick(t int, fresh float64, st *runState) bool {
 		r.histN = 0
 		return false
 	}
-	e := &r.hist[t%maxCycle]
+	e := &r.hist[t%r.slots]
 	if r.histN > 0 {
 		// The last tick was checked, and nothing has moved since it ended: what it left is
 		// this tick's state before (its chaos events are the same, and applying them again
@@ -280,11 +287,13 @@ func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 	if !check {
 		return
 	}
-	e := &r.hist[t%maxCycle]
-	e.tick, e.tot, e.cause, e.causeOK = tick, st.tot, r.cause, r.causeOK
-	e.compTot = append(e.compTot[:0], st.compTot...)
-	e.retryAmount = append(e.retryAmount[:0], st.retryAmount...)
-	r.histN = min(r.histN+1, maxCycle)
+	e := &r.hist[t%r.slots]
+	if r.cycles { // what a repeated cycle copies; a fixed point copies the last tick as it stands
+		e.tick, e.tot, e.cause, e.causeOK = tick, st.tot, r.cause, r.causeOK
+		e.compTot = append(e.compTot[:0], st.compTot...)
+		e.retryAmount = append(e.retryAmount[:0], st.retryAmount...)
+	}
+	r.histN = min(r.histN+1, r.slots)
 	if !m.timeInvariant(st) {
 		r.histN = 0
 		return
@@ -292,7 +301,7 @@ func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 	r.after = m.carriedState(t+1, st, r.stateBuf(r.after))
 	r.stateLen = max(r.stateLen, len(r.after))
 	for p := 1; p <= r.histN; p++ {
-		if !bytes.Equal(r.after, r.hist[(t+1-p)%maxCycle].before) {
+		if !bytes.Equal(r.after, r.hist[(t+1-p)%r.slots].before) {
 			continue
 		}
 		switch {
