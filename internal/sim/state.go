@@ -65,6 +65,7 @@ type reuseState struct {
 	skip      int // candidate ticks to leave unchecked after a window of checks found nothing
 	backoff   int
 	cycles    bool // the design may cycle (mayCycle)
+	timed     bool // a breaker, an autoscaler or functions: state a repeated tick moves on
 	period    int
 	cycleFrom int
 	stateLen  int // the longest carried state yet, so that a buffer is made once at its size
@@ -113,6 +114,7 @@ func (r *reuseState) init(m *model) {
 		}
 	}
 	r.cycles = m.mayCycle()
+	r.timed = m.timedState()
 	r.slots = 1
 	if r.cycles {
 		// A design that may not cycle compares a tick's state after with its state before
@@ -128,15 +130,18 @@ func (r *reuseState) init(m *model) {
 // tick does not redo: no breaker window, autoscaler or warm functions (whose state a fixed
 // point keeps, but a cycle moves through), and no display figures for only some ticks.
 func (m *model) mayCycle() bool {
-	if m.opts.Points > 0 {
-		return false
-	}
+	return m.opts.Points <= 0 && !m.timedState()
+}
+
+// timedState: some component keeps state that even a repeated tick moves on, a breaker's
+// window, an autoscaler's timers or functions' warm instances (preTick, postTick).
+func (m *model) timedState() bool {
 	for i := range m.comps {
 		if c := &m.comps[i]; c.gate != nil || c.scaler != nil || c.fn != nil {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // reuseTick repeats the last tick as tick t if it may: the last tick was a fixed point and
@@ -152,9 +157,15 @@ func (m *model) reuseTick(t int, tick *Tick, fresh float64, st *runState) bool {
 		return false
 	}
 	t0 := float64(t) * m.dt
-	m.preTick(t0, st)
+	if r.timed {
+		m.preTick(t0, st)
+	}
 	m.dueRetries(t, st)
-	m.postTick(t, st)
+	if r.timed {
+		// Without any, preTick only sets a warm cache's hit ratio, which the fixed point
+		// holds already, and postTick does nothing.
+		m.postTick(t, st)
+	}
 	comps := tick.Components
 	*tick = *r.prev
 	tick.T = t0 + m.dt
