@@ -69,6 +69,11 @@ type reuseState struct {
 	period    int
 	cycleFrom int
 	stateLen  int // the longest carried state yet, so that a buffer is made once at its size
+
+	// The nodes' rings and the pools' queue shares, each in one allocation (initQueues) that
+	// a carried state copies at once; nil where they are not.
+	rings []cohort
+	fracs []float64
 }
 
 // stateBuf is buf emptied, with room for a carried state as long as the longest yet: a run's
@@ -114,6 +119,7 @@ func (r *reuseState) init(m *model) {
 		}
 	}
 	r.cycles = m.mayCycle()
+	r.rings, r.fracs = m.queueBlocks()
 	r.timed = m.timedState()
 	r.slots = 1
 	if r.cycles {
@@ -312,7 +318,7 @@ func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 	r.after = m.carriedState(t+1, st, r.stateBuf(r.after))
 	r.stateLen = max(r.stateLen, len(r.after))
 	for p := 1; p <= r.histN; p++ {
-		if !bytes.Equal(r.after, r.hist[(t+1-p)%r.slots].before) {
+		if !m.sameState(r.after, r.hist[(t+1-p)%r.slots].before) {
 			continue
 		}
 		switch {
@@ -382,20 +388,19 @@ func uniformWindow(w []float64) bool {
 }
 
 // carriedState appends the carried state at the start of tick t to buf, in a form that does
-// not name t: rings indexed by tick are read from t on.
+// not name t: rings indexed by tick are read from t on. The nodes' queues come last, as they
+// lie, followed by where every ring starts (m.ring): sameState reads them by age.
 func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
+	r := &st.reuse
 	buf = appendRaw(buf, m.nodes)
 	buf = appendRaw(buf, m.pools)
 	buf = appendRaw(buf, m.comps)
-	for i := range m.nodes {
-		// The ring by age, from its oldest slot on (slotAt).
-		q := m.nodes[i].q
-		j := m.ring
-		buf = appendRaw(buf, q[j:])
-		buf = appendRaw(buf, q[:j])
-	}
-	for p := range m.pools {
-		buf = appendRaw(buf, m.pools[p].frac)
+	if r.fracs != nil {
+		buf = appendRaw(buf, r.fracs)
+	} else {
+		for p := range m.pools {
+			buf = appendRaw(buf, m.pools[p].frac)
+		}
 	}
 	for i := range m.comps {
 		c := &m.comps[i]
@@ -440,19 +445,82 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 	}
 	scalars := [8]float64{valid, lc.answeredAt, lc.prevAnswered, lc.lateAll, lc.quantiles[0], lc.quantiles[1], lc.quantiles[2], lc.meanAt}
 	buf = appendValue(buf, &scalars)
-	for _, xs := range [][]float64{lc.extra, lc.hopScale, lc.termAt, lc.prevExtra, lc.prevTerm, lc.late} {
-		buf = appendRaw(buf, xs)
-	}
+	buf = appendRaw(buf, lc.extra)
+	buf = appendRaw(buf, lc.hopScale)
+	buf = appendRaw(buf, lc.termAt)
+	buf = appendRaw(buf, lc.prevExtra)
+	buf = appendRaw(buf, lc.prevTerm)
+	buf = appendRaw(buf, lc.late)
 	buf = appendRaw(buf, lc.stages)
 	buf = appendRaw(buf, lc.prev)
 	cl := &lc.comps
 	buf = appendRaw(buf, cl.stageAt)
 	buf = appendRaw(buf, cl.prev)
-	for _, xs := range [][]float64{cl.inAt, cl.prevIn, cl.p99At, cl.meanAt} {
-		buf = appendRaw(buf, xs)
-	}
+	buf = appendRaw(buf, cl.inAt)
+	buf = appendRaw(buf, cl.prevIn)
+	buf = appendRaw(buf, cl.p99At)
+	buf = appendRaw(buf, cl.meanAt)
 	buf = appendRaw(buf, cl.computed)
-	return buf
+	if r.rings != nil {
+		buf = appendRaw(buf, r.rings)
+	} else {
+		for i := range m.nodes {
+			buf = appendRaw(buf, m.nodes[i].q)
+		}
+	}
+	start := m.ring
+	return appendValue(buf, &start)
+}
+
+// sameState reports whether two carried states are the same: byte for byte up to the
+// nodes' rings, and each ring the same by age, from where it starts in each.
+func (m *model) sameState(a, b []byte) bool {
+	var start int
+	tail := int(unsafe.Sizeof(start))
+	rowLen := m.slots * int(unsafe.Sizeof(cohort{}))
+	head := len(a) - tail - len(m.nodes)*rowLen
+	if len(a) != len(b) || !bytes.Equal(a[:head], b[:head]) {
+		return false
+	}
+	at := func(s []byte) int { return *(*int)(unsafe.Pointer(&s[len(s)-tail])) }
+	// Slot y of a's ring holds the age b's slot y+d does.
+	d := (at(b) - at(a) + m.slots) % m.slots * int(unsafe.Sizeof(cohort{}))
+	for off := head; off < len(a)-tail; off += rowLen {
+		ra, rb := a[off:off+rowLen], b[off:off+rowLen]
+		if !bytes.Equal(ra[:rowLen-d], rb[d:]) || !bytes.Equal(ra[rowLen-d:], rb[:d]) {
+			return false
+		}
+	}
+	return true
+}
+
+// queueBlocks returns the nodes' rings and the pools' queue shares as the single slices
+// initQueues made them from, in node and pool order, or nil for either that is not so.
+func (m *model) queueBlocks() (rings []cohort, fracs []float64) {
+	if len(m.nodes) > 0 && contiguous(len(m.nodes), func(i int) []cohort { return m.nodes[i].q }) {
+		rings = unsafe.Slice(unsafe.SliceData(m.nodes[0].q), len(m.nodes)*len(m.nodes[0].q))
+	}
+	if len(m.pools) > 0 && contiguous(len(m.pools), func(p int) []float64 { return m.pools[p].frac }) {
+		fracs = unsafe.Slice(unsafe.SliceData(m.pools[0].frac), len(m.pools)*len(m.pools[0].frac))
+	}
+	return rings, fracs
+}
+
+// contiguous: the n slices part(0), part(1), … are non-empty, of one length, and each
+// begins where the one before it ends.
+func contiguous[T any](n int, part func(int) []T) bool {
+	k := len(part(0))
+	if k == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(part(0))))
+	for i := range n {
+		xs := part(i)
+		if len(xs) != k || uintptr(unsafe.Pointer(unsafe.SliceData(xs))) != base+uintptr(i*k)*unsafe.Sizeof(xs[0]) {
+			return false
+		}
+	}
+	return true
 }
 
 // appendRaw appends the bytes of xs. Pointers and slice headers inside its elements are
