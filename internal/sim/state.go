@@ -315,24 +315,30 @@ func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 		r.histN = 0
 		return
 	}
-	r.after = m.carriedState(t+1, st, r.stateBuf(r.after))
-	r.stateLen = max(r.stateLen, len(r.after))
-	for p := 1; p <= r.histN; p++ {
-		if !m.sameState(r.after, r.hist[(t+1-p)%r.slots].before) {
-			continue
-		}
-		switch {
-		case p == 1:
-			r.fixed = true
-		case r.cycles:
-			r.period, r.cycleFrom = p, t+1
-		}
-		r.backoff = 1
-		return
-	}
 	// A design that may not cycle looks for fixed points alone, which a check of two ticks
 	// in a row finds; one that may, for a cycle as long as maxCycle, which takes as many.
-	if !r.cycles || r.histN == maxCycle {
+	// The state after the last check of those is copied only if it may be where the tick
+	// came back to: its route nodes, where they lie, are those of a state before (they come
+	// first in a carried state, and mostly tell two states apart).
+	last := !r.cycles || r.histN == maxCycle
+	if !last || m.nodesAsBefore(r, t) {
+		r.after = m.carriedState(t+1, st, r.stateBuf(r.after))
+		r.stateLen = max(r.stateLen, len(r.after))
+		for p := 1; p <= r.histN; p++ {
+			if !m.sameState(r.after, r.hist[(t+1-p)%r.slots].before) {
+				continue
+			}
+			switch {
+			case p == 1:
+				r.fixed = true
+			case r.cycles:
+				r.period, r.cycleFrom = p, t+1
+			}
+			r.backoff = 1
+			return
+		}
+	}
+	if last {
 		r.skip, r.histN = r.backoff, 0
 		r.backoff = min(2*r.backoff, maxReuseBackoff)
 	}
@@ -472,6 +478,18 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 	return appendValue(buf, &start)
 }
 
+// nodesAsBefore reports whether the route nodes as tick t left them are byte for byte those
+// of the carried state before one of the last histN checked ticks.
+func (m *model) nodesAsBefore(r *reuseState, t int) bool {
+	now := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m.nodes))), len(m.nodes)*int(unsafe.Sizeof(node{})))
+	for p := 1; p <= r.histN; p++ {
+		if before := r.hist[(t+1-p)%r.slots].before; len(before) >= len(now) && bytes.Equal(now, before[:len(now)]) {
+			return true
+		}
+	}
+	return false
+}
+
 // sameState reports whether two carried states are the same: byte for byte up to the
 // nodes' rings, and each ring the same by age, from where it starts in each.
 func (m *model) sameState(a, b []byte) bool {
@@ -479,7 +497,7 @@ func (m *model) sameState(a, b []byte) bool {
 	tail := int(unsafe.Sizeof(start))
 	rowLen := m.slots * int(unsafe.Sizeof(cohort{}))
 	head := len(a) - tail - len(m.nodes)*rowLen
-	if len(a) != len(b) || !bytes.Equal(a[:head], b[:head]) {
+	if len(a) != len(b) || head < 0 || !bytes.Equal(a[:head], b[:head]) {
 		return false
 	}
 	at := func(s []byte) int { return *(*int)(unsafe.Pointer(&s[len(s)-tail])) }
