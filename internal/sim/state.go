@@ -68,7 +68,7 @@ type reuseState struct {
 	timed     bool // a breaker, an autoscaler or functions: state a repeated tick moves on
 	period    int
 	cycleFrom int
-	stateLen  int // the longest carried state yet, so that a buffer is made once at its size
+	stateLen  int // the longest carried state the run can have (carriedLen): buffers are made at it
 
 	// The nodes' rings and the pools' queue shares, each in one allocation (initQueues) that
 	// a carried state copies at once; nil where they are not.
@@ -76,11 +76,14 @@ type reuseState struct {
 	fracs []float64
 }
 
-// stateBuf is buf emptied, with room for a carried state as long as the longest yet: a run's
-// buffers (one a cycle slot, and one more) are each made once rather than grown by doubling
-// from nothing, which had the garbage collector's assists take a fifth of a design that
-// never settles.
-func (r *reuseState) stateBuf(buf []byte) []byte {
+// stateBuf is buf emptied, with room for any carried state of the run: a run's buffers (one
+// a cycle slot, and one more) are each made once rather than grown by doubling from nothing,
+// which had the garbage collector's assists take a fifth of a design that never settles.
+func (m *model) stateBuf(st *runState, buf []byte) []byte {
+	r := &st.reuse
+	if r.stateLen == 0 {
+		r.stateLen = m.carriedLen(st)
+	}
 	if cap(buf) < r.stateLen {
 		return make([]byte, 0, r.stateLen)
 	}
@@ -290,8 +293,7 @@ func (m *model) beginTick(t int, fresh float64, st *runState) bool {
 		// writes what they wrote).
 		e.before, r.after = r.after, e.before
 	} else {
-		e.before = m.carriedState(t, st, r.stateBuf(e.before))
-		r.stateLen = max(r.stateLen, len(e.before))
+		e.before = m.carriedState(t, st, m.stateBuf(st, e.before))
 	}
 	return true
 }
@@ -322,8 +324,7 @@ func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 	// first in a carried state, and mostly tell two states apart).
 	last := !r.cycles || r.histN == maxCycle
 	if !last || m.nodesAsBefore(r, t) {
-		r.after = m.carriedState(t+1, st, r.stateBuf(r.after))
-		r.stateLen = max(r.stateLen, len(r.after))
+		r.after = m.carriedState(t+1, st, m.stateBuf(st, r.after))
 		for p := 1; p <= r.histN; p++ {
 			if !m.sameState(r.after, r.hist[(t+1-p)%r.slots].before) {
 				continue
@@ -488,6 +489,46 @@ func (m *model) nodesAsBefore(r *reuseState, t int) bool {
 		}
 	}
 	return false
+}
+
+// carriedLen is the length of the longest carried state the run can have: carriedState's,
+// with functions' sliding maxima at their longest.
+func (m *model) carriedLen(st *runState) int {
+	n := rawLen(m.nodes) + rawLen(m.pools) + rawLen(m.comps)
+	for p := range m.pools {
+		n += rawLen(m.pools[p].frac)
+	}
+	for i := range m.comps {
+		c := &m.comps[i]
+		if g := c.gate; g != nil {
+			n += int(unsafe.Sizeof(*g)) + rawLen(g.window)
+		}
+		if s := c.scaler; s != nil {
+			n += int(unsafe.Sizeof(*s))
+		}
+		if f := c.fn; f != nil {
+			n += int(unsafe.Sizeof(*f)) + len(f.maxNeed.vals)*int(unsafe.Sizeof([2]float64{}))
+		}
+	}
+	for _, slot := range st.retries {
+		n += rawLen(slot)
+	}
+	n += rawLen(st.genShare) + rawLen(st.partitioned) + rawLen(st.extraSec) + rawLen(st.cutSince) +
+		rawLen(st.cutStart) + int(unsafe.Sizeof(st.spikeMult)) + rawLen(st.events.active)
+	lc, cl := &st.lat, &st.lat.comps
+	n += int(unsafe.Sizeof([8]float64{})) + rawLen(lc.extra) + rawLen(lc.hopScale) + rawLen(lc.termAt) +
+		rawLen(lc.prevExtra) + rawLen(lc.prevTerm) + rawLen(lc.late) + rawLen(lc.stages) + rawLen(lc.prev)
+	n += rawLen(cl.stageAt) + rawLen(cl.prev) + rawLen(cl.inAt) + rawLen(cl.prevIn) + rawLen(cl.p99At) +
+		rawLen(cl.meanAt) + rawLen(cl.computed)
+	for i := range m.nodes {
+		n += rawLen(m.nodes[i].q)
+	}
+	return n + int(unsafe.Sizeof(m.ring))
+}
+
+func rawLen[T any](xs []T) int {
+	var zero T
+	return len(xs) * int(unsafe.Sizeof(zero))
 }
 
 // sameState reports whether two carried states are the same: byte for byte up to the

@@ -123,3 +123,26 @@ func TestSameStateByAge(t *testing.T) {
 		t.Error("a cohort of another amount compares as the same")
 	}
 }
+
+// A run makes its carried-state buffers once, at carriedLen: no carried state of any tick is
+// longer, and without functions (whose sliding maxima vary in length) every one is as long.
+func TestCarriedLenBoundsState(t *testing.T) {
+	for _, name := range []string{"service/20", "random/6/constant", "random/13", "flat/20"} {
+		m, st := compiledCase(t, name)
+		bound := m.carriedLen(st)
+		fns := false
+		for i := range m.comps {
+			fns = fns || m.comps[i].fn != nil
+		}
+		ticks := make([]Tick, min(m.v.ticks, 600))
+		all := make([]ComponentTick, len(ticks)*len(m.comps))
+		for k := range ticks {
+			ticks[k].Components = all[k*len(m.comps) : (k+1)*len(m.comps)]
+			m.step(k, &ticks[k], st)
+			n := len(m.carriedState(k+1, st, nil))
+			if n > bound || !fns && n != bound {
+				t.Fatalf("%s, tick %d: a carried state of %d bytes, carriedLen %d", name, k, n, bound)
+			}
+		}
+	}
+}
