@@ -28,8 +28,9 @@ import (
 //
 // The tick computation must also not depend on the tick's number or time, which it does only
 // through state that names a time: a warming cache, a failure or cut the health checks have
-// not fully noticed, an autoscaler in the tick its delay runs out, a breaker open or probing. Queues name
-// none: their cohorts are kept by age, and carriedState reads the ring in age order. A tick with any of those is always computed (timeInvariant).
+// not fully noticed, an autoscaler in the tick its delay runs out, a breaker open or probing.
+// A tick with any of those is always computed (timeInvariant). Queues name none: their
+// cohorts are kept by age, and sameState compares the rings by age.
 // Accumulation over the run (totals, peaks, the latency histogram, the diagnosis of a failing
 // tick) is not state: accumulate folds a repeated tick in as it folds in a computed one.
 
