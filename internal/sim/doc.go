@@ -323,8 +323,15 @@
 // failure not yet noticed by the health checks, an open breaker, an autoscaler in the tick
 // its delay runs out: the ticks it waits through before are the same computation);
 // timeInvariant lists those, and such ticks are always computed. A queue names no
-// time: where its ring starts moves on with each computed tick, and carriedState reads the
-// ring in age order from there.
+// time: where its ring starts moves on with each computed tick (the same slot for every
+// node's), so a carried state holds the rings as they lie with where they start, and
+// sameState compares each ring by age from there.
+//
+// A check costs a copy of the carried state, made where the copy may be read again: the
+// state before a search's first check, and after every check but the last of a search
+// (which copies only when its route nodes, compared where they lie, match a state before).
+// A design that may not cycle keeps one state to compare, not one a cycle slot. The copies
+// of a run are made once, at the longest state it can have (carriedLen).
 //
 // Each component's mean and p99 latency are display figures: no summary, verdict or
 // diagnosis reads them, so a caller that returns only some ticks (a timeline cut down to

@@ -28,8 +28,9 @@ import (
 //
 // The tick computation must also not depend on the tick's number or time, which it does only
 // through state that names a time: a warming cache, a failure or cut the health checks have
-// not fully noticed, an autoscaler in the tick its delay runs out, a breaker open or probing. Queues name
-// none: their cohorts are kept by age, and carriedState reads the ring in age order. A tick with any of those is always computed (timeInvariant).
+// not fully noticed, an autoscaler in the tick its delay runs out, a breaker open or probing.
+// A tick with any of those is always computed (timeInvariant). Queues name none: their
+// cohorts are kept by age, and sameState compares the rings by age.
 // Accumulation over the run (totals, peaks, the latency histogram, the diagnosis of a failing
 // tick) is not state: accumulate folds a repeated tick in as it folds in a computed one.
 
@@ -56,24 +57,34 @@ type reuseState struct {
 	cause     tickCause // the diagnosis of the last computed tick, if it failed
 	causeOK   bool
 
-	// Cycles: the last computed ticks with the same inputs, by tick modulo maxCycle, the
-	// histN latest of them consecutive. A state that comes back to where it stood period
-	// ticks ago (period ≥ 2) is a cycle, repeated period by period from cycleFrom on.
+	// Cycles: the last computed ticks with the same inputs, by tick modulo slots, the histN
+	// latest of them consecutive. A state that comes back to where it stood period ticks
+	// ago (period ≥ 2) is a cycle, repeated period by period from cycleFrom on.
 	hist      [maxCycle]cycleTick
+	slots     int // maxCycle where the design may cycle; else one, the tick being checked
 	histN     int
 	skip      int // candidate ticks to leave unchecked after a window of checks found nothing
 	backoff   int
 	cycles    bool // the design may cycle (mayCycle)
+	timed     bool // a breaker, an autoscaler or functions: state a repeated tick moves on
 	period    int
 	cycleFrom int
-	stateLen  int // the longest carried state yet, so that a buffer is made once at its size
+	stateLen  int // the longest carried state the run can have (carriedLen): buffers are made at it
+
+	// The nodes' rings and the pools' queue shares, each in one allocation (initQueues) that
+	// a carried state copies at once; nil where they are not.
+	rings []cohort
+	fracs []float64
 }
 
-// stateBuf is buf emptied, with room for a carried state as long as the longest yet: a run's
-// buffers (one a cycle slot, and one more) are each made once rather than grown by doubling
-// from nothing, which had the garbage collector's assists take a fifth of a design that
-// never settles.
-func (r *reuseState) stateBuf(buf []byte) []byte {
+// stateBuf is buf emptied, with room for any carried state of the run: a run's buffers (one
+// a cycle slot, and one more) are each made once rather than grown by doubling from nothing,
+// which had the garbage collector's assists take a fifth of a design that never settles.
+func (m *model) stateBuf(st *runState, buf []byte) []byte {
+	r := &st.reuse
+	if r.stateLen == 0 {
+		r.stateLen = m.carriedLen(st)
+	}
 	if cap(buf) < r.stateLen {
 		return make([]byte, 0, r.stateLen)
 	}
@@ -112,6 +123,14 @@ func (r *reuseState) init(m *model) {
 		}
 	}
 	r.cycles = m.mayCycle()
+	r.rings, r.fracs = m.queueBlocks()
+	r.timed = m.timedState()
+	r.slots = 1
+	if r.cycles {
+		// A design that may not cycle compares a tick's state after with its state before
+		// alone: one slot, so that its run makes two buffers rather than one a slot.
+		r.slots = maxCycle
+	}
 	r.backoff = 1
 }
 
@@ -121,15 +140,18 @@ func (r *reuseState) init(m *model) {
 // tick does not redo: no breaker window, autoscaler or warm functions (whose state a fixed
 // point keeps, but a cycle moves through), and no display figures for only some ticks.
 func (m *model) mayCycle() bool {
-	if m.opts.Points > 0 {
-		return false
-	}
+	return m.opts.Points <= 0 && !m.timedState()
+}
+
+// timedState: some component keeps state that even a repeated tick moves on, a breaker's
+// window, an autoscaler's timers or functions' warm instances (preTick, postTick).
+func (m *model) timedState() bool {
 	for i := range m.comps {
 		if c := &m.comps[i]; c.gate != nil || c.scaler != nil || c.fn != nil {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // reuseTick repeats the last tick as tick t if it may: the last tick was a fixed point and
@@ -145,9 +167,15 @@ func (m *model) reuseTick(t int, tick *Tick, fresh float64, st *runState) bool {
 		return false
 	}
 	t0 := float64(t) * m.dt
-	m.preTick(t0, st)
+	if r.timed {
+		m.preTick(t0, st)
+	}
 	m.dueRetries(t, st)
-	m.postTick(t, st)
+	if r.timed {
+		// Without any, preTick only sets a warm cache's hit ratio, which the fixed point
+		// holds already, and postTick does nothing.
+		m.postTick(t, st)
+	}
 	comps := tick.Components
 	*tick = *r.prev
 	tick.T = t0 + m.dt
@@ -200,7 +228,7 @@ func (m *model) cycleTick(t int, tick *Tick, fresh float64, st *runState) bool {
 		r.period, r.histN = 0, 0
 		return false
 	}
-	e := &r.hist[(r.cycleFrom-r.period+phase)%maxCycle]
+	e := &r.hist[(r.cycleFrom-r.period+phase)%r.slots]
 	st.tot, r.cause, r.causeOK = e.tot, e.cause, e.causeOK
 	copy(st.compTot, e.compTot)
 	copy(st.retryAmount, e.retryAmount)
@@ -259,15 +287,14 @@ func (m *model) beginTick(t int, fresh float64, st *runState) bool {
 		r.histN = 0
 		return false
 	}
-	e := &r.hist[t%maxCycle]
+	e := &r.hist[t%r.slots]
 	if r.histN > 0 {
 		// The last tick was checked, and nothing has moved since it ended: what it left is
 		// this tick's state before (its chaos events are the same, and applying them again
 		// writes what they wrote).
 		e.before, r.after = r.after, e.before
 	} else {
-		e.before = m.carriedState(t, st, r.stateBuf(e.before))
-		r.stateLen = max(r.stateLen, len(e.before))
+		e.before = m.carriedState(t, st, m.stateBuf(st, e.before))
 	}
 	return true
 }
@@ -280,33 +307,40 @@ func (m *model) endTick(t int, tick *Tick, check bool, st *runState) {
 	if !check {
 		return
 	}
-	e := &r.hist[t%maxCycle]
-	e.tick, e.tot, e.cause, e.causeOK = tick, st.tot, r.cause, r.causeOK
-	e.compTot = append(e.compTot[:0], st.compTot...)
-	e.retryAmount = append(e.retryAmount[:0], st.retryAmount...)
-	r.histN = min(r.histN+1, maxCycle)
+	e := &r.hist[t%r.slots]
+	if r.cycles { // what a repeated cycle copies; a fixed point copies the last tick as it stands
+		e.tick, e.tot, e.cause, e.causeOK = tick, st.tot, r.cause, r.causeOK
+		e.compTot = append(e.compTot[:0], st.compTot...)
+		e.retryAmount = append(e.retryAmount[:0], st.retryAmount...)
+	}
+	r.histN = min(r.histN+1, r.slots)
 	if !m.timeInvariant(st) {
 		r.histN = 0
 		return
 	}
-	r.after = m.carriedState(t+1, st, r.stateBuf(r.after))
-	r.stateLen = max(r.stateLen, len(r.after))
-	for p := 1; p <= r.histN; p++ {
-		if !bytes.Equal(r.after, r.hist[(t+1-p)%maxCycle].before) {
-			continue
-		}
-		switch {
-		case p == 1:
-			r.fixed = true
-		case r.cycles:
-			r.period, r.cycleFrom = p, t+1
-		}
-		r.backoff = 1
-		return
-	}
 	// A design that may not cycle looks for fixed points alone, which a check of two ticks
 	// in a row finds; one that may, for a cycle as long as maxCycle, which takes as many.
-	if !r.cycles || r.histN == maxCycle {
+	// The state after the last check of those is copied only if it may be where the tick
+	// came back to: its route nodes, where they lie, are those of a state before (they come
+	// first in a carried state, and mostly tell two states apart).
+	last := !r.cycles || r.histN == maxCycle
+	if !last || m.nodesAsBefore(r, t) {
+		r.after = m.carriedState(t+1, st, m.stateBuf(st, r.after))
+		for p := 1; p <= r.histN; p++ {
+			if !m.sameState(r.after, r.hist[(t+1-p)%r.slots].before) {
+				continue
+			}
+			switch {
+			case p == 1:
+				r.fixed = true
+			case r.cycles:
+				r.period, r.cycleFrom = p, t+1
+			}
+			r.backoff = 1
+			return
+		}
+	}
+	if last {
 		r.skip, r.histN = r.backoff, 0
 		r.backoff = min(2*r.backoff, maxReuseBackoff)
 	}
@@ -362,20 +396,19 @@ func uniformWindow(w []float64) bool {
 }
 
 // carriedState appends the carried state at the start of tick t to buf, in a form that does
-// not name t: rings indexed by tick are read from t on.
+// not name t: rings indexed by tick are read from t on. The nodes' queues come last, as they
+// lie, followed by where every ring starts (m.ring): sameState reads them by age.
 func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
+	r := &st.reuse
 	buf = appendRaw(buf, m.nodes)
 	buf = appendRaw(buf, m.pools)
 	buf = appendRaw(buf, m.comps)
-	for i := range m.nodes {
-		// The ring by age, from its oldest slot on (slotAt).
-		q := m.nodes[i].q
-		j := m.ring
-		buf = appendRaw(buf, q[j:])
-		buf = appendRaw(buf, q[:j])
-	}
-	for p := range m.pools {
-		buf = appendRaw(buf, m.pools[p].frac)
+	if r.fracs != nil {
+		buf = appendRaw(buf, r.fracs)
+	} else {
+		for p := range m.pools {
+			buf = appendRaw(buf, m.pools[p].frac)
+		}
 	}
 	for i := range m.comps {
 		c := &m.comps[i]
@@ -420,19 +453,134 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 	}
 	scalars := [8]float64{valid, lc.answeredAt, lc.prevAnswered, lc.lateAll, lc.quantiles[0], lc.quantiles[1], lc.quantiles[2], lc.meanAt}
 	buf = appendValue(buf, &scalars)
-	for _, xs := range [][]float64{lc.extra, lc.hopScale, lc.termAt, lc.prevExtra, lc.prevTerm, lc.late} {
-		buf = appendRaw(buf, xs)
-	}
+	buf = appendRaw(buf, lc.extra)
+	buf = appendRaw(buf, lc.hopScale)
+	buf = appendRaw(buf, lc.termAt)
+	buf = appendRaw(buf, lc.prevExtra)
+	buf = appendRaw(buf, lc.prevTerm)
+	buf = appendRaw(buf, lc.late)
 	buf = appendRaw(buf, lc.stages)
 	buf = appendRaw(buf, lc.prev)
 	cl := &lc.comps
 	buf = appendRaw(buf, cl.stageAt)
 	buf = appendRaw(buf, cl.prev)
-	for _, xs := range [][]float64{cl.inAt, cl.prevIn, cl.p99At, cl.meanAt} {
-		buf = appendRaw(buf, xs)
-	}
+	buf = appendRaw(buf, cl.inAt)
+	buf = appendRaw(buf, cl.prevIn)
+	buf = appendRaw(buf, cl.p99At)
+	buf = appendRaw(buf, cl.meanAt)
 	buf = appendRaw(buf, cl.computed)
-	return buf
+	if r.rings != nil {
+		buf = appendRaw(buf, r.rings)
+	} else {
+		for i := range m.nodes {
+			buf = appendRaw(buf, m.nodes[i].q)
+		}
+	}
+	start := m.ring
+	return appendValue(buf, &start)
+}
+
+// nodesAsBefore reports whether the route nodes as tick t left them are byte for byte those
+// of the carried state before one of the last histN checked ticks.
+func (m *model) nodesAsBefore(r *reuseState, t int) bool {
+	now := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m.nodes))), len(m.nodes)*int(unsafe.Sizeof(node{})))
+	for p := 1; p <= r.histN; p++ {
+		if before := r.hist[(t+1-p)%r.slots].before; len(before) >= len(now) && bytes.Equal(now, before[:len(now)]) {
+			return true
+		}
+	}
+	return false
+}
+
+// carriedLen is the length of the longest carried state the run can have: carriedState's,
+// with functions' sliding maxima at their longest.
+func (m *model) carriedLen(st *runState) int {
+	n := rawLen(m.nodes) + rawLen(m.pools) + rawLen(m.comps)
+	for p := range m.pools {
+		n += rawLen(m.pools[p].frac)
+	}
+	for i := range m.comps {
+		c := &m.comps[i]
+		if g := c.gate; g != nil {
+			n += int(unsafe.Sizeof(*g)) + rawLen(g.window)
+		}
+		if s := c.scaler; s != nil {
+			n += int(unsafe.Sizeof(*s))
+		}
+		if f := c.fn; f != nil {
+			n += int(unsafe.Sizeof(*f)) + len(f.maxNeed.vals)*int(unsafe.Sizeof([2]float64{}))
+		}
+	}
+	for _, slot := range st.retries {
+		n += rawLen(slot)
+	}
+	n += rawLen(st.genShare) + rawLen(st.partitioned) + rawLen(st.extraSec) + rawLen(st.cutSince) +
+		rawLen(st.cutStart) + int(unsafe.Sizeof(st.spikeMult)) + rawLen(st.events.active)
+	lc, cl := &st.lat, &st.lat.comps
+	n += int(unsafe.Sizeof([8]float64{})) + rawLen(lc.extra) + rawLen(lc.hopScale) + rawLen(lc.termAt) +
+		rawLen(lc.prevExtra) + rawLen(lc.prevTerm) + rawLen(lc.late) + rawLen(lc.stages) + rawLen(lc.prev)
+	n += rawLen(cl.stageAt) + rawLen(cl.prev) + rawLen(cl.inAt) + rawLen(cl.prevIn) + rawLen(cl.p99At) +
+		rawLen(cl.meanAt) + rawLen(cl.computed)
+	for i := range m.nodes {
+		n += rawLen(m.nodes[i].q)
+	}
+	return n + int(unsafe.Sizeof(m.ring))
+}
+
+func rawLen[T any](xs []T) int {
+	var zero T
+	return len(xs) * int(unsafe.Sizeof(zero))
+}
+
+// sameState reports whether two carried states are the same: byte for byte up to the
+// nodes' rings, and each ring the same by age, from where it starts in each.
+func (m *model) sameState(a, b []byte) bool {
+	var start int
+	tail := int(unsafe.Sizeof(start))
+	rowLen := m.slots * int(unsafe.Sizeof(cohort{}))
+	head := len(a) - tail - len(m.nodes)*rowLen
+	if len(a) != len(b) || head < 0 || !bytes.Equal(a[:head], b[:head]) {
+		return false
+	}
+	at := func(s []byte) int { return *(*int)(unsafe.Pointer(&s[len(s)-tail])) }
+	// Slot y of a's ring holds the age b's slot y+d does.
+	d := (at(b) - at(a) + m.slots) % m.slots * int(unsafe.Sizeof(cohort{}))
+	for off := head; off < len(a)-tail; off += rowLen {
+		ra, rb := a[off:off+rowLen], b[off:off+rowLen]
+		if !bytes.Equal(ra[:rowLen-d], rb[d:]) || !bytes.Equal(ra[rowLen-d:], rb[:d]) {
+			return false
+		}
+	}
+	return true
+}
+
+// queueBlocks returns the nodes' rings and the pools' queue shares as the single slices
+// initQueues made them from, in node and pool order, or nil for either that is not so.
+func (m *model) queueBlocks() (rings []cohort, fracs []float64) {
+	if len(m.nodes) > 0 && contiguous(len(m.nodes), func(i int) []cohort { return m.nodes[i].q }) {
+		rings = unsafe.Slice(unsafe.SliceData(m.nodes[0].q), len(m.nodes)*len(m.nodes[0].q))
+	}
+	if len(m.pools) > 0 && contiguous(len(m.pools), func(p int) []float64 { return m.pools[p].frac }) {
+		fracs = unsafe.Slice(unsafe.SliceData(m.pools[0].frac), len(m.pools)*len(m.pools[0].frac))
+	}
+	return rings, fracs
+}
+
+// contiguous: the n slices part(0), part(1), … are non-empty, of one length, and each
+// begins where the one before it ends.
+func contiguous[T any](n int, part func(int) []T) bool {
+	k := len(part(0))
+	if k == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(part(0))))
+	for i := range n {
+		xs := part(i)
+		if len(xs) != k || uintptr(unsafe.Pointer(unsafe.SliceData(xs))) != base+uintptr(i*k)*unsafe.Sizeof(xs[0]) {
+			return false
+		}
+	}
+	return true
 }
 
 // appendRaw appends the bytes of xs. Pointers and slice headers inside its elements are

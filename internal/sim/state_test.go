@@ -60,3 +60,89 @@ func TestCarriedStateClassified(t *testing.T) {
 		}
 	}
 }
+
+// compiledCase compiles a golden case with its run state, for tests that look at the state.
+func compiledCase(t *testing.T, name string) (*model, *runState) {
+	t.Helper()
+	d, cfg := goldenCases()[name]()
+	v, err := validate(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := compile(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, m.newRunState()
+}
+
+// A carried state copies the nodes' rings and the pools' queue shares each at once, which
+// needs them laid out as initQueues lays them out; a change there fails here rather than
+// make every checked tick copy them piece by piece.
+func TestQueueBlocks(t *testing.T) {
+	m, st := compiledCase(t, "random/13/constant")
+	if got, want := len(st.reuse.rings), len(m.nodes)*m.slots; got != want {
+		t.Errorf("rings: %d cohorts in one block, want %d", got, want)
+	}
+	if got, want := len(st.reuse.fracs), len(m.pools)*len(m.pools[0].frac); got != want {
+		t.Errorf("queue shares: %d in one block, want %d", got, want)
+	}
+}
+
+// Two carried states are the same when every queue holds the same cohorts by age, wherever
+// its ring starts; a cohort of another age or amount makes them differ.
+func TestSameStateByAge(t *testing.T) {
+	m, st := compiledCase(t, "random/13/constant")
+	if m.slots < 3 {
+		t.Fatalf("%d slots: too few to move a ring", m.slots)
+	}
+	fill := func(start int) {
+		m.ring = start
+		for i := range m.nodes {
+			for age := range m.slots {
+				m.nodes[i].q[(start+age)%m.slots] = cohort{live: float64(100*i + age), sent: float64(age)}
+			}
+		}
+	}
+	fill(0)
+	a := m.carriedState(0, st, nil)
+	for _, start := range []int{0, 1, m.slots - 1} {
+		fill(start)
+		if b := m.carriedState(0, st, nil); !m.sameState(a, b) || !m.sameState(b, a) {
+			t.Errorf("rings starting at slot %d: the same cohorts by age compare as different", start)
+		}
+	}
+	fill(1)
+	m.ring = 2 // the same slots, read from another start: other ages
+	if b := m.carriedState(0, st, nil); m.sameState(a, b) {
+		t.Error("cohorts of other ages compare as the same")
+	}
+	fill(1)
+	m.nodes[len(m.nodes)-1].q[0].ghost = 1
+	if b := m.carriedState(0, st, nil); m.sameState(a, b) {
+		t.Error("a cohort of another amount compares as the same")
+	}
+}
+
+// A run makes its carried-state buffers once, at carriedLen: no carried state of any tick is
+// longer, and without functions (whose sliding maxima vary in length) every one is as long.
+func TestCarriedLenBoundsState(t *testing.T) {
+	for _, name := range []string{"service/20", "random/6/constant", "random/13", "flat/20"} {
+		m, st := compiledCase(t, name)
+		bound := m.carriedLen(st)
+		fns := false
+		for i := range m.comps {
+			fns = fns || m.comps[i].fn != nil
+		}
+		ticks := make([]Tick, min(m.v.ticks, 600))
+		all := make([]ComponentTick, len(ticks)*len(m.comps))
+		for k := range ticks {
+			ticks[k].Components = all[k*len(m.comps) : (k+1)*len(m.comps)]
+			m.step(k, &ticks[k], st)
+			n := len(m.carriedState(k+1, st, nil))
+			if n > bound || !fns && n != bound {
+				t.Fatalf("%s, tick %d: a carried state of %d bytes, carriedLen %d", name, k, n, bound)
+			}
+		}
+	}
+}
