@@ -758,7 +758,7 @@ func (m *model) capacityOf(nd *node) float64 {
 // updateHoldTimes recomputes mean response times bottom-up and, from them, how long each
 // holding pool's workers wait on their calls. It reports whether they have converged.
 func (m *model) updateHoldTimes(st *runState) bool {
-	for i := len(m.nodes) - 1; i >= 0; i-- { // children always follow their parent
+	for _, i := range m.holding { // children first; no other node's response is read
 		nd := &m.nodes[i]
 		nd.downMean = 0
 		if len(nd.children) > 0 {

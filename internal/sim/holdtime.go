@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Hold times. A worker that calls synchronously is held for the mean response time of its
 // calls, and that response time depends on how many calls the held workers let through: a
@@ -11,6 +14,24 @@ import "math"
 // load oscillated. Each tick therefore brackets the solution per pool and closes in on it
 // by regula falsi (the Illinois variant, which keeps shrinking both ends), so a steady load
 // gives steady numbers.
+
+// initHolding lists the nodes whose mean response a hold time reads: those of holding pools
+// and everything below them. Above the first holding pool (an ingress, a gateway, their
+// balancer) and in replication nothing waits on a response, so the hold-time solve skips
+// those nodes. Children follow their parent, so the list is built parents first and turned
+// round for the bottom-up sums.
+func (m *model) initHolding() {
+	held := make([]bool, len(m.nodes))
+	m.holding = m.holding[:0]
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		held[i] = nd.pool >= 0 && m.pools[nd.pool].holds || nd.parent >= 0 && held[nd.parent]
+		if held[i] {
+			m.holding = append(m.holding, i)
+		}
+	}
+	slices.Reverse(m.holding)
+}
 
 // resetHoldBrackets forgets the last tick's brackets: each tick solves from its own start.
 // It also counts the held workers that bound each closed loop this tick (closedloop.go).
