@@ -361,11 +361,16 @@ func (m *model) resolvePool(p int, st *runState) {
 	if total > 0 {
 		rejShare = pl.rejected / total
 	}
+	// What the loop reads of the pool does not change in it: finishing a node moves work
+	// on to other pools only, and the pool's sums are added in the nodes' order all the same.
+	admGhostShare, errRate, okRate := 1-rejShare, pl.errRate, 1-pl.errRate
+	fNew := pl.frac[m.slots+1] // the share of the tick's own arrivals served (backlog.go)
+	var ghostProcessed, wProc, nodeRejected, nodeFailed float64
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
 		nd.admLive = max(0, nd.in-nd.in*rejShare)
 		nd.rejected = nd.in - nd.admLive
-		nd.admGhost = nd.gin * (1 - rejShare)
+		nd.admGhost = nd.gin * admGhostShare
 		ghostRejected := nd.gin - nd.admGhost
 		if nd.replay && nd.rejected > 0 {
 			// A replica never refuses its replication stream; it falls behind instead.
@@ -376,23 +381,27 @@ func (m *model) resolvePool(p int, st *runState) {
 			m.serveQueue(pl, nd)
 		} else {
 			// Nothing waits here: its part of the served work is of its own arrivals.
-			f := pl.frac[m.slots+1]
-			nd.processed, nd.gProcessed, nd.outAge = nd.admLive*f, nd.admGhost*f, nd.inAge
+			nd.processed, nd.gProcessed, nd.outAge = nd.admLive*fNew, nd.admGhost*fNew, nd.inAge
 		}
-		nd.errors = nd.processed * pl.errRate
+		nd.errors = nd.processed * errRate
 		nd.ok = nd.processed - nd.errors
-		nd.gok = nd.gProcessed * (1 - pl.errRate)
-		pl.ghostProcessed += nd.gProcessed
+		nd.gok = nd.gProcessed * okRate
+		ghostProcessed += nd.gProcessed
 		if nd.write {
-			pl.wProc += nd.processed + nd.gProcessed
+			wProc += nd.processed + nd.gProcessed
 		}
-		m.finish(n, st)
+		if nd.role == roleServe && len(nd.children) == 0 {
+			nd.terminal = nd.ok // the answer, as finish gives it, without the call
+		} else {
+			m.finish(n, st)
+		}
 		if nd.gok > 0 {
 			m.finishGhost(n, st)
 		}
-		pl.nodeRejected += nd.rejected + nd.pushback + ghostRejected
-		pl.nodeFailed += nd.errors + nd.lost
+		nodeRejected += nd.rejected + nd.pushback + ghostRejected
+		nodeFailed += nd.errors + nd.lost
 	}
+	pl.ghostProcessed, pl.wProc, pl.nodeRejected, pl.nodeFailed = ghostProcessed, wProc, nodeRejected, nodeFailed
 }
 
 // queueWait sets the pool's one wait. A pool with a queue waits what the work it served
@@ -696,6 +705,13 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 	nd := &m.nodes[n]
 	health := st.events.outages && m.comps[nd.comp].healthChecks // balancers only, and only while a backend is or was just down
+	if nd.split == splitEven && !health {
+		// Every child weighs 1, and a sum of ones is exact.
+		for _, ch := range nd.children {
+			m.nodes[ch].share = 1
+		}
+		return float64(len(nd.children)), 0
+	}
 	partial := false
 	for k, ch := range nd.children {
 		c := &m.nodes[ch]
