@@ -601,7 +601,16 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		nd.lost += amount
 		return
 	}
-	total, nowhere := m.splitShares(n, st)
+	total, nowhere := 0.0, 0.0
+	if nd.split == splitEven && !m.checksHealth(nd, st) {
+		// Every child weighs 1, and a sum of ones is exact: splitShares without the call.
+		for _, ch := range nd.children {
+			m.nodes[ch].share = 1
+		}
+		total = float64(len(nd.children))
+	} else {
+		total, nowhere = m.splitShares(n, st)
+	}
 	nd.shareTotal = total
 	if total <= 0 {
 		nd.lost += amount // nowhere healthy to send it: the caller gets an error
@@ -704,7 +713,7 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 // requests for which no backend is left.
 func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 	nd := &m.nodes[n]
-	health := st.events.outages && m.comps[nd.comp].healthChecks // balancers only, and only while a backend is or was just down
+	health := m.checksHealth(nd, st)
 	if nd.split == splitEven && !health {
 		// Every child weighs 1, and a sum of ones is exact.
 		for _, ch := range nd.children {
@@ -758,6 +767,12 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 		}
 	}
 	return total, 0
+}
+
+// checksHealth reports whether node nd's split depends on its health checks this tick:
+// balancers only, and only while a backend is or was just down.
+func (m *model) checksHealth(nd *node, st *runState) bool {
+	return st.events.outages && m.comps[nd.comp].healthChecks
 }
 
 func (m *model) capacityOf(nd *node) float64 {
