@@ -287,25 +287,26 @@ func (m *model) resetFlows() {
 func (m *model) resolvePool(p int, st *runState) {
 	pl := &m.pools[p]
 	dt := m.dt
-	pl.in, pl.backlog0, pl.wIn = 0, 0, 0
+	var in, backlog0, wIn float64
 	cv2In := 0.0 // arrivals weighted by the squared coefficient of variation of their interarrival times
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
 		if nd.replay {
-			nd.in = replayCost * m.pools[nd.source].wProc
+			nd.in = replayCost * m.pools[nd.source].wProc // another pool's, resolved before this one
 			nd.held = 0
 			if nd.edge >= 0 && st.partitioned[nd.edge] {
 				// The link is cut: the writes wait on the near side until it heals.
 				nd.held, nd.in = nd.in, 0
 			}
 		}
-		pl.in += nd.in + nd.gin
+		in += nd.in + nd.gin
 		cv2In += (nd.in + nd.gin) * nd.arrivalCV2() // ghost work comes down the same route
-		pl.backlog0 += nd.backlog
+		backlog0 += nd.backlog
 		if nd.write || nd.replay {
-			pl.wIn += nd.in + nd.gin
+			wIn += nd.in + nd.gin
 		}
 	}
+	pl.in, pl.backlog0, pl.wIn = in, backlog0, wIn
 	cv2 := 1.0 // of the arrivals' interarrival times, squared (1: Poisson)
 	if pl.in > 0 {
 		cv2 = cv2In / pl.in
@@ -445,12 +446,14 @@ func (m *model) queueWait(pl *pool) {
 	}
 	pl.wait = served
 	s.Fixed += served
-	if v := pl.spreadVar(served); v > 0 && served*pl.capRate >= 1 {
-		// The wait behind a backlog of a request or more is not the same for everyone:
-		// a shifted Erlang with its mean and variance (at most served²/spreadStages).
-		rho := max(spreadStages/served, math.Sqrt(spreadStages/v))
-		s.Fixed -= spreadStages / rho
-		s.SpreadRate = rho
+	if served*pl.capRate >= 1 {
+		if v := pl.spreadVar(served); v > 0 {
+			// The wait behind a backlog of a request or more is not the same for everyone:
+			// a shifted Erlang with its mean and variance (at most served²/spreadStages).
+			rho := max(spreadStages/served, math.Sqrt(spreadStages/v))
+			s.Fixed -= spreadStages / rho
+			s.SpreadRate = rho
+		}
 	}
 }
 
