@@ -628,9 +628,9 @@ func (m *model) forward(n int, amount float64, st *runState) {
 	ways := m.roundRobinWays(nd)
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
-		part := max(0, c.share*perShare)
+		part := c.share * perShare
 		switch {
-		case part == 0:
+		case part <= 0: // nothing to send, as max(0, part) == 0 says; a NaN goes on as one
 		case c.edge >= 0 && st.partitioned[c.edge]:
 			nd.lost += part
 			c.cut = part
@@ -697,9 +697,9 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 	ways := m.roundRobinWays(nd)
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
-		part := max(0, c.share*perShare)
+		part := c.share * perShare
 		switch {
-		case part == 0, c.deferred, c.edge >= 0 && st.partitioned[c.edge]:
+		case part <= 0, c.deferred, c.edge >= 0 && st.partitioned[c.edge]:
 		case c.role == roleDispatch:
 			c.gin, c.gProcessed, c.gok = part, part, part
 			m.forwardGhost(ch, part, st)
