@@ -83,9 +83,13 @@ func (m *model) initClosedLoops() {
 		}
 		pl.closed.anc = append(pl.closed.anc, ancNode[i])
 	}
+	m.closedSet = m.closedSet[:0]
 	for p := range m.pools {
 		if open[p] || m.pools[p].unlimited {
 			m.pools[p].closed.holders, m.pools[p].closed.anc = nil, nil
+		}
+		if len(m.pools[p].closed.holders) > 0 {
+			m.closedSet = append(m.closedSet, p)
 		}
 	}
 }
@@ -101,7 +105,7 @@ func containsInt(xs []int, x int) bool {
 
 // setPopulations counts each closed pool's sources for this tick (autoscaling changes them).
 func (m *model) setPopulations() {
-	for p := range m.pools {
+	for _, p := range m.closedSet { // an open pool's population stays 0
 		cl := &m.pools[p].closed
 		cl.population = 0
 		for _, h := range cl.holders {

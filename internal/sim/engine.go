@@ -801,11 +801,8 @@ func (m *model) updateHoldTimes(st *runState) bool {
 		nd.meanResp = m.hopHoldMean(i, st) + nd.downMean
 	}
 	converged := true
-	for p := range m.pools {
+	for _, p := range m.holders {
 		pl := &m.pools[p]
-		if !pl.holds {
-			continue
-		}
 		var w, sum float64
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]

@@ -31,13 +31,19 @@ func (m *model) initHolding() {
 		}
 	}
 	slices.Reverse(m.holding)
+	m.holders = m.holders[:0]
+	for p := range m.pools {
+		if m.pools[p].holds {
+			m.holders = append(m.holders, p)
+		}
+	}
 }
 
 // resetHoldBrackets forgets the last tick's brackets: each tick solves from its own start.
 // It also counts the held workers that bound each closed loop this tick (closedloop.go).
 func (m *model) resetHoldBrackets() {
 	m.setPopulations()
-	for p := range m.pools {
+	for _, p := range m.holders { // no other pool has a hold to solve
 		pl := &m.pools[p]
 		pl.holdLo, pl.holdHi = math.NaN(), math.NaN()
 		pl.holdSide = 0

@@ -185,6 +185,8 @@ type model struct {
 	committing []int // nodes with something for commit: replay (held back), deferred input, job writes
 	consumers  []int // queue consumer nodes
 	holding    []int // nodes a hold reads the response of, children first (holdtime.go)
+	holders    []int // pools that hold their workers during calls (holdtime.go)
+	closedSet  []int // pools reached only by held calls (closedloop.go)
 
 	tooManyRoutes bool
 	sinkNode      int
