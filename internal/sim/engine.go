@@ -422,16 +422,20 @@ func (m *model) queueWait(pl *pool) {
 	if pl.capRate > 0 && pl.buffer > 0 && !math.IsInf(pl.buffer, 1) {
 		most = pl.buffer / pl.capRate
 	}
-	most = min(most, pl.closedWaitBound())
+	if pl.closed.population > 0 { // an open pool's bound is +Inf
+		most = min(most, pl.closedWaitBound())
+	}
 	now := 0.0
 	if pl.capRate > 0 {
 		now = (pl.backlog0 + pl.backlog1) / 2 / pl.capRate
 	}
 	p, theta := s.WaitProb, s.WaitRate
-	served, pServed := oneWait(pl.wait, p, theta, most)
+	served := min(pl.wait, most)
+	pServed := oneWait(served, p, theta, most)
 	held, pHeld := served, pServed // the same when the queue's wait is what it holds now (none)
 	if now != pl.wait {
-		held, pHeld = oneWait(now, p, theta, most)
+		held = min(now, most)
+		pHeld = oneWait(held, p, theta, most)
 	}
 	pl.holdExtra = 0
 	if theta > 0 {
@@ -475,19 +479,24 @@ func (pl *pool) spreadVar(w float64) float64 {
 	return w * cv2 * float64(max(1, pl.rooms)) / pl.capRate
 }
 
-// oneWait combines a queue's wait w with a stochastic wait (probability p, rate θ) into
-// max(w, S), bounded by most: the queue's part and the remaining probability of waiting
-// the exponential on top.
-func oneWait(w, p, theta, most float64) (float64, float64) {
-	w = min(w, most)
-	if !(p > 0 && theta > 0) {
-		return w, 0
+// oneWait combines a queue's wait w (at most most) with a stochastic wait (probability p,
+// rate θ) into max(w, S), bounded by most: it is the remaining probability of waiting the
+// exponential on top of w. Small enough to inline: most pools in most ticks have no
+// stochastic wait.
+func oneWait(w, p, theta, most float64) float64 {
+	if p > 0 && theta > 0 {
+		return stochasticWait(w, p, theta, most)
 	}
+	return 0
+}
+
+// stochasticWait is oneWait for p, θ > 0.
+func stochasticWait(w, p, theta, most float64) float64 {
 	if w > 0 {
 		p *= math.Exp(-theta * w)
 	}
 	// The mean wait w + p/θ stays within the bound.
-	return w, max(0, min(p, theta*(most-w)))
+	return max(0, min(p, theta*(most-w)))
 }
 
 // queueing applies the pool model to one tick's arrivals: the exact M/M/c queue below
@@ -515,7 +524,7 @@ func (m *model) queueing(pl *pool, lambda float64) {
 			pl.rejected = min(pl.in, pl.backlog1-pl.buffer)
 			pl.backlog1 -= pl.rejected
 		}
-	case m.closedQueue(pl, lambda, mu):
+	case pl.closed.population > 0 && m.closedQueue(pl, lambda, mu):
 		// Reached only by held calls: a closed loop of the callers' workers (closedloop.go).
 	case pl.buffer == 0:
 		pl.rejected = pl.in * erlangB(c, a)
