@@ -391,9 +391,12 @@ func (m *model) resolvePool(p int, st *runState) {
 		if nd.write {
 			wProc += nd.processed + nd.gProcessed
 		}
-		if nd.role == roleServe && len(nd.children) == 0 {
-			nd.terminal = nd.ok // the answer, as finish gives it, without the call
-		} else {
+		switch { // finish, the commonest roles without the call
+		case nd.role == roleServe && len(nd.children) == 0:
+			nd.terminal = nd.ok // the answer
+		case nd.role == roleForward:
+			m.forward(n, nd.ok, st)
+		default:
 			m.finish(n, st)
 		}
 		if nd.gok > 0 {
