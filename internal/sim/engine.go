@@ -116,6 +116,12 @@ func (m *model) newRunState() *runState {
 	return st
 }
 
+// cutOff reports whether design edge e (−1: none) is cut this tick. Most ticks cut no link,
+// and then it reads no edge.
+func (st *runState) cutOff(e int) bool {
+	return st.events.cut && e >= 0 && st.partitioned[e]
+}
+
 // retryDelayTicks is how many ticks after a failure retry number g arrives.
 func (m *model) retryDelayTicks(g int) int {
 	cl := m.v.cfg.Client
@@ -294,7 +300,7 @@ func (m *model) resolvePool(p int, st *runState) {
 		if nd.replay {
 			nd.in = replayCost * m.pools[nd.source].wProc // another pool's, resolved before this one
 			nd.held = 0
-			if nd.edge >= 0 && st.partitioned[nd.edge] {
+			if st.cutOff(nd.edge) {
 				// The link is cut: the writes wait on the near side until it heals.
 				nd.held, nd.in = nd.in, 0
 			}
@@ -643,7 +649,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		part := c.share * perShare
 		switch {
 		case part <= 0: // nothing to send, as max(0, part) == 0 says; a NaN goes on as one
-		case c.edge >= 0 && st.partitioned[c.edge]:
+		case st.cutOff(c.edge):
 			nd.lost += part
 			c.cut = part
 		case c.deferred:
@@ -711,7 +717,7 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 		c := &m.nodes[ch]
 		part := c.share * perShare
 		switch {
-		case part <= 0, c.deferred, c.edge >= 0 && st.partitioned[c.edge]:
+		case part <= 0, c.deferred, st.cutOff(c.edge):
 		case c.role == roleDispatch:
 			c.gin, c.gProcessed, c.gok = part, part, part
 			m.forwardGhost(ch, part, st)
@@ -850,7 +856,7 @@ func (m *model) downstream(n int, st *runState, bare bool) float64 {
 	var total, sum float64
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
-		if c.edge >= 0 && st.partitioned[c.edge] {
+		if st.cutOff(c.edge) {
 			continue
 		}
 		r := c.meanResp
