@@ -624,11 +624,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 	}
 	total, nowhere := 0.0, 0.0
 	if nd.split == splitEven && !m.checksHealth(nd, st) {
-		// Every child weighs 1, and a sum of ones is exact: splitShares without the call.
-		for _, ch := range nd.children {
-			m.nodes[ch].share = 1
-		}
-		total = float64(len(nd.children))
+		total = m.evenShares(nd) // splitShares without the call
 	} else {
 		total, nowhere = m.splitShares(n, st)
 	}
@@ -648,7 +644,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		c := &m.nodes[ch]
 		part := c.share * perShare
 		switch {
-		case part <= 0: // nothing to send, as max(0, part) == 0 says; a NaN goes on as one
+		case part <= 0: // nothing to send: what max(0, part) == 0 tells (a NaN is sent on)
 		case st.cutOff(c.edge):
 			nd.lost += part
 			c.cut = part
@@ -736,11 +732,7 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 	nd := &m.nodes[n]
 	health := m.checksHealth(nd, st)
 	if nd.split == splitEven && !health {
-		// Every child weighs 1, and a sum of ones is exact.
-		for _, ch := range nd.children {
-			m.nodes[ch].share = 1
-		}
-		return float64(len(nd.children)), 0
+		return m.evenShares(nd), 0
 	}
 	partial := false
 	for k, ch := range nd.children {
@@ -788,6 +780,15 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 		}
 	}
 	return total, 0
+}
+
+// evenShares weighs each of node nd's children 1 and returns their sum: the count, exactly
+// what adding the ones would give.
+func (m *model) evenShares(nd *node) float64 {
+	for _, ch := range nd.children {
+		m.nodes[ch].share = 1
+	}
+	return float64(len(nd.children))
 }
 
 // checksHealth reports whether node nd's split depends on its health checks this tick:
