@@ -83,13 +83,9 @@ func (m *model) initClosedLoops() {
 		}
 		pl.closed.anc = append(pl.closed.anc, ancNode[i])
 	}
-	m.closedSet = m.closedSet[:0]
 	for p := range m.pools {
 		if open[p] || m.pools[p].unlimited {
 			m.pools[p].closed.holders, m.pools[p].closed.anc = nil, nil
-		}
-		if len(m.pools[p].closed.holders) > 0 {
-			m.closedSet = append(m.closedSet, p)
 		}
 	}
 }

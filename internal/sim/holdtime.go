@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // Hold times. A worker that calls synchronously is held for the mean response time of its
 // calls, and that response time depends on how many calls the held workers let through: a
@@ -15,28 +12,44 @@ import (
 // by regula falsi (the Illinois variant, which keeps shrinking both ends), so a steady load
 // gives steady numbers.
 
-// initHolding lists the nodes whose mean response a hold time reads: those of holding pools
-// and everything below them. Above the first holding pool (an ingress, a gateway, their
-// balancer) and in replication nothing waits on a response, so the hold-time solve skips
-// those nodes. Children follow their parent, so the list is built parents first and turned
-// round for the bottom-up sums.
+// initHolding lists what the hold-time solve visits: the nodes whose mean response a hold
+// time reads (those of holding pools and everything below them; above the first holding
+// pool, an ingress, a gateway or their balancer, and in replication nothing waits on a
+// response), children first for the bottom-up sums; the holding pools; and the closed pools
+// (closedloop.go, after initClosedLoops), whose populations the holders' workers make. The
+// three lists share one allocation.
 func (m *model) initHolding() {
-	held := make([]bool, len(m.nodes))
-	m.holding = m.holding[:0]
-	for i := range m.nodes {
-		nd := &m.nodes[i]
-		held[i] = nd.pool >= 0 && m.pools[nd.pool].holds || nd.parent >= 0 && held[nd.parent]
-		if held[i] {
-			m.holding = append(m.holding, i)
+	lists := make([]int, 0, len(m.nodes)+2*len(m.pools))
+	for i := len(m.nodes) - 1; i >= 0; i-- { // children always follow their parent
+		if m.heldBelow(i) {
+			lists = append(lists, i)
 		}
 	}
-	slices.Reverse(m.holding)
-	m.holders = m.holders[:0]
+	m.holding = lists[:len(lists):len(lists)]
+	lists = lists[len(lists):]
 	for p := range m.pools {
 		if m.pools[p].holds {
-			m.holders = append(m.holders, p)
+			lists = append(lists, p)
 		}
 	}
+	m.holders = lists[:len(lists):len(lists)]
+	lists = lists[len(lists):]
+	for p := range m.pools {
+		if len(m.pools[p].closed.holders) > 0 {
+			lists = append(lists, p)
+		}
+	}
+	m.closedSet = lists
+}
+
+// heldBelow reports whether node n or a node above it is in a holding pool.
+func (m *model) heldBelow(n int) bool {
+	for ; n >= 0; n = m.nodes[n].parent {
+		if nd := &m.nodes[n]; nd.pool >= 0 && m.pools[nd.pool].holds {
+			return true
+		}
+	}
+	return false
 }
 
 // resetHoldBrackets forgets the last tick's brackets: each tick solves from its own start.
