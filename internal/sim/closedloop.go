@@ -101,7 +101,7 @@ func containsInt(xs []int, x int) bool {
 
 // setPopulations counts each closed pool's sources for this tick (autoscaling changes them).
 func (m *model) setPopulations() {
-	for p := range m.pools {
+	for _, p := range m.closedSet { // an open pool's population stays 0
 		cl := &m.pools[p].closed
 		cl.population = 0
 		for _, h := range cl.holders {
@@ -125,8 +125,10 @@ type finiteSource struct {
 // eval fills the sums for r. q(n)/q(n−1) = (N − n + 1) r ÷ min(n, c) falls with n, so the
 // terms rise to a mode and fall after it; they are summed outwards from the mode (q = 1
 // there, nothing overflows) until they no longer count. The work is the spread of the
-// distribution, not the population. The sums are kept in registers while the terms are
-// added, each in the same order as term by term.
+// distribution, not the population. Each run of states is summed by a loop of its own,
+// which adds only the sums a state of that run has a part in, each in the same order as
+// term by term (closedloop_test.go holds the term-by-term sums it must equal bit for bit):
+// below the workers nobody queues or waits, and no state below the mode is the full one.
 func (fs *finiteSource) eval(r float64) {
 	fs.r = r
 	n, c, k := fs.n, fs.c, fs.k
@@ -137,35 +139,35 @@ func (fs *finiteSource) eval(r float64) {
 	}
 	mode = max(0, min(k, mode))
 	var sum, in, queued, waitSend, full float64
-	// term adds state j with unnormalised probability q to the sums.
-	term := func(j int, q float64) {
-		sum += q
-		in += float64(j) * q
-		if j > c {
-			queued += float64(j-c) * q
-		}
-		if j >= c && j < k {
-			waitSend += float64(n-j) * q
-		}
-		if j == k {
-			full = q
-		}
+	// The mode itself.
+	sum, in = 1, float64(mode)
+	if mode > c {
+		queued = float64(mode - c)
 	}
-	term(mode, 1)
-	// Upwards, the states below the workers first: nobody queues or waits in them.
+	if mode >= c && mode < k {
+		waitSend = float64(n - mode)
+	}
+	if mode == k {
+		full = 1
+	}
+	// Upwards, the states below the workers first. Their counts are carried as floats: whole
+	// numbers, so exactly what converting j and N − j + 1 would give.
 	q := 1.0
 	j, up := mode+1, true
-	for ; j <= k && j < c; j++ {
-		q *= float64(n-j+1) * r / float64(j)
+	below := min(k, c-1)
+	for fj, fnj := float64(j), float64(n-j+1); j <= below; j++ {
+		q *= fnj * r / fj
 		sum += q
-		in += float64(j) * q
-		if j == k {
-			full = q
-		}
+		in += fj * q
 		if q < closedTermEps*sum {
 			up = false
 			break
 		}
+		fj++
+		fnj--
+	}
+	if below == k && j >= k && j > mode {
+		full = q // the room is full below the workers: the run ended at K
 	}
 	for ; up && j <= k; j++ {
 		q *= float64(n-j+1) * r / float64(c)
@@ -183,10 +185,26 @@ func (fs *finiteSource) eval(r float64) {
 			break
 		}
 	}
+	// Downwards: state j − 1 < mode ≤ K is never the full one; from c down nobody waits.
 	q = 1.0
-	for j := mode; j >= 1; j-- {
-		q *= float64(min(j, c)) / (float64(n-j+1) * r)
-		term(j-1, q)
+	j = mode
+	for ; j > c; j-- {
+		q *= float64(c) / (float64(n-j+1) * r)
+		sum += q
+		in += float64(j-1) * q
+		if j-1 > c {
+			queued += float64(j-1-c) * q
+		}
+		waitSend += float64(n-j+1) * q
+		if q < closedTermEps*sum {
+			j = 0
+			break
+		}
+	}
+	for ; j >= 1; j-- {
+		q *= float64(j) / (float64(n-j+1) * r)
+		sum += q
+		in += float64(j-1) * q
 		if q < closedTermEps*sum {
 			break
 		}

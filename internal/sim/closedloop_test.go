@@ -106,3 +106,65 @@ func TestClosedLoopRoomForEveryHeldWorker(t *testing.T) {
 		}
 	}
 }
+
+// termByTerm is finiteSource.eval written state by state, every state adding to every sum
+// it has a part in, outwards from the mode: the sums eval must give bit for bit.
+func termByTerm(n, c, k int, r float64) finiteSource {
+	mode := int(math.Floor(float64(n+1) * r / (1 + r)))
+	if mode > c {
+		mode = max(c, int(math.Floor(float64(n+1)-float64(c)/r)))
+	}
+	mode = max(0, min(k, mode))
+	fs := finiteSource{n: n, c: c, k: k, r: r}
+	term := func(j int, q float64) {
+		fs.sum += q
+		fs.in += float64(j) * q
+		if j > c {
+			fs.queued += float64(j-c) * q
+		}
+		if j >= c && j < k {
+			fs.waitSend += float64(n-j) * q
+		}
+		if j == k {
+			fs.full = q
+		}
+	}
+	term(mode, 1)
+	q := 1.0
+	for j := mode + 1; j <= k; j++ {
+		q *= float64(n-j+1) * r / float64(min(j, c))
+		term(j, q)
+		if q < closedTermEps*fs.sum {
+			break
+		}
+	}
+	q = 1.0
+	for j := mode; j >= 1; j-- {
+		q *= float64(min(j, c)) / (float64(n-j+1) * r)
+		term(j-1, q)
+		if q < closedTermEps*fs.sum {
+			break
+		}
+	}
+	return fs
+}
+
+// eval's runs of states, each summed by its own loop, give the term-by-term sums exactly:
+// a mode below, at and above the workers, a room full below them and above, and terms that
+// stop counting before either end.
+func TestFiniteSourceSumsTermByTerm(t *testing.T) {
+	for _, n := range []int{1, 3, 10, 16, 64, 500} {
+		for _, c := range []int{1, 4, 10, 40} {
+			for _, room := range []int{0, 2, 8, 1 << 20} {
+				k := min(n, c+room)
+				for _, r := range []float64{1e-4, 0.003, 0.05, 0.3, 0.9, 1, 2, 7.5, 60} {
+					fs := finiteSource{n: n, c: c, k: k}
+					fs.eval(r)
+					if want := termByTerm(n, c, k, r); fs != want {
+						t.Errorf("N=%d c=%d K=%d r=%g: %+v, term by term %+v", n, c, k, r, fs, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -222,9 +222,11 @@ func (s *slidingMax) push(tick int, v float64, window int) float64 {
 // (refused, errors, timeouts) and all that finished. A node's subtree is the run of nodes
 // after it up to subtreeEnd (routes are built depth first).
 func (m *model) gateOutcome(n int, st *runState) (failed, finished float64) {
-	for i := n + 1; i < m.nodes[n].subtreeEnd; i++ {
-		nd := &m.nodes[i]
-		late := nd.terminal * st.lat.late[i]
+	below := m.nodes[n+1 : m.nodes[n].subtreeEnd]
+	lates := st.lat.late[n+1:][:len(below)] // the same nodes' shares answered late
+	for i := range below {
+		nd := &below[i]
+		late := nd.terminal * lates[i]
 		f := nd.rejected + nd.pushback + nd.errors + nd.lost + late + nd.expired
 		failed += f
 		finished += f + nd.terminal - late

@@ -121,6 +121,12 @@ func (m *model) newRunState() *runState {
 	return st
 }
 
+// cutOff reports whether design edge e (−1: none) is cut this tick. Most ticks cut no link,
+// and then it reads no edge.
+func (st *runState) cutOff(e int) bool {
+	return st.events.cut && e >= 0 && st.partitioned[e]
+}
+
 // retryDelayTicks is how many ticks after a failure retry number g arrives.
 func (m *model) retryDelayTicks(g int) int {
 	cl := m.v.cfg.Client
@@ -292,25 +298,26 @@ func (m *model) resetFlows() {
 func (m *model) resolvePool(p int, st *runState) {
 	pl := &m.pools[p]
 	dt := m.dt
-	pl.in, pl.backlog0, pl.wIn = 0, 0, 0
+	var in, backlog0, wIn float64
 	cv2In := 0.0 // arrivals weighted by the squared coefficient of variation of their interarrival times
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
 		if nd.replay {
-			nd.in = replayCost * m.pools[nd.source].wProc
+			nd.in = replayCost * m.pools[nd.source].wProc // another pool's, resolved before this one
 			nd.held = 0
-			if nd.edge >= 0 && st.partitioned[nd.edge] {
+			if st.cutOff(nd.edge) {
 				// The link is cut: the writes wait on the near side until it heals.
 				nd.held, nd.in = nd.in, 0
 			}
 		}
-		pl.in += nd.in + nd.gin
+		in += nd.in + nd.gin
 		cv2In += (nd.in + nd.gin) * nd.arrivalCV2() // ghost work comes down the same route
-		pl.backlog0 += nd.backlog
+		backlog0 += nd.backlog
 		if nd.write || nd.replay {
-			pl.wIn += nd.in + nd.gin
+			wIn += nd.in + nd.gin
 		}
 	}
+	pl.in, pl.backlog0, pl.wIn = in, backlog0, wIn
 	cv2 := 1.0 // of the arrivals' interarrival times, squared (1: Poisson)
 	if pl.in > 0 {
 		cv2 = cv2In / pl.in
@@ -366,11 +373,16 @@ func (m *model) resolvePool(p int, st *runState) {
 	if total > 0 {
 		rejShare = pl.rejected / total
 	}
+	// What the loop reads of the pool does not change in it: finishing a node moves work
+	// on to other pools only, and the pool's sums are added in the nodes' order all the same.
+	admGhostShare, errRate, okRate := 1-rejShare, pl.errRate, 1-pl.errRate
+	fNew := pl.frac[m.slots+1] // the share of the tick's own arrivals served (backlog.go)
+	var ghostProcessed, wProc, nodeRejected, nodeFailed float64
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
 		nd.admLive = max(0, nd.in-nd.in*rejShare)
 		nd.rejected = nd.in - nd.admLive
-		nd.admGhost = nd.gin * (1 - rejShare)
+		nd.admGhost = nd.gin * admGhostShare
 		ghostRejected := nd.gin - nd.admGhost
 		if nd.replay && nd.rejected > 0 {
 			// A replica never refuses its replication stream; it falls behind instead.
@@ -381,23 +393,30 @@ func (m *model) resolvePool(p int, st *runState) {
 			m.serveQueue(pl, nd)
 		} else {
 			// Nothing waits here: its part of the served work is of its own arrivals.
-			f := pl.frac[m.slots+1]
-			nd.processed, nd.gProcessed, nd.outAge = nd.admLive*f, nd.admGhost*f, nd.inAge
+			nd.processed, nd.gProcessed, nd.outAge = nd.admLive*fNew, nd.admGhost*fNew, nd.inAge
 		}
-		nd.errors = nd.processed * pl.errRate
+		nd.errors = nd.processed * errRate
 		nd.ok = nd.processed - nd.errors
-		nd.gok = nd.gProcessed * (1 - pl.errRate)
-		pl.ghostProcessed += nd.gProcessed
+		nd.gok = nd.gProcessed * okRate
+		ghostProcessed += nd.gProcessed
 		if nd.write {
-			pl.wProc += nd.processed + nd.gProcessed
+			wProc += nd.processed + nd.gProcessed
 		}
-		m.finish(n, st)
+		switch { // finish, the commonest roles without the call
+		case nd.role == roleServe && len(nd.children) == 0:
+			nd.terminal = nd.ok // the answer
+		case nd.role == roleForward:
+			m.forward(n, nd.ok, st)
+		default:
+			m.finish(n, st)
+		}
 		if nd.gok > 0 {
 			m.finishGhost(n, st)
 		}
-		pl.nodeRejected += nd.rejected + nd.pushback + ghostRejected
-		pl.nodeFailed += nd.errors + nd.lost
+		nodeRejected += nd.rejected + nd.pushback + ghostRejected
+		nodeFailed += nd.errors + nd.lost
 	}
+	pl.ghostProcessed, pl.wProc, pl.nodeRejected, pl.nodeFailed = ghostProcessed, wProc, nodeRejected, nodeFailed
 }
 
 // queueWait sets the pool's one wait. A pool with a queue waits what the work it served
@@ -417,16 +436,20 @@ func (m *model) queueWait(pl *pool) {
 	if pl.capRate > 0 && pl.buffer > 0 && !math.IsInf(pl.buffer, 1) {
 		most = pl.buffer / pl.capRate
 	}
-	most = min(most, pl.closedWaitBound())
+	if pl.closed.population > 0 { // an open pool's bound is +Inf
+		most = min(most, pl.closedWaitBound())
+	}
 	now := 0.0
 	if pl.capRate > 0 {
 		now = (pl.backlog0 + pl.backlog1) / 2 / pl.capRate
 	}
 	p, theta := s.WaitProb, s.WaitRate
-	served, pServed := oneWait(pl.wait, p, theta, most)
+	served := min(pl.wait, most)
+	pServed := oneWait(served, p, theta, most)
 	held, pHeld := served, pServed // the same when the queue's wait is what it holds now (none)
 	if now != pl.wait {
-		held, pHeld = oneWait(now, p, theta, most)
+		held = min(now, most)
+		pHeld = oneWait(held, p, theta, most)
 	}
 	pl.holdExtra = 0
 	if theta > 0 {
@@ -441,12 +464,14 @@ func (m *model) queueWait(pl *pool) {
 	}
 	pl.wait = served
 	s.Fixed += served
-	if v := pl.spreadVar(served); v > 0 && served*pl.capRate >= 1 {
-		// The wait behind a backlog of a request or more is not the same for everyone:
-		// a shifted Erlang with its mean and variance (at most served²/spreadStages).
-		rho := max(spreadStages/served, math.Sqrt(spreadStages/v))
-		s.Fixed -= spreadStages / rho
-		s.SpreadRate = rho
+	if served*pl.capRate >= 1 {
+		if v := pl.spreadVar(served); v > 0 {
+			// The wait behind a backlog of a request or more is not the same for everyone:
+			// a shifted Erlang with its mean and variance (at most served²/spreadStages).
+			rho := max(spreadStages/served, math.Sqrt(spreadStages/v))
+			s.Fixed -= spreadStages / rho
+			s.SpreadRate = rho
+		}
 	}
 }
 
@@ -468,19 +493,24 @@ func (pl *pool) spreadVar(w float64) float64 {
 	return w * cv2 * float64(max(1, pl.rooms)) / pl.capRate
 }
 
-// oneWait combines a queue's wait w with a stochastic wait (probability p, rate θ) into
-// max(w, S), bounded by most: the queue's part and the remaining probability of waiting
-// the exponential on top.
-func oneWait(w, p, theta, most float64) (float64, float64) {
-	w = min(w, most)
-	if !(p > 0 && theta > 0) {
-		return w, 0
+// oneWait combines a queue's wait w (at most most) with a stochastic wait (probability p,
+// rate θ) into max(w, S), bounded by most: it is the remaining probability of waiting the
+// exponential on top of w. Small enough to inline: most pools in most ticks have no
+// stochastic wait.
+func oneWait(w, p, theta, most float64) float64 {
+	if p > 0 && theta > 0 {
+		return stochasticWait(w, p, theta, most)
 	}
+	return 0
+}
+
+// stochasticWait is oneWait for p, θ > 0.
+func stochasticWait(w, p, theta, most float64) float64 {
 	if w > 0 {
 		p *= math.Exp(-theta * w)
 	}
 	// The mean wait w + p/θ stays within the bound.
-	return w, max(0, min(p, theta*(most-w)))
+	return max(0, min(p, theta*(most-w)))
 }
 
 // queueing applies the pool model to one tick's arrivals: the exact M/M/c queue below
@@ -508,7 +538,7 @@ func (m *model) queueing(pl *pool, lambda float64) {
 			pl.rejected = min(pl.in, pl.backlog1-pl.buffer)
 			pl.backlog1 -= pl.rejected
 		}
-	case m.closedQueue(pl, lambda, mu):
+	case pl.closed.population > 0 && m.closedQueue(pl, lambda, mu):
 		// Reached only by held calls: a closed loop of the callers' workers (closedloop.go).
 	case pl.buffer == 0:
 		pl.rejected = pl.in * erlangB(c, a)
@@ -597,7 +627,12 @@ func (m *model) forward(n int, amount float64, st *runState) {
 		nd.lost += amount
 		return
 	}
-	total, nowhere := m.splitShares(n, st)
+	total, nowhere := 0.0, 0.0
+	if nd.split == splitEven && !m.checksHealth(nd, st) {
+		total = m.evenShares(nd) // splitShares without the call
+	} else {
+		total, nowhere = m.splitShares(n, st)
+	}
 	nd.shareTotal = total
 	if total <= 0 {
 		nd.lost += amount // nowhere healthy to send it: the caller gets an error
@@ -612,10 +647,10 @@ func (m *model) forward(n int, amount float64, st *runState) {
 	ways := m.roundRobinWays(nd)
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
-		part := max(0, c.share*perShare)
+		part := c.share * perShare
 		switch {
-		case part == 0:
-		case c.edge >= 0 && st.partitioned[c.edge]:
+		case part <= 0: // nothing to send: what max(0, part) == 0 tells (a NaN is sent on)
+		case st.cutOff(c.edge):
 			nd.lost += part
 			c.cut = part
 		case c.deferred:
@@ -681,9 +716,9 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 	ways := m.roundRobinWays(nd)
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
-		part := max(0, c.share*perShare)
+		part := c.share * perShare
 		switch {
-		case part == 0, c.deferred, c.edge >= 0 && st.partitioned[c.edge]:
+		case part <= 0, c.deferred, st.cutOff(c.edge):
 		case c.role == roleDispatch:
 			c.gin, c.gProcessed, c.gok = part, part, part
 			m.forwardGhost(ch, part, st)
@@ -700,7 +735,10 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 // requests for which no backend is left.
 func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 	nd := &m.nodes[n]
-	health := st.events.outages && m.comps[nd.comp].healthChecks // balancers only, and only while a backend is or was just down
+	health := m.checksHealth(nd, st)
+	if nd.split == splitEven && !health {
+		return m.evenShares(nd), 0
+	}
 	partial := false
 	for k, ch := range nd.children {
 		c := &m.nodes[ch]
@@ -749,6 +787,21 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 	return total, 0
 }
 
+// evenShares weighs each of node nd's children 1 and returns their sum: the count, exactly
+// what adding the ones would give.
+func (m *model) evenShares(nd *node) float64 {
+	for _, ch := range nd.children {
+		m.nodes[ch].share = 1
+	}
+	return float64(len(nd.children))
+}
+
+// checksHealth reports whether node nd's split depends on its health checks this tick:
+// balancers only, and only while a backend is or was just down.
+func (m *model) checksHealth(nd *node, st *runState) bool {
+	return st.events.outages && m.comps[nd.comp].healthChecks
+}
+
 func (m *model) capacityOf(nd *node) float64 {
 	if nd.pool < 0 {
 		return 1
@@ -763,7 +816,7 @@ func (m *model) capacityOf(nd *node) float64 {
 // updateHoldTimes recomputes mean response times bottom-up and, from them, how long each
 // holding pool's workers wait on their calls. It reports whether they have converged.
 func (m *model) updateHoldTimes(st *runState) bool {
-	for i := len(m.nodes) - 1; i >= 0; i-- { // children always follow their parent
+	for _, i := range m.holding { // children first; no other node's response is read
 		nd := &m.nodes[i]
 		nd.downMean = 0
 		if len(nd.children) > 0 {
@@ -772,11 +825,8 @@ func (m *model) updateHoldTimes(st *runState) bool {
 		nd.meanResp = m.hopHoldMean(i, st) + nd.downMean
 	}
 	converged := true
-	for p := range m.pools {
+	for _, p := range m.holders {
 		pl := &m.pools[p]
-		if !pl.holds {
-			continue
-		}
 		var w, sum float64
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
@@ -812,7 +862,7 @@ func (m *model) downstream(n int, st *runState, bare bool) float64 {
 	var total, sum float64
 	for _, ch := range nd.children {
 		c := &m.nodes[ch]
-		if c.edge >= 0 && st.partitioned[c.edge] {
+		if st.cutOff(c.edge) {
 			continue
 		}
 		r := c.meanResp

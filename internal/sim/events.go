@@ -15,6 +15,7 @@ type eventTracker struct {
 	// outages: some backend or link is down, or back for less than the longest check
 	// interval of any balancer (probeSec): only then may health checks keep one out.
 	outages  bool
+	cut      bool // some link is cut this tick (runState.partitioned)
 	probeSec float64
 	ids      []string
 }
@@ -86,6 +87,7 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 		m.comps[c].failStart = math.Inf(1)
 		m.comps[c].failEnd = math.Inf(-1)
 	}
+	et.cut = false
 	for e := range st.partitioned {
 		st.partitioned[e] = false
 		st.extraSec[e] = 0
@@ -120,6 +122,7 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 			st.spikeMult *= e.Params.Multiplier
 		case ChaosNetworkPartition:
 			st.partitioned[et.edge[i]] = true
+			et.cut = true
 			st.cutStart[et.edge[i]] = min(st.cutStart[et.edge[i]], e.AtSec)
 			et.cutEnd[et.edge[i]] = max(et.cutEnd[et.edge[i]], end)
 		case ChaosLatencyInjection:

@@ -12,11 +12,51 @@ import "math"
 // by regula falsi (the Illinois variant, which keeps shrinking both ends), so a steady load
 // gives steady numbers.
 
+// initHolding lists what the hold-time solve visits: the nodes whose mean response a hold
+// time reads (those of holding pools and everything below them; above the first holding
+// pool, an ingress, a gateway or their balancer, and in replication nothing waits on a
+// response), children first for the bottom-up sums; the holding pools; and the closed pools
+// (closedloop.go, after initClosedLoops), whose populations the holders' workers make. The
+// three lists share one allocation.
+func (m *model) initHolding() {
+	lists := make([]int, 0, len(m.nodes)+2*len(m.pools))
+	for i := len(m.nodes) - 1; i >= 0; i-- { // children always follow their parent
+		if m.heldBelow(i) {
+			lists = append(lists, i)
+		}
+	}
+	m.holding = lists[:len(lists):len(lists)]
+	lists = lists[len(lists):]
+	for p := range m.pools {
+		if m.pools[p].holds {
+			lists = append(lists, p)
+		}
+	}
+	m.holders = lists[:len(lists):len(lists)]
+	lists = lists[len(lists):]
+	for p := range m.pools {
+		if len(m.pools[p].closed.holders) > 0 {
+			lists = append(lists, p)
+		}
+	}
+	m.closedSet = lists
+}
+
+// heldBelow reports whether node n or a node above it is in a holding pool.
+func (m *model) heldBelow(n int) bool {
+	for ; n >= 0; n = m.nodes[n].parent {
+		if nd := &m.nodes[n]; nd.pool >= 0 && m.pools[nd.pool].holds {
+			return true
+		}
+	}
+	return false
+}
+
 // resetHoldBrackets forgets the last tick's brackets: each tick solves from its own start.
 // It also counts the held workers that bound each closed loop this tick (closedloop.go).
 func (m *model) resetHoldBrackets() {
 	m.setPopulations()
-	for p := range m.pools {
+	for _, p := range m.holders { // no other pool has a hold to solve
 		pl := &m.pools[p]
 		pl.holdLo, pl.holdHi = math.NaN(), math.NaN()
 		pl.holdSide = 0

@@ -184,6 +184,9 @@ type model struct {
 	answering  []int // client nodes that can answer a request (the others' terminal is always 0)
 	committing []int // nodes with something for commit: replay (held back), deferred input, job writes
 	consumers  []int // queue consumer nodes
+	holding    []int // nodes a hold reads the response of, children first (holdtime.go)
+	holders    []int // pools that hold their workers during calls (holdtime.go)
+	closedSet  []int // pools reached only by held calls (closedloop.go)
 
 	tooManyRoutes bool
 	sinkNode      int
@@ -247,6 +250,7 @@ func compile(v *validated) (*model, error) {
 	m.orderPools()
 	m.initQueues()
 	m.initClosedLoops()
+	m.initHolding()
 	for i := range m.nodes {
 		nd := &m.nodes[i]
 		if !nd.background && (nd.role == roleCache || nd.role == roleEnqueue || nd.role == roleServe && len(nd.children) == 0) {
