@@ -7,11 +7,16 @@ import "math"
 // pools under a horizontal autoscaler.
 
 type gateState struct {
-	rateLimit   float64 // requests per second; 0 = none
-	threshold   float64 // downstream error rate that opens the breaker; 0 = no breaker
-	probe       float64 // share let through while half-open
-	openTicks   int
-	window      []float64 // ring of (failed, finished) pairs over the window, while closed
+	rateLimit float64 // requests per second; 0 = none
+	threshold float64 // downstream error rate that opens the breaker; 0 = no breaker
+	probe     float64 // share let through while half-open
+	openTicks int
+	window    []float64 // ring of (failed, finished) pairs over the window, while closed
+	// partial[2j], partial[2j+1]: the failed and finished sums of the window's pairs before
+	// pair j, added in pair order. Writing pair j leaves the sums before it as they were, so
+	// a tick re-adds only the pairs from j on, in the order the whole window was added in:
+	// the same sums to the bit, for half the additions on average.
+	partial     []float64
 	pos         int
 	state       Breaker
 	during      Breaker // the state during the current tick, as reported
@@ -23,6 +28,7 @@ func newGate(p paramValues, dt float64) *gateState {
 		probe: p.f("breaker_probe_ratio"), state: BreakerClosed}
 	g.openTicks = max(1, int(math.Round(p.f("breaker_open_sec")/dt)))
 	g.window = make([]float64, 2*max(1, int(math.Round(p.f("breaker_window_sec")/dt))))
+	g.partial = make([]float64, len(g.window)+2)
 	return g
 }
 
@@ -59,13 +65,21 @@ func (g *gateState) observe(t int, failed, finished float64) {
 		} else {
 			g.state = BreakerClosed
 			clear(g.window)
+			clear(g.partial)
 		}
 	case BreakerClosed:
-		g.window[2*g.pos], g.window[2*g.pos+1] = failed, finished
-		g.pos = (g.pos + 1) % (len(g.window) / 2)
-		var f, d float64
-		for k := 0; k < len(g.window); k += 2 {
-			f, d = f+g.window[k], d+g.window[k+1]
+		w, ps := g.window, g.partial
+		k := 2 * g.pos
+		g.pos = (g.pos + 1) % (len(w) / 2)
+		f, d := ps[len(w)], ps[len(w)+1]
+		// A pair written as it was (a steady downstream) leaves every sum as it was.
+		if math.Float64bits(w[k]) != math.Float64bits(failed) || math.Float64bits(w[k+1]) != math.Float64bits(finished) {
+			w[k], w[k+1] = failed, finished
+			f, d = ps[k], ps[k+1]
+			for ; k < len(w); k += 2 {
+				f, d = f+w[k], d+w[k+1]
+				ps[k+2], ps[k+3] = f, d
+			}
 		}
 		if d > 0 && f/d > g.threshold {
 			g.open(t)
