@@ -111,8 +111,13 @@ func (m *model) fifo(pl *pool, admittedNew float64) {
 		o := nd.old.total()
 		fr[0] += o
 		oldWaited += o * nd.old.waited
-		for j := 1; j <= k; j++ {
-			fr[j] += m.slotAt(nd, j).total()
+		// Positions 1..k are the ring from where it starts, round to its beginning.
+		wrap := fr[1+k-m.ring : k+1]
+		for j, c := range nd.q[m.ring:] {
+			fr[1+j] += c.total()
+		}
+		for j, c := range nd.q[:m.ring] {
+			wrap[j] += c.total()
 		}
 	}
 	fr[k+1] = admittedNew
@@ -232,26 +237,35 @@ func (m *model) settle() (expired float64) {
 				old.waited, old.sent = old.waited+dt, old.sent+dt
 			}
 			*s = cohort{live: newLive, ghost: newGhost, sent: nd.inAge}
-			var total, live float64
 			expire := tau > 0 && !nd.background
 			// Ages at the end of this tick, in age order: old, then the ring from its
-			// oldest slot (k − 1 ticks and a half in the queue) to the tick's own.
-			for j := 0; j <= k; j++ {
-				c, age := old, old.sent-dt/2
-				if j > 0 {
-					c = &nd.q[(m.ring+j)%k]
-					age = float64(k-j)*dt + dt/2 + c.sent
-				}
-				if expire && c.live > 0 && age >= tau {
-					c.ghost += c.live
-					nd.expired += c.live
-					c.live = 0
-					if j == 0 {
-						c.sent = 0
+			// oldest slot (k − 1 ticks and a half in the queue) to the tick's own, which
+			// starts one slot on from where the ring started this tick.
+			if expire && old.live > 0 && old.sent-dt/2 >= tau {
+				old.ghost += old.live
+				nd.expired += old.live
+				old.live, old.sent = 0, 0
+			}
+			var total, live float64
+			total += old.total()
+			live += old.live
+			from := m.ring + 1
+			if from == k {
+				from = 0
+			}
+			j := 1
+			for _, seg := range [2][]cohort{nd.q[from:], nd.q[:from]} {
+				for i := range seg {
+					c := &seg[i]
+					if expire && c.live > 0 && float64(k-j)*dt+dt/2+c.sent >= tau {
+						c.ghost += c.live
+						nd.expired += c.live
+						c.live = 0
 					}
+					total += c.total()
+					live += c.live
+					j++
 				}
-				total += c.total()
-				live += c.live
 			}
 			if total < 1e-9 {
 				// A rounding residue, not a waiting request.
