@@ -112,6 +112,7 @@ func (r *causeRun) sameDiagnosis(o *causeRun) bool {
 // diagScratch holds per-component and per-edge sums, reused from one failing tick to the next.
 type diagScratch struct {
 	failed, breaker, limited, throttled, overload, cut []float64
+	all                                                []float64 // all of them, cleared at once
 }
 
 // diagnose names the cause of a failing tick. It runs after the tick is resolved, while the
@@ -119,25 +120,28 @@ type diagScratch struct {
 func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64) (tickCause, bool) {
 	d := tickCause{tick: t, comp: -1, pool: -1, edge: -1, lb: -1, attempts: attempts, fresh: fresh}
 	s := &st.acc.diag
-	if s.failed == nil {
+	if s.all == nil {
 		n := len(m.comps)
-		s.failed, s.breaker, s.limited = make([]float64, n), make([]float64, n), make([]float64, n)
-		s.throttled, s.overload = make([]float64, n), make([]float64, n)
-		s.cut = make([]float64, len(m.edgeTo))
+		s.all = make([]float64, 5*n+len(m.edgeTo))
+		s.failed, s.breaker, s.limited = s.all[:n:n], s.all[n:2*n:2*n], s.all[2*n:3*n:3*n]
+		s.throttled, s.overload, s.cut = s.all[3*n:4*n:4*n], s.all[4*n:5*n:5*n], s.all[5*n:]
 	}
-	for _, xs := range [][]float64{s.failed, s.breaker, s.limited, s.throttled, s.overload, s.cut} {
-		clear(xs)
-	}
-	queuedOut := 0.0 // timed out waiting in a queue
+	clear(s.all)
+	queuedOut := 0.0      // timed out waiting in a queue
+	cuts := st.events.cut // else no link is cut and nothing was sent across one this tick
 	for i := range m.nodes {
 		nd := &m.nodes[i]
 		if nd.background {
 			continue
 		}
-		if nd.edge >= 0 && nd.cut > 0 {
-			s.cut[nd.edge] += nd.cut
+		lost := nd.lost
+		if cuts {
+			if nd.edge >= 0 && nd.cut > 0 {
+				s.cut[nd.edge] += nd.cut
+			}
+			lost -= m.cutBelow(i)
 		}
-		if lost := nd.lost - m.cutBelow(i); lost > 1e-12 {
+		if lost > 1e-12 {
 			// Forwarded nowhere: every backend failed or cut off. A request class the design
 			// has no route for at all is no cause of this list: its loss is left out.
 			if f := m.failedChild(i); f >= 0 {
