@@ -10,8 +10,10 @@ type eventTracker struct {
 	edge    []int // design edge per event, -1 if none
 	active  []bool
 	changed bool
-	cuts    []outage  // per design edge: its cuts as the health checks see them (health.go)
-	cutEnd  []float64 // scratch: the latest end among the active cuts of each edge
+	// start, end: each event's window (model.window), fixed for the run and read every tick.
+	start, end []float64
+	cuts       []outage  // per design edge: its cuts as the health checks see them (health.go)
+	cutEnd     []float64 // scratch: the latest end among the active cuts of each edge
 	// outages: some backend or link is down, or back for less than the longest check
 	// interval of any balancer (probeSec): only then may health checks keep one out.
 	outages  bool
@@ -25,6 +27,7 @@ func (et *eventTracker) init(m *model) {
 	et.comp = make([]int, len(et.events))
 	et.edge = make([]int, len(et.events))
 	et.active = make([]bool, len(et.events))
+	et.start, et.end = make([]float64, len(et.events)), make([]float64, len(et.events))
 	et.cuts = make([]outage, len(m.edgeTo))
 	et.cutEnd = make([]float64, len(m.edgeTo))
 	for e := range et.cuts {
@@ -45,6 +48,7 @@ func (et *eventTracker) init(m *model) {
 				et.edge[i] = k
 			}
 		}
+		et.start[i], et.end[i] = m.window(e, et.comp[i])
 	}
 }
 
@@ -95,13 +99,14 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 		et.cutEnd[e] = math.Inf(-1)
 	}
 	st.spikeMult = 1
-	for i, e := range et.events {
-		start, end := m.window(e, et.comp[i])
+	for i := range et.events {
+		e := &et.events[i]
+		start, end := et.start[i], et.end[i]
 		on := acts(start, end, t0, t1)
 		if e.Kind == ChaosCacheFlush && start >= t0 && start < t1 {
 			c := &m.comps[et.comp[i]]
 			c.flushedAt = start
-			c.flushWarm = m.warmupOf(e, et.comp[i])
+			c.flushWarm = m.warmupOf(*e, et.comp[i])
 		}
 		if on != et.active[i] {
 			et.active[i] = on
@@ -154,14 +159,14 @@ func (m *model) anyEvent(et *eventTracker, t0, t1 float64) bool {
 	if et.outages {
 		return true
 	}
-	for i, e := range et.events {
+	for i, start := range et.start {
 		if et.active[i] {
 			return true
 		}
-		if e.AtSec >= t1 {
+		if start >= t1 {
 			continue
 		}
-		if start, end := m.window(e, et.comp[i]); acts(start, end, t0, t1) {
+		if acts(start, et.end[i], t0, t1) {
 			return true
 		}
 	}
