@@ -35,6 +35,9 @@ func (m *model) postTick(t int, st *runState) {
 		c := &m.comps[i]
 		switch {
 		case c.gate != nil:
+			if c.gate.threshold <= 0 {
+				continue // no breaker: the downstream's outcome moves nothing
+			}
 			var failed, finished float64
 			for _, n := range m.pools[c.pools[0]].nodes {
 				f, d := m.gateOutcome(n, st)
