@@ -160,7 +160,8 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 		}
 		// Attempts whose deadline passed while they waited in this pool's queue were lost
 		// here; what is left of the tick's timeouts are answers that came back too late.
-		s.overload[nd.comp] += nd.expired
+		over := &s.overload[nd.comp] // added to in the order the causes are listed
+		*over += nd.expired
 		queuedOut += nd.expired
 		rej := nd.rejected
 		if pl.gated > 0 && pl.rejected > 0 {
@@ -175,9 +176,9 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 		if m.comps[nd.comp].kind == KindServerless {
 			s.throttled[nd.comp] += rej
 		} else {
-			s.overload[nd.comp] += rej
+			*over += rej
 		}
-		s.overload[nd.comp] += nd.pushback + nd.errors
+		*over += nd.pushback + nd.errors
 	}
 
 	timedOut = max(0, timedOut-queuedOut)
