@@ -191,7 +191,7 @@ var p99Only = []float64{0.99}
 // costPerHour prices a component for one tick: units at their hourly price plus per-use
 // charges at the tick's rate, extrapolated to an hour.
 func (m *model) costPerHour(c *component, handledRPS, inRPS float64) float64 {
-	it := c.it
+	it := &c.it
 	cost := c.units*it.PricePerHour + handledRPS*3600/1e6*it.PricePerMillion
 	switch c.kind {
 	case KindDatabase:
