@@ -196,11 +196,6 @@ func stageMoved(a, b *Stage, scale float64) bool {
 func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	settled := answered == lc.prevAnswered
 	lc.prevAnswered = answered
-	for p := range m.pools {
-		s := m.pools[p].stage
-		settled = settled && s == lc.prev[p]
-		lc.prev[p] = s
-	}
 	for e, x := range st.extraSec {
 		settled = settled && x == lc.prevExtra[e]
 		lc.prevExtra[e] = x
@@ -217,28 +212,39 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		d := math.Abs(x - y)
 		shareMoved = shareMoved || (d > latencyTolerance*max(x, y) && d > floor)
 	}
-	if !lc.valid || (answered > 0) != (lc.answeredAt > 0) {
-		return true // nothing on record, or answers start or stop: no share can be compared
-	}
-	tol := latencyTolerance
-	if settled {
-		tol = 0
-	}
+	// Nothing on record, or answers start or stop: no share can be compared.
+	fresh := !lc.valid || (answered > 0) != (lc.answeredAt > 0)
+	// The pools are compared as they are recorded, while the tick still looks unsettled:
+	// within the tolerance until one has moved. The pools passed before a first difference
+	// from the previous tick are compared then.
+	moved := fresh
 	for p := range m.pools {
-		scale := 0.0 // settled: any change
-		if tol > 0 {
-			scale = tol * lc.hopScale[p] // +Inf for a pool no answered path crosses
+		s := &m.pools[p].stage
+		if settled && !sameStage(s, &lc.prev[p]) {
+			settled = false
+			for q := 0; q < p && !moved; q++ {
+				moved = stageMoved(&lc.stages[q], &lc.prev[q], latencyTolerance*lc.hopScale[q])
+			}
 		}
-		if stageMoved(&lc.stages[p], &lc.prev[p], scale) {
-			return true
+		lc.prev[p] = *s
+		if !settled && !moved {
+			moved = stageMoved(&lc.stages[p], s, latencyTolerance*lc.hopScale[p]) // +Inf for a pool no answered path crosses
 		}
 	}
-	for e, x := range lc.prevExtra {
-		if math.Abs(lc.extra[e]-x) > tol*max(lc.extra[e], x) || (tol == 0 && lc.extra[e] != x) {
-			return true
-		}
+	if fresh {
+		return true
 	}
-	if tol == 0 {
+	if settled {
+		for p := range m.pools {
+			if lc.stages[p] != lc.prev[p] {
+				return true
+			}
+		}
+		for e, x := range lc.prevExtra {
+			if lc.extra[e] != x {
+				return true
+			}
+		}
 		if answered != lc.answeredAt {
 			return true
 		}
@@ -248,6 +254,14 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 			}
 		}
 		return false
+	}
+	if moved {
+		return true
+	}
+	for e, x := range lc.prevExtra {
+		if math.Abs(lc.extra[e]-x) > latencyTolerance*max(lc.extra[e], x) {
+			return true
+		}
 	}
 	return shareMoved
 }
