@@ -104,6 +104,10 @@ func (cl *compLatency) stale(m *model, c *component, i int, in, inAt float64, se
 	if settled {
 		tol, scale = 0, 0
 	}
+	if len(c.pools) == 1 { // all of its input: no share to compare
+		p := c.pools[0]
+		return stageMoved(&cl.stageAt[p], &m.pools[p].stage, scale)
+	}
 	for _, p := range c.pools {
 		pl := &m.pools[p]
 		if stageMoved(&cl.stageAt[p], &pl.stage, scale) {
