@@ -172,23 +172,21 @@ func stageMoved(a, b *Stage, scale float64) bool {
 		return spreadStages > scale*rb
 	}
 	// |pa/wa − pb/wb| > scale  ⇔  |pa·wb − pb·wa| > scale·wa·wb
-	aWaits, bWaits := a.WaitProb > 0 && a.WaitRate > 0, b.WaitProb > 0 && b.WaitRate > 0
-	switch {
-	case aWaits && bWaits:
-		if math.Abs(a.WaitProb*b.WaitRate-b.WaitProb*a.WaitRate) > scale*a.WaitRate*b.WaitRate {
-			return true
-		}
-		// The same mean wait can have another shape (frequent short waits or rare long
-		// ones) when probability and rate move together. Each is also held on its own to
-		// what it would do to the mean: |Δp|/w > scale and p·|Δw|/w² > scale.
-		return math.Abs(a.WaitProb-b.WaitProb) > scale*a.WaitRate ||
-			a.WaitProb*math.Abs(a.WaitRate-b.WaitRate) > scale*a.WaitRate*a.WaitRate
-	case aWaits:
-		return a.WaitProb > scale*a.WaitRate
-	case bWaits:
-		return b.WaitProb > scale*b.WaitRate
+	bWaits := b.WaitProb > 0 && b.WaitRate > 0
+	if !(a.WaitProb > 0 && a.WaitRate > 0) {
+		return bWaits && b.WaitProb > scale*b.WaitRate
 	}
-	return false
+	if !bWaits {
+		return a.WaitProb > scale*a.WaitRate
+	}
+	if math.Abs(a.WaitProb*b.WaitRate-b.WaitProb*a.WaitRate) > scale*a.WaitRate*b.WaitRate {
+		return true
+	}
+	// The same mean wait can have another shape (frequent short waits or rare long
+	// ones) when probability and rate move together. Each is also held on its own to
+	// what it would do to the mean: |Δp|/w > scale and p·|Δw|/w² > scale.
+	return math.Abs(a.WaitProb-b.WaitProb) > scale*a.WaitRate ||
+		a.WaitProb*math.Abs(a.WaitRate-b.WaitRate) > scale*a.WaitRate*a.WaitRate
 }
 
 // stale reports whether the inputs moved beyond the tolerance since the last computation,
