@@ -124,7 +124,7 @@ func equalStages(a, b []Stage) bool {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if !sameStage(&a[i], &b[i]) {
 			return false
 		}
 	}
@@ -138,9 +138,16 @@ func equalStages(a, b []Stage) bool {
 // see.) The comparisons are cross-multiplied so that the check, which runs
 // for every pool every tick, divides nothing. scale 0 means any change at all.
 func stageMoved(a, b *Stage, scale float64) bool {
-	if scale == 0 {
-		return *a != *b
+	if sameStage(a, b) {
+		// Most hops are as they were (a stage with no wait does not move with the load):
+		// an equal stage differs by nothing, which no scale of 0 or more exceeds.
+		return scale < 0 && stageMovedBy(a, b, scale)
 	}
+	return scale == 0 || stageMovedBy(a, b, scale)
+}
+
+// stageMovedBy is stageMoved for a, b that differ, or for any a, b once scale is not 0.
+func stageMovedBy(a, b *Stage, scale float64) bool {
 	if a.SpreadRate > 0 {
 		// A backlog's wait is spread around its mean by a few standard deviations only,
 		// which can be far less than the path's mean: where it meets the timeout, a move
@@ -206,9 +213,11 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		t := m.nodes[i].terminal
 		settled = settled && t == lc.prevTerm[i]
 		lc.prevTerm[i] = t
-		x, y := t*a0, lc.termAt[i]*answered
-		d := math.Abs(x - y)
-		shareMoved = shareMoved || (d > latencyTolerance*max(x, y) && d > floor)
+		if !shareMoved {
+			x, y := t*a0, lc.termAt[i]*answered
+			d := math.Abs(x - y)
+			shareMoved = d > floor && d > latencyTolerance*max(x, y)
+		}
 	}
 	// Nothing on record, or answers start or stop: no share can be compared.
 	fresh := !lc.valid || (answered > 0) != (lc.answeredAt > 0)
@@ -257,6 +266,10 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		return true
 	}
 	for e, x := range lc.prevExtra {
+		// An unchanged injection of 0 or more (most are 0) is within any tolerance.
+		if lc.extra[e] == x && x >= 0 {
+			continue
+		}
 		if math.Abs(lc.extra[e]-x) > latencyTolerance*max(lc.extra[e], x) {
 			return true
 		}
@@ -299,7 +312,7 @@ func (m *model) latencies(st *runState, answered float64) {
 		}
 		start := len(lc.groups.stages)
 		for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
-			if s := m.stageOf(pn, st); s != (Stage{}) {
+			if s := m.stageOf(pn, st); !sameStage(&s, &Stage{}) {
 				lc.groups.stages = append(lc.groups.stages, s)
 			}
 			if p := m.nodes[pn].pool; p >= 0 {
