@@ -243,7 +243,7 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	}
 	if settled {
 		for p := range m.pools {
-			if lc.stages[p] != lc.prev[p] {
+			if !sameStage(&lc.stages[p], &lc.prev[p]) {
 				return true
 			}
 		}
