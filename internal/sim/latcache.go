@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Latency distributions are the costliest part of a tick: a mixture over every path a
 // request can take. They are recomputed only when an input has moved by more than
@@ -201,10 +204,8 @@ func stageMovedBy(a, b *Stage, scale float64) bool {
 func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	settled := answered == lc.prevAnswered
 	lc.prevAnswered = answered
-	for e, x := range st.extraSec {
-		settled = settled && x == lc.prevExtra[e]
-		lc.prevExtra[e] = x
-	}
+	settled = settled && slices.Equal(st.extraSec, lc.prevExtra)
+	copy(lc.prevExtra, st.extraSec)
 	// A path's share of the answers w = t/A against w0 = t0/A0 at the last computation:
 	// |w − w0| > tol·max(w, w0, 0.001), multiplied through by A·A0.
 	a0, shareMoved := lc.answeredAt, false
