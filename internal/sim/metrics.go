@@ -74,10 +74,10 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		ct.Backlog = backlog
 		ct.LateRPS = late / dt
 		if buffer > 0 && !math.IsInf(buffer, 1) {
-			ct.QueueFill = min(1, backlog/buffer)
+			ct.QueueFill = atMost(backlog/buffer, 1)
 		}
 		if in > 0 {
-			ct.ErrorRate = min(1, (rej+errs)/in)
+			ct.ErrorRate = atMost((rej+errs)/in, 1)
 		}
 		if detail {
 			mean, p99 := m.componentLatency(i, st)
@@ -105,7 +105,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.Utilization = consumers.util
 			st.compTot[i].enqueued, st.compTot[i].drainable = consumers.in, consumers.capRate*dt
 			buffer = c.queueBuffer
-			ct.QueueFill = min(1, backlog/buffer)
+			ct.QueueFill = atMost(backlog/buffer, 1)
 		}
 		ct.CostPerHour = m.costPerHour(c, handled/dt, in/dt)
 		switch {
