@@ -113,11 +113,9 @@ func (cl *compLatency) stale(m *model, c *component, i int, in, inAt float64, se
 		if stageMoved(&cl.stageAt[p], &pl.stage, scale) {
 			return true
 		}
-		if len(c.pools) > 1 {
-			w, w0 := servingInput(pl)/in, cl.inAt[p]/inAt
-			if math.Abs(w-w0) > tol*max(w, w0) || (tol == 0 && w != w0) {
-				return true
-			}
+		w, w0 := servingInput(pl)/in, cl.inAt[p]/inAt
+		if math.Abs(w-w0) > tol*max(w, w0) || (tol == 0 && w != w0) {
+			return true
 		}
 	}
 	return false
