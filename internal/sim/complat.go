@@ -31,22 +31,24 @@ func (cl *compLatency) init(m *model) {
 func (m *model) componentLatency(i int, st *runState) (mean, p99 float64) {
 	cl := &st.lat.comps
 	c := &m.comps[i]
-	var in, sum float64
+	var in, sum, inAt float64
 	settled := true
 	for _, p := range c.pools {
 		pl := &m.pools[p]
 		w := servingInput(pl)
-		settled = settled && pl.stage == cl.prev[p] && w == cl.prevIn[p]
-		cl.prev[p], cl.prevIn[p] = pl.stage, w
+		prev := &cl.prev[p]
+		settled = settled && sameStage(&pl.stage, prev) && w == cl.prevIn[p]
+		*prev, cl.prevIn[p] = pl.stage, w
 		in += w
 		sum += w * pl.meanSec
+		inAt += cl.inAt[p]
 	}
 	if in <= 0 {
 		cl.computed[i] = false
 		return 0, 0
 	}
 	mean = sum / in
-	if cl.stale(m, c, i, in, settled) {
+	if cl.stale(m, c, i, in, inAt, settled) {
 		st.compMix.Reset()
 		for _, p := range c.pools {
 			pl := &m.pools[p]
@@ -92,8 +94,9 @@ func servingInput(pl *pool) float64 {
 }
 
 // stale reports whether component c's p99 must be recomputed: in is what its pools take in
-// this tick, settled whether they are exactly as in the previous tick.
-func (cl *compLatency) stale(m *model, c *component, i int, in float64, settled bool) bool {
+// this tick, inAt what they took in at the last computation, settled whether they are
+// exactly as in the previous tick.
+func (cl *compLatency) stale(m *model, c *component, i int, in, inAt float64, settled bool) bool {
 	if !cl.computed[i] {
 		return true
 	}
@@ -101,21 +104,26 @@ func (cl *compLatency) stale(m *model, c *component, i int, in float64, settled 
 	if settled {
 		tol, scale = 0, 0
 	}
-	inAt := 0.0
-	for _, p := range c.pools {
-		inAt += cl.inAt[p]
+	if len(c.pools) == 1 { // all of its input: no share to compare
+		p := c.pools[0]
+		return stageMoved(&cl.stageAt[p], &m.pools[p].stage, scale)
 	}
 	for _, p := range c.pools {
 		pl := &m.pools[p]
 		if stageMoved(&cl.stageAt[p], &pl.stage, scale) {
 			return true
 		}
-		if len(c.pools) > 1 {
-			w, w0 := servingInput(pl)/in, cl.inAt[p]/inAt
-			if math.Abs(w-w0) > tol*max(w, w0) || (tol == 0 && w != w0) {
-				return true
-			}
+		w, w0 := servingInput(pl)/in, cl.inAt[p]/inAt
+		if math.Abs(w-w0) > tol*max(w, w0) || (tol == 0 && w != w0) {
+			return true
 		}
 	}
 	return false
+}
+
+// sameStage is a == b, field by field as == compares them, without the call the compiler
+// makes for a struct's equality.
+func sameStage(a, b *Stage) bool {
+	return a.Fixed == b.Fixed && a.ServiceRate == b.ServiceRate && a.WaitProb == b.WaitProb &&
+		a.WaitRate == b.WaitRate && a.SpreadRate == b.SpreadRate
 }

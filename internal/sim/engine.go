@@ -362,7 +362,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	}
 	pl.meanSec = stageMean(pl.stage)
 	pl.holdMean = pl.meanSec + pl.holdExtra
-	pl.ownSec = max(0, pl.meanSec-pl.wait)
+	pl.ownSec = nonNegative(pl.meanSec - pl.wait)
 
 	total := pl.in + gated
 	pl.nodeRejected, pl.nodeFailed = 0, 0
@@ -380,7 +380,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	var ghostProcessed, wProc, nodeRejected, nodeFailed float64
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
-		nd.admLive = max(0, nd.in-nd.in*rejShare)
+		nd.admLive = nonNegative(nd.in - nd.in*rejShare)
 		nd.rejected = nd.in - nd.admLive
 		nd.admGhost = nd.gin * admGhostShare
 		ghostRejected := nd.gin - nd.admGhost
@@ -577,15 +577,35 @@ func (m *model) queueing(pl *pool, lambda float64) {
 	} else if pl.in+pl.backlog0 > 0 {
 		pl.util = maxReportedUtil // no workers at all, yet work waiting
 	}
-	pl.util = min(pl.util, maxReportedUtil)
+	pl.util = atMost(pl.util, maxReportedUtil)
 	pl.errRate = loadErrorRate(pl)
 }
 
 // loadErrorRate is a pool's own error rate: base + utilisation³ × factor (seed
 // simulation-design), so errors accelerate sharply as a pool nears its limit.
 func loadErrorRate(pl *pool) float64 {
-	u := min(pl.util, 1)
-	return min(1, pl.baseErr+u*u*u*pl.loadErr)
+	u := atMost(pl.util, 1)
+	return atMost(pl.baseErr+u*u*u*pl.loadErr, 1)
+}
+
+// nonNegative is max(0, x) (x ≤ 0, −0 included, gives +0; a NaN stays a NaN) by one
+// comparison: the builtin's general handling of signed zeros costs a few instructions
+// more, on lines every pool and node runs every pass. (A NaN's payload is the compiler's
+// either way: nothing reads it.)
+func nonNegative(x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	return x
+}
+
+// atMost is min(x, bound) for a bound above 0 (a NaN stays a NaN; no zero's sign is at
+// stake), by one comparison.
+func atMost(x, bound float64) float64 {
+	if x > bound {
+		return bound
+	}
+	return x
 }
 
 // finish decides what happens to the requests node n's pool finished.
@@ -752,7 +772,7 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 			pl := &m.pools[c.pool]
 			w = 0
 			if !pl.failed {
-				w = max(0, pl.capRate-pl.wIn/m.dt)
+				w = nonNegative(pl.capRate - pl.wIn/m.dt)
 			}
 		}
 		if health {

@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Latency distributions are the costliest part of a tick: a mixture over every path a
 // request can take. They are recomputed only when an input has moved by more than
@@ -124,7 +127,7 @@ func equalStages(a, b []Stage) bool {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if !sameStage(&a[i], &b[i]) {
 			return false
 		}
 	}
@@ -138,9 +141,16 @@ func equalStages(a, b []Stage) bool {
 // see.) The comparisons are cross-multiplied so that the check, which runs
 // for every pool every tick, divides nothing. scale 0 means any change at all.
 func stageMoved(a, b *Stage, scale float64) bool {
-	if scale == 0 {
-		return *a != *b
+	if sameStage(a, b) {
+		// Most hops are as they were (a stage with no wait does not move with the load):
+		// an equal stage differs by nothing, which no scale of 0 or more exceeds.
+		return scale < 0 && stageMovedBy(a, b, scale)
 	}
+	return scale == 0 || stageMovedBy(a, b, scale)
+}
+
+// stageMovedBy is stageMoved for a, b that differ, or for any a, b once scale is not 0.
+func stageMovedBy(a, b *Stage, scale float64) bool {
 	if a.SpreadRate > 0 {
 		// A backlog's wait is spread around its mean by a few standard deviations only,
 		// which can be far less than the path's mean: where it meets the timeout, a move
@@ -172,23 +182,21 @@ func stageMoved(a, b *Stage, scale float64) bool {
 		return spreadStages > scale*rb
 	}
 	// |pa/wa − pb/wb| > scale  ⇔  |pa·wb − pb·wa| > scale·wa·wb
-	aWaits, bWaits := a.WaitProb > 0 && a.WaitRate > 0, b.WaitProb > 0 && b.WaitRate > 0
-	switch {
-	case aWaits && bWaits:
-		if math.Abs(a.WaitProb*b.WaitRate-b.WaitProb*a.WaitRate) > scale*a.WaitRate*b.WaitRate {
-			return true
-		}
-		// The same mean wait can have another shape (frequent short waits or rare long
-		// ones) when probability and rate move together. Each is also held on its own to
-		// what it would do to the mean: |Δp|/w > scale and p·|Δw|/w² > scale.
-		return math.Abs(a.WaitProb-b.WaitProb) > scale*a.WaitRate ||
-			a.WaitProb*math.Abs(a.WaitRate-b.WaitRate) > scale*a.WaitRate*a.WaitRate
-	case aWaits:
-		return a.WaitProb > scale*a.WaitRate
-	case bWaits:
-		return b.WaitProb > scale*b.WaitRate
+	bWaits := b.WaitProb > 0 && b.WaitRate > 0
+	if !(a.WaitProb > 0 && a.WaitRate > 0) {
+		return bWaits && b.WaitProb > scale*b.WaitRate
 	}
-	return false
+	if !bWaits {
+		return a.WaitProb > scale*a.WaitRate
+	}
+	if math.Abs(a.WaitProb*b.WaitRate-b.WaitProb*a.WaitRate) > scale*a.WaitRate*b.WaitRate {
+		return true
+	}
+	// The same mean wait can have another shape (frequent short waits or rare long
+	// ones) when probability and rate move together. Each is also held on its own to
+	// what it would do to the mean: |Δp|/w > scale and p·|Δw|/w² > scale.
+	return math.Abs(a.WaitProb-b.WaitProb) > scale*a.WaitRate ||
+		a.WaitProb*math.Abs(a.WaitRate-b.WaitRate) > scale*a.WaitRate*a.WaitRate
 }
 
 // stale reports whether the inputs moved beyond the tolerance since the last computation,
@@ -196,15 +204,8 @@ func stageMoved(a, b *Stage, scale float64) bool {
 func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	settled := answered == lc.prevAnswered
 	lc.prevAnswered = answered
-	for p := range m.pools {
-		s := m.pools[p].stage
-		settled = settled && s == lc.prev[p]
-		lc.prev[p] = s
-	}
-	for e, x := range st.extraSec {
-		settled = settled && x == lc.prevExtra[e]
-		lc.prevExtra[e] = x
-	}
+	settled = settled && slices.Equal(st.extraSec, lc.prevExtra)
+	copy(lc.prevExtra, st.extraSec)
 	// A path's share of the answers w = t/A against w0 = t0/A0 at the last computation:
 	// |w − w0| > tol·max(w, w0, 0.001), multiplied through by A·A0.
 	a0, shareMoved := lc.answeredAt, false
@@ -213,32 +214,45 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		t := m.nodes[i].terminal
 		settled = settled && t == lc.prevTerm[i]
 		lc.prevTerm[i] = t
-		x, y := t*a0, lc.termAt[i]*answered
-		d := math.Abs(x - y)
-		shareMoved = shareMoved || (d > latencyTolerance*max(x, y) && d > floor)
+		if !shareMoved {
+			x, y := t*a0, lc.termAt[i]*answered
+			d := math.Abs(x - y)
+			shareMoved = d > floor && d > latencyTolerance*max(x, y)
+		}
 	}
-	if !lc.valid || (answered > 0) != (lc.answeredAt > 0) {
-		return true // nothing on record, or answers start or stop: no share can be compared
-	}
-	tol := latencyTolerance
-	if settled {
-		tol = 0
-	}
+	// Nothing on record, or answers start or stop: no share can be compared.
+	fresh := !lc.valid || (answered > 0) != (lc.answeredAt > 0)
+	// The pools are compared as they are recorded, while the tick still looks unsettled:
+	// within the tolerance until one has moved. The pools passed before a first difference
+	// from the previous tick are compared then.
+	moved := fresh
 	for p := range m.pools {
-		scale := 0.0 // settled: any change
-		if tol > 0 {
-			scale = tol * lc.hopScale[p] // +Inf for a pool no answered path crosses
+		s := &m.pools[p].stage
+		if settled && !sameStage(s, &lc.prev[p]) {
+			settled = false
+			for q := 0; q < p && !moved; q++ {
+				moved = stageMoved(&lc.stages[q], &lc.prev[q], latencyTolerance*lc.hopScale[q])
+			}
 		}
-		if stageMoved(&lc.stages[p], &lc.prev[p], scale) {
-			return true
+		lc.prev[p] = *s
+		if !settled && !moved {
+			moved = stageMoved(&lc.stages[p], s, latencyTolerance*lc.hopScale[p]) // +Inf for a pool no answered path crosses
 		}
 	}
-	for e, x := range lc.prevExtra {
-		if math.Abs(lc.extra[e]-x) > tol*max(lc.extra[e], x) || (tol == 0 && lc.extra[e] != x) {
-			return true
-		}
+	if fresh {
+		return true
 	}
-	if tol == 0 {
+	if settled {
+		for p := range m.pools {
+			if !sameStage(&lc.stages[p], &lc.prev[p]) {
+				return true
+			}
+		}
+		for e, x := range lc.prevExtra {
+			if lc.extra[e] != x {
+				return true
+			}
+		}
 		if answered != lc.answeredAt {
 			return true
 		}
@@ -248,6 +262,18 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 			}
 		}
 		return false
+	}
+	if moved {
+		return true
+	}
+	for e, x := range lc.prevExtra {
+		// An unchanged injection of 0 or more (most are 0) is within any tolerance.
+		if lc.extra[e] == x && x >= 0 {
+			continue
+		}
+		if math.Abs(lc.extra[e]-x) > latencyTolerance*max(lc.extra[e], x) {
+			return true
+		}
 	}
 	return shareMoved
 }
@@ -287,7 +313,7 @@ func (m *model) latencies(st *runState, answered float64) {
 		}
 		start := len(lc.groups.stages)
 		for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
-			if s := m.stageOf(pn, st); s != (Stage{}) {
+			if s := m.stageOf(pn, st); !sameStage(&s, &Stage{}) {
 				lc.groups.stages = append(lc.groups.stages, s)
 			}
 			if p := m.nodes[pn].pool; p >= 0 {

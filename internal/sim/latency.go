@@ -389,7 +389,7 @@ func (m *LatencyMix) PathTail(i int, t float64) float64 {
 		return 1
 	}
 	s, _, _ := m.evalPath(cp, x)
-	return min(1, max(0, s))
+	return atMost(nonNegative(s), 1)
 }
 
 // eval returns P(T > t), the density of T and its derivative for the mix.
@@ -403,11 +403,11 @@ func (m *LatencyMix) eval(t float64) evalPoint {
 			continue
 		}
 		s, d, dd := m.evalPath(cp, x)
-		surv += cp.w * min(1, max(0, s))
-		dens += cp.w * max(0, d)
+		surv += cp.w * atMost(nonNegative(s), 1)
+		dens += cp.w * nonNegative(d)
 		ddens += cp.w * dd
 	}
-	return evalPoint{t: t, s: min(1, max(0, surv)), f: dens, df: ddens}
+	return evalPoint{t: t, s: atMost(nonNegative(surv), 1), f: dens, df: ddens}
 }
 
 // evalPath returns one path's P(R > x), density and its derivative, x ≥ 0 past its fixed part.

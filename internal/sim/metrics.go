@@ -74,10 +74,10 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		ct.Backlog = backlog
 		ct.LateRPS = late / dt
 		if buffer > 0 && !math.IsInf(buffer, 1) {
-			ct.QueueFill = min(1, backlog/buffer)
+			ct.QueueFill = atMost(backlog/buffer, 1)
 		}
 		if in > 0 {
-			ct.ErrorRate = min(1, (rej+errs)/in)
+			ct.ErrorRate = atMost((rej+errs)/in, 1)
 		}
 		if detail {
 			mean, p99 := m.componentLatency(i, st)
@@ -105,7 +105,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.Utilization = consumers.util
 			st.compTot[i].enqueued, st.compTot[i].drainable = consumers.in, consumers.capRate*dt
 			buffer = c.queueBuffer
-			ct.QueueFill = min(1, backlog/buffer)
+			ct.QueueFill = atMost(backlog/buffer, 1)
 		}
 		ct.CostPerHour = m.costPerHour(c, handled/dt, in/dt)
 		switch {
@@ -191,7 +191,7 @@ var p99Only = []float64{0.99}
 // costPerHour prices a component for one tick: units at their hourly price plus per-use
 // charges at the tick's rate, extrapolated to an hour.
 func (m *model) costPerHour(c *component, handledRPS, inRPS float64) float64 {
-	it := c.it
+	it := &c.it
 	cost := c.units*it.PricePerHour + handledRPS*3600/1e6*it.PricePerMillion
 	switch c.kind {
 	case KindDatabase:
