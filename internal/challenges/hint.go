@@ -503,9 +503,10 @@ func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
 	needMore := !onlyCost // more capacity can only help what is not the budget
 	needLess := failing[CondCost]
 
+	patcher := newCandidatePatcher(d)
 	var out []candidate
 	add := func(cd candidate) {
-		patched, err := ApplyPatch(d, cd.change.Patch)
+		patched, err := patcher.apply(cd.change.Patch)
 		if err != nil {
 			return
 		}
@@ -559,7 +560,7 @@ func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
 			}
 		}
 	}
-	out = append(out, l.additions(d)...)
+	out = append(out, l.additions(d, patcher)...)
 	// Identical designs (a step clipped onto another) are simulated once.
 	seen := map[string]bool{}
 	uniq := out[:0]
@@ -646,7 +647,7 @@ func numericSteps(spec sim.ParamSpec, x float64, r [2]float64, l *Level, more, l
 }
 
 // additions proposes one component added from the catalog, wired in by its kind's role.
-func (l *Level) additions(d sim.Design) []candidate {
+func (l *Level) additions(d sim.Design, patcher *candidatePatcher) []candidate {
 	c := l.c
 	count := map[sim.Kind]int{}
 	byID := map[string]sim.Component{}
@@ -709,7 +710,7 @@ func (l *Level) additions(d sim.Design) []candidate {
 				desc += " (" + strings.Join(ps, ", ") + ")"
 			}
 			ch := Change{Kind: ChangeAdd, Component: id, Description: desc, Patch: ops}
-			patched, err := ApplyPatch(d, ops)
+			patched, err := patcher.apply(ops)
 			if err != nil {
 				return
 			}
