@@ -129,7 +129,8 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 	}
 	lim.Yield(ctx)
 	h := &Hint{Level: l.Slug}
-	before, err := h.evaluate(ctx, l, d)
+	mem := &scratches{}
+	before, err := h.evaluate(ctx, l, d, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			}
 			r := &candRun{p: prepared[i]}
 			runs[start+i] = r
-			r.start(ctx, l, aside, func(floor float64) bool { return floor >= b.threshold(i) })
+			r.start(ctx, l, aside, mem, func(floor float64) bool { return floor >= b.threshold(i) })
 			if !r.aside {
 				b.done(i, r.ev, r.err != nil)
 			}
@@ -223,7 +224,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 				return nil, fmt.Errorf("hint: applying its own patch: %w", err)
 			}
 			lim.Yield(ctx)
-			after, err := h.evaluate(ctx, l, patched)
+			after, err := h.evaluate(ctx, l, patched, mem)
 			if err != nil {
 				return nil, fmt.Errorf("hint: re-running the patched design: %w", err)
 			}
@@ -318,13 +319,16 @@ func endRuns(runs []*candRun) {
 	}
 }
 
-// evaluate is Level.evaluate for the hint: the run's cost and ticks are the hint's.
-func (h *Hint) evaluate(ctx context.Context, l *Level, d sim.Design) (*Evaluation, error) {
+// evaluate is Level.evaluate for the hint, in memory lent by the search: the run's cost and
+// ticks are the hint's.
+func (h *Hint) evaluate(ctx context.Context, l *Level, d sim.Design, mem *scratches) (*Evaluation, error) {
 	p, err := l.prepare(d)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := l.run(ctx, p)
+	sc := mem.get()
+	defer mem.put(sc)
+	ev, err := l.runWith(ctx, p, sim.RunOptions{Scratch: sc})
 	if err != nil {
 		return nil, err
 	}

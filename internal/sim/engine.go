@@ -55,6 +55,7 @@ func (m *model) run(ctx context.Context) (*Result, error) {
 	}
 	all := make([]ComponentTick, nt*nc)
 	st := m.newRunState()
+	defer st.reuse.giveBack(m.opts.Scratch)
 	for t := 0; t < nt; t++ {
 		if t&1023 == 0 {
 			if err := ctx.Err(); err != nil {

@@ -23,6 +23,19 @@ type RunOptions struct {
 	// only part of what a run would tell, such as a search whose candidate can no longer
 	// matter once its first ticks are known; it must not change the result.
 	Stop func(res *Result, t int) bool
+	// Scratch, if set, lends the run the memory an earlier run given the same Scratch left
+	// in it, and takes this run's when it ends, however it ends: a caller running design
+	// after design (a fix-hint search) then makes the buffers of tick reuse once rather than
+	// once a run. A Scratch belongs to one run at a time: it must not be given to a run while
+	// another given it has not returned.
+	Scratch *Scratch
+}
+
+// Scratch is memory a caller lends its runs, one run at a time: the buffers tick reuse
+// copies carried states into (state.go). A run writes a buffer before it reads it, so what
+// a run computes never depends on the Scratch or on the runs before it.
+type Scratch struct {
+	states [][]byte // emptied, each of any capacity
 }
 
 // ErrStopped is RunWith's error for a run that RunOptions.Stop ended.
