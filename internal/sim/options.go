@@ -32,10 +32,35 @@ type RunOptions struct {
 }
 
 // Scratch is memory a caller lends its runs, one run at a time: the buffers tick reuse
-// copies carried states into (state.go). A run writes a buffer before it reads it, so what
-// a run computes never depends on the Scratch or on the runs before it.
+// copies carried states into (state.go), and the tick records of a run that returned no
+// result (stopped or cancelled), which the next run's result is made in. A run writes a
+// state buffer before it reads it, and zeroes lent records as a new allocation is zeroed,
+// so what a run computes never depends on the Scratch or on the runs before it.
 type Scratch struct {
 	states [][]byte // emptied, each of any capacity
+	ticks  []Tick   // records of a run that returned none, or nil
+	comps  []ComponentTick
+}
+
+// takeRecords is room for the ticks and component ticks of a run of nt ticks and nc
+// components, zeroed: lent by the Scratch if it holds enough, else new. A nil Scratch lends
+// nothing.
+func (sc *Scratch) takeRecords(nt, nc int) ([]Tick, []ComponentTick) {
+	if sc == nil || cap(sc.ticks) < nt || cap(sc.comps) < nt*nc {
+		return make([]Tick, nt), make([]ComponentTick, nt*nc)
+	}
+	ticks, comps := sc.ticks[:cap(sc.ticks)], sc.comps[:cap(sc.comps)]
+	sc.ticks, sc.comps = nil, nil
+	clear(ticks[:nt])
+	clear(comps[:nt*nc])
+	return ticks, comps
+}
+
+// giveRecords keeps the records of a run that returns no result, for the next run.
+func (sc *Scratch) giveRecords(ticks []Tick, comps []ComponentTick) {
+	if sc != nil {
+		sc.ticks, sc.comps = ticks, comps
+	}
 }
 
 // ErrStopped is RunWith's error for a run that RunOptions.Stop ended.
