@@ -121,6 +121,12 @@ func (r *candRun) start(ctx context.Context, l *Level, s *setAside, mem *scratch
 			return moot(v)
 		}})
 		r.reused = r.p.Reused()
+		if err == nil {
+			// The search reads a candidate's verdict, never its result again: the next run
+			// lent the Scratch makes its own in the same memory.
+			sc.Recycle(ev.Result)
+			ev.Result = nil
+		}
 		if errors.Is(err, sim.ErrStopped) {
 			err = errStopped
 		}

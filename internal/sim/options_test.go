@@ -66,9 +66,10 @@ func encodeTick(t *testing.T, tk Tick) []byte {
 	return b
 }
 
-// A Scratch carries memory from run to run, never a number: each run lent the buffers its
-// predecessors left (larger designs and smaller, cycling and not, some stopped partway)
-// reports what it reports alone, and the Scratch comes back holding buffers to lend.
+// A Scratch carries memory from run to run, never a number: each run lent the buffers and
+// records its predecessors left (larger designs and smaller, cycling and not, some stopped
+// partway, some finished and recycled) reports what it reports alone, and the Scratch comes
+// back holding buffers to lend.
 func TestScratchChangesNothing(t *testing.T) {
 	cases := goldenCases()
 	names := []string{"random/1", "random/2/constant", "random/7", "random/11/constant", "random/1"}
@@ -100,6 +101,12 @@ func TestScratchChangesNothing(t *testing.T) {
 		}
 		if len(sc.states) == 0 {
 			t.Errorf("%s (run %d): the run gave no buffers back", name, i)
+		}
+		if i%2 == 0 { // a finished run's records, given back, are the next run's
+			sc.Recycle(lent)
+			if lent.Ticks != nil || sc.ticks == nil {
+				t.Errorf("%s (run %d): the result's records were not taken back", name, i)
+			}
 		}
 	}
 }
