@@ -129,7 +129,8 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 	}
 	lim.Yield(ctx)
 	h := &Hint{Level: l.Slug}
-	before, err := h.evaluate(ctx, l, d)
+	mem := &scratches{}
+	before, err := h.evaluate(ctx, l, d, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			}
 			r := &candRun{p: prepared[i]}
 			runs[start+i] = r
-			r.start(ctx, l, aside, func(floor float64) bool { return floor >= b.threshold(i) })
+			r.start(ctx, l, aside, mem, func(floor float64) bool { return floor >= b.threshold(i) })
 			if !r.aside {
 				b.done(i, r.ev, r.err != nil)
 			}
@@ -223,7 +224,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 				return nil, fmt.Errorf("hint: applying its own patch: %w", err)
 			}
 			lim.Yield(ctx)
-			after, err := h.evaluate(ctx, l, patched)
+			after, err := h.evaluate(ctx, l, patched, mem)
 			if err != nil {
 				return nil, fmt.Errorf("hint: re-running the patched design: %w", err)
 			}
@@ -318,13 +319,16 @@ func endRuns(runs []*candRun) {
 	}
 }
 
-// evaluate is Level.evaluate for the hint: the run's cost and ticks are the hint's.
-func (h *Hint) evaluate(ctx context.Context, l *Level, d sim.Design) (*Evaluation, error) {
+// evaluate is Level.evaluate for the hint, in memory lent by the search: the run's cost and
+// ticks are the hint's.
+func (h *Hint) evaluate(ctx context.Context, l *Level, d sim.Design, mem *scratches) (*Evaluation, error) {
 	p, err := l.prepare(d)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := l.run(ctx, p)
+	sc := mem.get()
+	defer mem.put(sc)
+	ev, err := l.runWith(ctx, p, sim.RunOptions{Scratch: sc})
 	if err != nil {
 		return nil, err
 	}
@@ -503,9 +507,10 @@ func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
 	needMore := !onlyCost // more capacity can only help what is not the budget
 	needLess := failing[CondCost]
 
+	patcher := newCandidatePatcher(d)
 	var out []candidate
 	add := func(cd candidate) {
-		patched, err := ApplyPatch(d, cd.change.Patch)
+		patched, err := patcher.apply(cd.change.Patch)
 		if err != nil {
 			return
 		}
@@ -559,7 +564,7 @@ func (l *Level) candidates(d sim.Design, before *Evaluation) []candidate {
 			}
 		}
 	}
-	out = append(out, l.additions(d)...)
+	out = append(out, l.additions(d, patcher)...)
 	// Identical designs (a step clipped onto another) are simulated once.
 	seen := map[string]bool{}
 	uniq := out[:0]
@@ -646,7 +651,7 @@ func numericSteps(spec sim.ParamSpec, x float64, r [2]float64, l *Level, more, l
 }
 
 // additions proposes one component added from the catalog, wired in by its kind's role.
-func (l *Level) additions(d sim.Design) []candidate {
+func (l *Level) additions(d sim.Design, patcher *candidatePatcher) []candidate {
 	c := l.c
 	count := map[sim.Kind]int{}
 	byID := map[string]sim.Component{}
@@ -709,7 +714,7 @@ func (l *Level) additions(d sim.Design) []candidate {
 				desc += " (" + strings.Join(ps, ", ") + ")"
 			}
 			ch := Change{Kind: ChangeAdd, Component: id, Description: desc, Patch: ops}
-			patched, err := ApplyPatch(d, ops)
+			patched, err := patcher.apply(ops)
 			if err != nil {
 				return
 			}

@@ -58,17 +58,43 @@ func (s *setAside) give(n int64) {
 	s.mu.Unlock()
 }
 
+// scratches are the memory the search lends its runs (sim.Scratch): each run has one of
+// its own while it lives, a run set aside included, and gives it back when it ends.
+type scratches struct {
+	mu   sync.Mutex
+	free []*sim.Scratch
+}
+
+func (s *scratches) get() *sim.Scratch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.free); n > 0 {
+		sc := s.free[n-1]
+		s.free = s.free[:n-1]
+		return sc
+	}
+	return new(sim.Scratch)
+}
+
+func (s *scratches) put(sc *sim.Scratch) {
+	s.mu.Lock()
+	s.free = append(s.free, sc)
+	s.mu.Unlock()
+}
+
 // start runs the candidate until it ends or is set aside. moot says whether a floor of its
 // violation means it can no longer matter, when it cannot be set aside.
-func (r *candRun) start(ctx context.Context, l *Level, s *setAside, moot func(floor float64) bool) {
+func (r *candRun) start(ctx context.Context, l *Level, s *setAside, mem *scratches, moot func(floor float64) bool) {
 	r.held, r.fin = make(chan struct{}, 1), make(chan struct{})
 	r.wake = make(chan func(float64) bool)
 	var floor *violationBound
 	mayHold := true
 	go func() {
 		defer close(r.fin)
+		sc := mem.get()
+		defer mem.put(sc)
 		// A candidate's verdict is all the search reads: no display-only figures.
-		ev, err := l.runWith(ctx, r.p, sim.RunOptions{Points: -1, Stop: func(res *sim.Result, t int) bool {
+		ev, err := l.runWith(ctx, r.p, sim.RunOptions{Points: -1, Scratch: sc, Stop: func(res *sim.Result, t int) bool {
 			if floor == nil {
 				floor = newViolationBound(l, res)
 			}
@@ -95,6 +121,12 @@ func (r *candRun) start(ctx context.Context, l *Level, s *setAside, moot func(fl
 			return moot(v)
 		}})
 		r.reused = r.p.Reused()
+		if err == nil {
+			// The search reads a candidate's verdict, never its result again: the next run
+			// lent the Scratch makes its own in the same memory.
+			sc.Recycle(ev.Result)
+			ev.Result = nil
+		}
 		if errors.Is(err, sim.ErrStopped) {
 			err = errStopped
 		}

@@ -331,7 +331,10 @@
 // state before a search's first check, and after every check but the last of a search
 // (which copies only when its route nodes, compared where they lie, match a state before).
 // A design that may not cycle keeps one state to compare, not one a cycle slot. The copies
-// of a run are made once, at the longest state it can have (carriedLen).
+// of a run are made once, at the longest state it can have (carriedLen); a caller running
+// design after design (the fix-hint search) lends them, and the tick records of a run whose
+// result it no longer needs, from one run to the next (RunOptions.Scratch). A run writes a
+// lent buffer before reading it and zeroes lent records, so the memory is all it carries.
 //
 // Each component's mean and p99 latency are display figures: no summary, verdict or
 // diagnosis reads them, so a caller that returns only some ticks (a timeline cut down to

@@ -49,15 +49,19 @@ var tickQuantiles = []float64{0.5, 0.95, 0.99}
 func (m *model) run(ctx context.Context) (*Result, error) {
 	v := m.v
 	nt, nc := v.ticks, len(m.comps)
-	res := &Result{TickMs: v.cfg.TickMs, Components: make([]ComponentInfo, nc), Ticks: make([]Tick, nt)}
+	sc := m.opts.Scratch
+	slabT, slabC := sc.takeRecords(nt, nc)
+	res := &Result{TickMs: v.cfg.TickMs, Components: make([]ComponentInfo, nc), Ticks: slabT[:nt:nt]}
 	for i, c := range m.comps {
 		res.Components[i] = ComponentInfo{ID: c.id, Type: c.kind}
 	}
-	all := make([]ComponentTick, nt*nc)
+	all := slabC[: nt*nc : nt*nc]
 	st := m.newRunState()
+	defer st.reuse.giveBack(sc)
 	for t := 0; t < nt; t++ {
 		if t&1023 == 0 {
 			if err := ctx.Err(); err != nil {
+				sc.giveRecords(slabT, slabC) // no result: no one holds its records
 				return nil, err
 			}
 		}
@@ -66,6 +70,7 @@ func (m *model) run(ctx context.Context) (*Result, error) {
 		m.step(t, tick, st)
 		if m.opts.Stop != nil && m.opts.Stop(res, t) {
 			m.reused = st.reuse.reused
+			sc.giveRecords(slabT, slabC)
 			return nil, ErrStopped
 		}
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"unsafe"
 )
 
 // RunOptions change how a run is computed and which of its display-only figures it fills,
@@ -23,6 +24,63 @@ type RunOptions struct {
 	// only part of what a run would tell, such as a search whose candidate can no longer
 	// matter once its first ticks are known; it must not change the result.
 	Stop func(res *Result, t int) bool
+	// Scratch, if set, lends the run the memory an earlier run given the same Scratch left
+	// in it, and takes this run's when it ends, however it ends: a caller running design
+	// after design (a fix-hint search) then makes the buffers of tick reuse once rather than
+	// once a run. A Scratch belongs to one run at a time: it must not be given to a run while
+	// another given it has not returned.
+	Scratch *Scratch
+}
+
+// Scratch is memory a caller lends its runs, one run at a time: the buffers tick reuse
+// copies carried states into (state.go), and the tick records of a run that returned no
+// result (stopped or cancelled), which the next run's result is made in. A run writes a
+// state buffer before it reads it, and zeroes lent records as a new allocation is zeroed,
+// so what a run computes never depends on the Scratch or on the runs before it.
+type Scratch struct {
+	states [][]byte // emptied, each of any capacity
+	ticks  []Tick   // records of a run that returned none, or nil
+	comps  []ComponentTick
+}
+
+// takeRecords is room for the ticks and component ticks of a run of nt ticks and nc
+// components, zeroed: lent by the Scratch if it holds enough, else new. A nil Scratch lends
+// nothing.
+func (sc *Scratch) takeRecords(nt, nc int) ([]Tick, []ComponentTick) {
+	if sc == nil || cap(sc.ticks) < nt || cap(sc.comps) < nt*nc {
+		return make([]Tick, nt), make([]ComponentTick, nt*nc)
+	}
+	ticks, comps := sc.ticks[:cap(sc.ticks)], sc.comps[:cap(sc.comps)]
+	sc.ticks, sc.comps = nil, nil
+	clear(ticks[:nt])
+	clear(comps[:nt*nc])
+	return ticks, comps
+}
+
+// Recycle gives the Scratch the tick records of a result made by a run lent it, once the
+// caller has read all it needs of res: the next run lent the Scratch makes its result in
+// them, and res must not be read again. A result whose records are not as a run lays them
+// out is left alone.
+func (sc *Scratch) Recycle(res *Result) {
+	nt, nc := len(res.Ticks), len(res.Components)
+	if sc == nil || nt == 0 || nc == 0 {
+		return
+	}
+	base := unsafe.SliceData(res.Ticks[0].Components)
+	for t := range res.Ticks {
+		if cs := res.Ticks[t].Components; len(cs) != nc || unsafe.SliceData(cs) != (*ComponentTick)(unsafe.Add(unsafe.Pointer(base), uintptr(t*nc)*unsafe.Sizeof(ComponentTick{}))) {
+			return
+		}
+	}
+	sc.giveRecords(res.Ticks, unsafe.Slice(base, nt*nc))
+	res.Ticks = nil
+}
+
+// giveRecords keeps the records of a run that returns no result, for the next run.
+func (sc *Scratch) giveRecords(ticks []Tick, comps []ComponentTick) {
+	if sc != nil {
+		sc.ticks, sc.comps = ticks, comps
+	}
 }
 
 // ErrStopped is RunWith's error for a run that RunOptions.Stop ended.

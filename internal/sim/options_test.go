@@ -65,3 +65,48 @@ func encodeTick(t *testing.T, tk Tick) []byte {
 	}
 	return b
 }
+
+// A Scratch carries memory from run to run, never a number: each run lent the buffers and
+// records its predecessors left (larger designs and smaller, cycling and not, some stopped
+// partway, some finished and recycled) reports what it reports alone, and the Scratch comes
+// back holding buffers to lend.
+func TestScratchChangesNothing(t *testing.T) {
+	cases := goldenCases()
+	names := []string{"random/1", "random/2/constant", "random/7", "random/11/constant", "random/1"}
+	sc := &Scratch{}
+	for i, name := range names {
+		d, cfg := cases[name]()
+		run := func(o RunOptions) (*Result, error) {
+			p, err := Prepare(d, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p.RunWith(context.Background(), o)
+		}
+		plain, err := run(RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 { // a run that ends early gives its buffers back too
+			if _, err := run(RunOptions{Scratch: sc, Stop: func(_ *Result, k int) bool { return k == len(plain.Ticks)/2 }}); !errors.Is(err, ErrStopped) {
+				t.Fatalf("%s: stopped run: %v", name, err)
+			}
+		}
+		lent, err := run(RunOptions{Scratch: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encode(t, plain), encode(t, lent)) {
+			t.Errorf("%s (run %d): a run in lent memory differs from the plain run", name, i)
+		}
+		if len(sc.states) == 0 {
+			t.Errorf("%s (run %d): the run gave no buffers back", name, i)
+		}
+		if i%2 == 0 { // a finished run's records, given back, are the next run's
+			sc.Recycle(lent)
+			if lent.Ticks != nil || sc.ticks == nil {
+				t.Errorf("%s (run %d): the result's records were not taken back", name, i)
+			}
+		}
+	}
+}

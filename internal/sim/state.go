@@ -132,6 +132,43 @@ func (r *reuseState) init(m *model) {
 		r.slots = maxCycle
 	}
 	r.backoff = 1
+	if sc := m.opts.Scratch; sc != nil {
+		// Lent buffers of any length: stateBuf makes a buffer anew only where one is short.
+		for i := range r.slots {
+			r.hist[i].before = sc.take()
+		}
+		r.after = sc.take()
+	}
+}
+
+// giveBack returns the run's state buffers to the Scratch it was lent, if any.
+func (r *reuseState) giveBack(sc *Scratch) {
+	if sc == nil {
+		return
+	}
+	for i := range r.slots {
+		sc.give(r.hist[i].before)
+		r.hist[i].before = nil
+	}
+	sc.give(r.after)
+	r.after = nil
+}
+
+// take is a buffer the Scratch holds, emptied, or nil.
+func (sc *Scratch) take() []byte {
+	n := len(sc.states)
+	if n == 0 {
+		return nil
+	}
+	buf := sc.states[n-1]
+	sc.states = sc.states[:n-1]
+	return buf[:0]
+}
+
+func (sc *Scratch) give(buf []byte) {
+	if cap(buf) > 0 {
+		sc.states = append(sc.states, buf[:0])
+	}
 }
 
 // mayCycle: the design's ticks may be repeated in cycles, not only at fixed points. A
