@@ -56,6 +56,7 @@ func (m *model) run(ctx context.Context) (*Result, error) {
 		res.Components[i] = ComponentInfo{ID: c.id, Type: c.kind}
 	}
 	all := slabC[: nt*nc : nt*nc]
+	res.records = slabC
 	st := m.newRunState()
 	defer st.reuse.giveBack(sc)
 	for t := 0; t < nt; t++ {

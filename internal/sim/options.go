@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"errors"
-	"unsafe"
 )
 
 // RunOptions change how a run is computed and which of its display-only figures it fills,
@@ -59,21 +58,13 @@ func (sc *Scratch) takeRecords(nt, nc int) ([]Tick, []ComponentTick) {
 
 // Recycle gives the Scratch the tick records of a result made by a run lent it, once the
 // caller has read all it needs of res: the next run lent the Scratch makes its result in
-// them, and res must not be read again. A result whose records are not as a run lays them
-// out is left alone.
+// them, and res must not be read again. A result that did not come from a run is left alone.
 func (sc *Scratch) Recycle(res *Result) {
-	nt, nc := len(res.Ticks), len(res.Components)
-	if sc == nil || nt == 0 || nc == 0 {
+	if sc == nil || res.records == nil {
 		return
 	}
-	base := unsafe.SliceData(res.Ticks[0].Components)
-	for t := range res.Ticks {
-		if cs := res.Ticks[t].Components; len(cs) != nc || unsafe.SliceData(cs) != (*ComponentTick)(unsafe.Add(unsafe.Pointer(base), uintptr(t*nc)*unsafe.Sizeof(ComponentTick{}))) {
-			return
-		}
-	}
-	sc.giveRecords(res.Ticks, unsafe.Slice(base, nt*nc))
-	res.Ticks = nil
+	sc.giveRecords(res.Ticks[:cap(res.Ticks)], res.records)
+	res.Ticks, res.records = nil, nil
 }
 
 // giveRecords keeps the records of a run that returns no result, for the next run.

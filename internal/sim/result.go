@@ -10,6 +10,10 @@ type Result struct {
 	Components []ComponentInfo `json:"components"`
 	Ticks      []Tick          `json:"ticks"`
 	Summary    Summary         `json:"summary"`
+
+	// records is the one block the run made Ticks' component records in, for
+	// Scratch.Recycle: a result that did not come from a run has none.
+	records []ComponentTick
 }
 
 // ComponentInfo names a component; Tick.Components follows this order.

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Exact instructions per iteration of one Go benchmark, for comparing two builds on a
+# noisy machine: callgrind counts instructions, not seconds, so the figure does not depend
+# on what else the machine is doing.
+#
+#   go test -c -o /tmp/ch.test ./internal/challenges
+#   scripts/instructions.sh /tmp/ch.test '^BenchmarkEvaluateCampaign$/^black-friday$' 10
+#
+# It runs the test binary under callgrind twice, at -test.benchtime 1x and (N+1)x, and
+# prints the difference ÷ N, so the binary's start-up (loading and checking the campaign)
+# cancels out. GOGC=off keeps a collection landing in one run and not the other from
+# moving the count (allocation is measured apart, with -test.benchmem);
+# GODEBUG=asyncpreemptoff=1 keeps Go's preemption signals out of valgrind's way.
+set -euo pipefail
+if [ "$#" -lt 2 ]; then
+	echo "usage: $0 TEST_BINARY BENCH_REGEXP [N]" >&2
+	exit 2
+fi
+binary=$1 pattern=$2 n=${3:-10}
+command -v valgrind >/dev/null || { echo "valgrind is not installed (Debian: apt-get install valgrind)" >&2; exit 1; }
+
+count() {
+	GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+		"$binary" -test.run '^$' -test.bench "$pattern" -test.benchtime "$1x" -test.cpu 1 2>&1 |
+		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+once=$(count 1)
+more=$(count $((n + 1)))
+awk -v a="$once" -v b="$more" -v n="$n" 'BEGIN { printf "%.3f M instructions per op\n", (b - a) / n / 1e6 }'
