@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"backpressure/internal/sim"
 )
@@ -51,6 +52,12 @@ type compiled struct {
 	cfg   sim.Config
 	kinds map[sim.Kind]*kindInfo
 	order []sim.Kind // offered kinds, in sim.Kinds() order
+
+	// scratch holds the memory the level's runs lend each other (sim.Scratch): the
+	// buffers tick reuse copies carried states into are the same size for every design of
+	// a similar shape, so a server scoring submission after submission on one level makes
+	// them once instead of once a run. It never changes a result (sim.Scratch).
+	scratch sync.Pool
 }
 
 // kindInfo is the effective rule set of one offered kind.

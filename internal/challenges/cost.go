@@ -106,6 +106,14 @@ func (l *Level) EvaluateWith(ctx context.Context, d sim.Design, o sim.RunOptions
 }
 
 func (l *Level) runWith(ctx context.Context, p *sim.Prepared, o sim.RunOptions) (*Evaluation, error) {
+	if o.Scratch == nil {
+		sc, _ := l.c.scratch.Get().(*sim.Scratch)
+		if sc == nil {
+			sc = new(sim.Scratch)
+		}
+		defer l.c.scratch.Put(sc)
+		o.Scratch = sc
+	}
 	res, err := p.RunWith(ctx, o)
 	if err != nil {
 		return nil, err

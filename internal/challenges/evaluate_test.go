@@ -278,3 +278,23 @@ func TestEvaluateWhyUndrainedQueue(t *testing.T) {
 		t.Errorf("why %+v, want jobs lost_writes from the partition at 60 s to the end", w)
 	}
 }
+
+// A level's runs lend each other their carried-state buffers (compiled.scratch): a design
+// evaluated after other designs of the same level, sharing that memory, gets the verdict and
+// the result, tick by tick, that it got first.
+func TestEvaluateAfterOtherDesignsIsTheSame(t *testing.T) {
+	for _, l := range campaign(t) {
+		full := func(d sim.Design) []byte {
+			ev, err := l.Evaluate(t.Context(), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append(mustJSON(ev), mustJSON(ev.Result)...)
+		}
+		want := full(l.StartingDesign)
+		full(solution(t, l.Slug))
+		if got := full(l.StartingDesign); !bytes.Equal(got, want) {
+			t.Errorf("%s: the starting design's evaluation differs after the solution's", l.Slug)
+		}
+	}
+}
