@@ -148,15 +148,7 @@ func (p *candidatePatcher) applyDoc(ops []PatchOp) (sim.Design, error) {
 			return sim.Design{}, err
 		}
 	}
-	raw, err := json.Marshal(doc)
-	if err != nil {
-		return sim.Design{}, err
-	}
-	var out sim.Design
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return sim.Design{}, err
-	}
-	return out, nil
+	return designOf(doc)
 }
 
 // cloneDoc is a deep copy of a decoded JSON document: setAt changes maps and arrays in place.

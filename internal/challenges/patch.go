@@ -32,7 +32,12 @@ func ApplyPatch(d sim.Design, ops []PatchOp) (sim.Design, error) {
 			return sim.Design{}, fmt.Errorf("patch[%d] (%s %s): %w", i, op.Op, op.Path, err)
 		}
 	}
-	raw, err = json.Marshal(doc)
+	return designOf(doc)
+}
+
+// designOf is the design a patched JSON document describes.
+func designOf(doc any) (sim.Design, error) {
+	raw, err := json.Marshal(doc)
 	if err != nil {
 		return sim.Design{}, err
 	}
