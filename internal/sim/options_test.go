@@ -14,13 +14,7 @@ func TestRunStop(t *testing.T) {
 	cases := goldenCases()
 	for _, name := range []string{"random/1", "random/2/constant", "random/7", "random/11/constant"} {
 		d, cfg := cases[name]()
-		run := func(o RunOptions) (*Result, error) {
-			p, err := Prepare(d, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return p.RunWith(context.Background(), o)
-		}
+		run := func(o RunOptions) (*Result, error) { return prepareAndRun(t, d, cfg, o) }
 		plain, err := run(RunOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -76,13 +70,7 @@ func TestScratchChangesNothing(t *testing.T) {
 	sc := &Scratch{}
 	for i, name := range names {
 		d, cfg := cases[name]()
-		run := func(o RunOptions) (*Result, error) {
-			p, err := Prepare(d, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return p.RunWith(context.Background(), o)
-		}
+		run := func(o RunOptions) (*Result, error) { return prepareAndRun(t, d, cfg, o) }
 		plain, err := run(RunOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -109,4 +97,14 @@ func TestScratchChangesNothing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// prepareAndRun prepares d under cfg, failing the test if it cannot, and runs it with o.
+func prepareAndRun(t *testing.T, d Design, cfg Config, o RunOptions) (*Result, error) {
+	t.Helper()
+	p, err := Prepare(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.RunWith(context.Background(), o)
 }

@@ -214,18 +214,17 @@ func decodeParams(kind Kind, raw map[string]json.RawMessage, path func() string,
 		_, str := vals.strs[name]
 		return num || str
 	}
+	unknown := false
 	for name := range raw {
-		if known(name) {
-			continue
-		}
-		// Problems in the order of the names, as a player reads them.
+		unknown = unknown || !known(name)
+	}
+	if unknown { // sorting and listing the names costs only a design that has a problem
 		specs := Params(kind)
-		for _, name := range sortedKeys(raw) {
+		for _, name := range sortedKeys(raw) { // in the order of the names, as a player reads them
 			if !known(name) {
 				errs.add(path()+"."+name, fmt.Sprintf("is not a parameter of %s (known: %s)", kind, specNames(specs)))
 			}
 		}
-		break
 	}
 	return vals
 }

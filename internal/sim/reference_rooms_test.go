@@ -17,21 +17,7 @@ func replicaOccupancy(t *testing.T, d Design, cfg Config, id string, seed uint64
 		t.Fatalf("reference: %v", err)
 	}
 	n := m.ticks
-	rec := &refRecord{dt: m.dt, fill: map[string][]float64{}, out: map[string][]float64{}, stored: map[string][]float64{}}
-	for _, p := range []*[]float64{&rec.offered, &rec.fresh, &rec.retries, &rec.served, &rec.rejected, &rec.errors,
-		&rec.timedOut, &rec.late, &rec.dropped} {
-		*p = make([]float64, n)
-	}
-	rec.latency = make([][]float64, n)
-	m.rec = rec
-	end := float64(n) * m.dt
-	m.scheduleChaos()
-	for _, cid := range m.order {
-		if b, ok := m.comps[cid].hop.(*refBalancer); ok {
-			b.startHealthChecks(end)
-		}
-	}
-	m.startArrivals(end)
+	_, end := m.begin()
 	pools := m.comps[id].pools
 	held := make([][]int, n)
 	var tickEnd func(k int)

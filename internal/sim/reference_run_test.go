@@ -23,12 +23,9 @@ func (m *refModel) tickOf(t float64) int {
 	return min(m.ticks-1, max(0, int(math.Floor(t/m.dt+1e-9))))
 }
 
-// refRun simulates d under cfg with one seed and returns its record.
-func refRun(d Design, cfg Config, seed uint64) (*refRecord, error) {
-	m, err := newRefModel(d, cfg, seed)
-	if err != nil {
-		return nil, err
-	}
+// begin gives the model an empty record of its ticks and schedules what drives a run: the
+// chaos, the balancers' health checks and the arrivals until the run's end.
+func (m *refModel) begin() (*refRecord, float64) {
 	n := m.ticks
 	rec := &refRecord{dt: m.dt, fill: map[string][]float64{}, out: map[string][]float64{}, stored: map[string][]float64{}}
 	for _, p := range []*[]float64{&rec.offered, &rec.fresh, &rec.retries, &rec.served, &rec.rejected, &rec.errors,
@@ -45,6 +42,17 @@ func refRun(d Design, cfg Config, seed uint64) (*refRecord, error) {
 		}
 	}
 	m.startArrivals(end)
+	return rec, end
+}
+
+// refRun simulates d under cfg with one seed and returns its record.
+func refRun(d Design, cfg Config, seed uint64) (*refRecord, error) {
+	m, err := newRefModel(d, cfg, seed)
+	if err != nil {
+		return nil, err
+	}
+	n := m.ticks
+	rec, end := m.begin()
 	// Tick ends: read the waiting rooms and what each component finished.
 	lastServed := map[string]int{}
 	lastStored := map[string]int{}

@@ -66,14 +66,7 @@ func TestCarriedStateClassified(t *testing.T) {
 func compiledCase(t *testing.T, name string) (*model, *runState) {
 	t.Helper()
 	d, cfg := goldenCases()[name]()
-	v, err := validate(d, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := compile(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, _ := compileCase(t, d, cfg)
 	return m, m.newRunState()
 }
 
