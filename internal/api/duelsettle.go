@@ -139,7 +139,7 @@ func (s *server) duelRun(ctx context.Context, full *challenges.Level, side game.
 	d, _, err := parseDesign(side.Design)
 	var ev *challenges.Evaluation
 	if err == nil {
-		ev, err = s.evaluateBackground(ctx, full, d)
+		ev, err = s.evaluateBackground(ctx, full.Evaluate, d) // its timeline is shown
 	}
 	return sideFrom(rs, ev, err)
 }

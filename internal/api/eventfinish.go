@@ -163,7 +163,7 @@ func (s *server) finalRun(ctx context.Context, full *challenges.Level, f game.Ev
 	d, _, err := parseDesign(f.Design)
 	if err == nil {
 		var ev *challenges.Evaluation
-		if ev, err = s.evaluateBackground(ctx, full, d); err == nil {
+		if ev, err = s.evaluateBackground(ctx, full.Verdict, d); err == nil {
 			r.Passed, r.Score = ev.Passed, challenges.Score(ev)
 			r.Result, err = json.Marshal(ev)
 			return r, err

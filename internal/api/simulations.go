@@ -40,27 +40,28 @@ func (s *server) evaluate(w http.ResponseWriter, r *http.Request, kind string, l
 	defer cancel()
 	var ev *challenges.Evaluation
 	costOf := func() (int64, error) { return l.RunCost(d) }
-	var opts sim.RunOptions
+	run := l.Evaluate
 	if kind == kindSubmission {
-		opts.Points = -1 // its stored verdict holds no ticks: no display-only figures
+		run = l.Verdict // its stored verdict holds no ticks
 	}
 	err := s.sched.run(ctx, w, keyByPlayerOrAddress(r), kind, costOf, func(ctx context.Context) error {
 		var err error
-		ev, err = l.EvaluateWith(ctx, d, opts)
+		ev, err = run(ctx, d)
 		return err
 	})
 	return ev, designProblems(err)
 }
 
-// evaluateBackground is evaluate for the server's own work (an event's final runs): on the
-// event workers, under the simulation timeout, paid by nobody.
-func (s *server) evaluateBackground(ctx context.Context, l *challenges.Level, d sim.Design) (*challenges.Evaluation, error) {
+// evaluateBackground is evaluate for the server's own work (an event's final runs, a duel's):
+// on the event workers, under the simulation timeout, paid by nobody. run is the level's
+// Evaluate, or its Verdict where only the verdict is kept.
+func (s *server) evaluateBackground(ctx context.Context, run func(context.Context, sim.Design) (*challenges.Evaluation, error), d sim.Design) (*challenges.Evaluation, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
 	defer cancel()
 	var ev *challenges.Evaluation
 	err := s.sched.background(ctx, kindEvent, func(ctx context.Context) error {
 		var err error
-		ev, err = l.Evaluate(ctx, d)
+		ev, err = run(ctx, d)
 		return err
 	})
 	return ev, designProblems(err)

@@ -94,25 +94,41 @@ func (l *Level) run(ctx context.Context, p *sim.Prepared) (*Evaluation, error) {
 	return l.runWith(ctx, p, sim.RunOptions{})
 }
 
-// EvaluateWith is Evaluate with the engine's run options: a caller that returns none of the
-// result's ticks (a scored submission, whose stored verdict holds none) asks for no
-// display-only figures (sim.RunOptions.Points < 0). The verdict is the same either way.
-func (l *Level) EvaluateWith(ctx context.Context, d sim.Design, o sim.RunOptions) (*Evaluation, error) {
+// Verdict is Evaluate for a caller that keeps the verdict and none of the result: a scored
+// submission stores its verdict alone, an event ranks its final runs by theirs. The run
+// computes no display-only figures (sim.RunOptions.Points < 0), and once it is judged its
+// tick records go back to the level, for its next run to make its result in: the
+// Evaluation has no Result. The verdict is Evaluate's, byte for byte.
+func (l *Level) Verdict(ctx context.Context, d sim.Design) (*Evaluation, error) {
 	p, err := l.prepare(d)
 	if err != nil {
 		return nil, err
 	}
-	return l.runWith(ctx, p, o)
+	sc := l.scratch()
+	defer l.c.scratch.Put(sc)
+	ev, err := l.runWith(ctx, p, sim.RunOptions{Points: -1, Scratch: sc})
+	if err != nil {
+		return nil, err
+	}
+	// The verdict holds nothing of the ticks (the fix-hint search recycles its candidates'
+	// the same way): the next run lent the Scratch overwrites them.
+	sc.Recycle(ev.Result)
+	ev.Result = nil
+	return ev, nil
+}
+
+// scratch is one of the level's Scratches, for one run at a time (catalog.go).
+func (l *Level) scratch() *sim.Scratch {
+	if sc, _ := l.c.scratch.Get().(*sim.Scratch); sc != nil {
+		return sc
+	}
+	return new(sim.Scratch)
 }
 
 func (l *Level) runWith(ctx context.Context, p *sim.Prepared, o sim.RunOptions) (*Evaluation, error) {
 	if o.Scratch == nil {
-		sc, _ := l.c.scratch.Get().(*sim.Scratch)
-		if sc == nil {
-			sc = new(sim.Scratch)
-		}
-		defer l.c.scratch.Put(sc)
-		o.Scratch = sc
+		o.Scratch = l.scratch()
+		defer l.c.scratch.Put(o.Scratch)
 	}
 	res, err := p.RunWith(ctx, o)
 	if err != nil {

@@ -298,3 +298,35 @@ func TestEvaluateAfterOtherDesignsIsTheSame(t *testing.T) {
 		}
 	}
 }
+
+// Verdict is Evaluate's verdict byte for byte, with no Result, and giving its tick records
+// back to the level changes nothing: verdicts kept while the level runs other designs in
+// the memory they gave back stay as they were.
+func TestVerdictIsEvaluatesVerdict(t *testing.T) {
+	for _, l := range campaign(t) {
+		var kept []*Evaluation
+		var keptJSON [][]byte
+		for _, d := range []sim.Design{l.StartingDesign, solution(t, l.Slug), l.StartingDesign} {
+			ev, err := l.Evaluate(t.Context(), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := l.Verdict(t.Context(), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Result != nil {
+				t.Errorf("%s: a verdict keeps the result", l.Slug)
+			}
+			if got, want := mustJSON(v), mustJSON(ev); !bytes.Equal(got, want) {
+				t.Errorf("%s: verdict\n%s\nwant Evaluate's\n%s", l.Slug, got, want)
+			}
+			kept, keptJSON = append(kept, v), append(keptJSON, mustJSON(v))
+		}
+		for i, v := range kept {
+			if !bytes.Equal(mustJSON(v), keptJSON[i]) {
+				t.Errorf("%s: verdict %d changed when later runs reused its ticks' memory", l.Slug, i)
+			}
+		}
+	}
+}
