@@ -4,7 +4,9 @@
 //
 // It imports the engine (internal/sim) and the campaign's data (backpressure/challenges)
 // and nothing else of the project. It must never do I/O beyond reading the embedded
-// campaign, keep state between calls (the campaign is parsed once and shared read-only),
+// campaign, keep state between calls that a result could depend on (the campaign is parsed
+// once and shared read-only; a level lends its runs memory, sim.Scratch, which no result
+// depends on: TestEvaluateAfterOtherDesignsIsTheSame, TestVerdictIsEvaluatesVerdict),
 // accept a score or a verdict from outside: a verdict is always computed here by running
 // the design, so a client cannot claim one.
 //
@@ -59,6 +61,11 @@
 // resilience condition's business and are reported separately; a queue's "peak" is the
 // mean utilisation of its consumers (each tick capped at 100%), since draining a burst flat
 // out is what a queue is for.
+//
+// Evaluate's result also carries the engine's run, tick by tick, for charts. Verdict is
+// Evaluate for a caller that keeps the verdict alone (a scored submission, an event's final
+// run): the same verdict byte for byte, with the run's tick records given back to the level
+// for its next run instead of returned.
 //
 // # Scoring
 //
