@@ -3,49 +3,24 @@ package challenges
 import (
 	"context"
 	"testing"
+
+	"backpressure/internal/sim"
 )
 
 // BenchmarkEvaluateCampaign times one server-side evaluation (run, conditions, score) of
-// each level's starting design: what a dry run or a submission costs the server.
-func BenchmarkEvaluateCampaign(b *testing.B) {
-	levels, err := Campaign()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, l := range levels {
-		b.Run(l.Slug, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := l.Evaluate(context.Background(), l.StartingDesign); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+// each level's starting design: what a dry run or a duel's run costs the server.
+func BenchmarkEvaluateCampaign(b *testing.B) { benchmarkCampaign(b, (*Level).Evaluate) }
 
 // BenchmarkVerdictCampaign is BenchmarkEvaluateCampaign as a scored submission runs it: the
 // verdict alone, the run's tick records given back to the level for its next run.
-func BenchmarkVerdictCampaign(b *testing.B) {
-	levels, err := Campaign()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, l := range levels {
-		b.Run(l.Slug, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := l.Verdict(context.Background(), l.StartingDesign); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+func BenchmarkVerdictCampaign(b *testing.B) { benchmarkCampaign(b, (*Level).Verdict) }
 
 // BenchmarkHint times the fix-hint search on each level's starting design: the simulations
 // a hint costs the server (run it with -cpu 1 for one run at a time).
-func BenchmarkHint(b *testing.B) {
+func BenchmarkHint(b *testing.B) { benchmarkCampaign(b, (*Level).Hint) }
+
+// benchmarkCampaign times run on each level's starting design, a sub-benchmark a level.
+func benchmarkCampaign[T any](b *testing.B, run func(*Level, context.Context, sim.Design) (T, error)) {
 	levels, err := Campaign()
 	if err != nil {
 		b.Fatal(err)
@@ -54,7 +29,7 @@ func BenchmarkHint(b *testing.B) {
 		b.Run(l.Slug, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := l.Hint(context.Background(), l.StartingDesign); err != nil {
+				if _, err := run(l, context.Background(), l.StartingDesign); err != nil {
 					b.Fatal(err)
 				}
 			}
