@@ -58,7 +58,9 @@ func (m *model) run(ctx context.Context) (*Result, error) {
 	all := slabC[: nt*nc : nt*nc]
 	res.records = slabC
 	st := m.newRunState()
+	st.acc.causes = sc.takeCauses()
 	defer st.reuse.giveBack(sc)
+	defer func() { sc.giveCauses(st.acc.causes) }()
 	for t := 0; t < nt; t++ {
 		if t&1023 == 0 {
 			if err := ctx.Err(); err != nil {

@@ -32,14 +32,16 @@ type RunOptions struct {
 }
 
 // Scratch is memory a caller lends its runs, one run at a time: the buffers tick reuse
-// copies carried states into (state.go), and the tick records of a run that returned no
-// result (stopped or cancelled), which the next run's result is made in. A run writes a
+// copies carried states into (state.go), the log of failing ticks the timeline of causes is
+// built from (diagnose.go), and the tick records of a run that returned no result (stopped
+// or cancelled, or recycled), which the next run's result is made in. A run writes a
 // state buffer before it reads it, and zeroes lent records as a new allocation is zeroed,
 // so what a run computes never depends on the Scratch or on the runs before it.
 type Scratch struct {
 	states [][]byte // emptied, each of any capacity
 	ticks  []Tick   // records of a run that returned none, or nil
 	comps  []ComponentTick
+	causes causeLog // emptied: the failing ticks' log of an earlier run (diagnose.go)
 }
 
 // takeRecords is room for the ticks and component ticks of a run of nt ticks and nc
@@ -71,6 +73,25 @@ func (sc *Scratch) Recycle(res *Result) {
 func (sc *Scratch) giveRecords(ticks []Tick, comps []ComponentTick) {
 	if sc != nil {
 		sc.ticks, sc.comps = ticks, comps
+	}
+}
+
+// takeCauses is room for a run's log of failing ticks, empty: the Scratch's if it holds
+// one, else nil to grow from. A run appends to the log before it reads it.
+func (sc *Scratch) takeCauses() causeLog {
+	if sc == nil {
+		return nil
+	}
+	log := sc.causes[:0]
+	sc.causes = nil
+	return log
+}
+
+// giveCauses keeps a finished run's log of failing ticks for the next run: no result
+// holds it (the timeline built from it is its own).
+func (sc *Scratch) giveCauses(log causeLog) {
+	if sc != nil && cap(log) > 0 {
+		sc.causes = log[:0]
 	}
 }
 
