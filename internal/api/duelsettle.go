@@ -141,7 +141,9 @@ func (s *server) duelRun(ctx context.Context, full *challenges.Level, side game.
 	if err == nil {
 		ev, err = s.evaluateBackground(ctx, full.Evaluate, d) // its timeline is shown
 	}
-	return sideFrom(rs, ev, err)
+	rs, err = sideFrom(rs, ev, err)
+	full.Release(ev) // sideFrom keeps its timeline as JSON of its own
+	return rs, err
 }
 
 // sideFrom fills a result side from its run; a design the full level

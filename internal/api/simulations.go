@@ -138,6 +138,7 @@ func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
 		Every:      every,
 		TotalTicks: len(ev.Result.Ticks),
 	})
+	l.Release(ev) // written out: the level's next run makes its result in the same memory
 }
 
 // downsample keeps every k-th tick (and the last) so that at most

@@ -8,8 +8,18 @@ import (
 )
 
 // BenchmarkEvaluateCampaign times one server-side evaluation (run, conditions, score) of
-// each level's starting design: what a dry run or a duel's run costs the server.
+// each level's starting design, its result kept.
 func BenchmarkEvaluateCampaign(b *testing.B) { benchmarkCampaign(b, (*Level).Evaluate) }
+
+// BenchmarkDryRunCampaign is BenchmarkEvaluateCampaign as a dry run (or a duel's run) runs
+// it: the result written out, then its tick records given back to the level.
+func BenchmarkDryRunCampaign(b *testing.B) {
+	benchmarkCampaign(b, func(l *Level, ctx context.Context, d sim.Design) (*Evaluation, error) {
+		ev, err := l.Evaluate(ctx, d)
+		l.Release(ev)
+		return ev, err
+	})
+}
 
 // BenchmarkVerdictCampaign is BenchmarkEvaluateCampaign as a scored submission runs it: the
 // verdict alone, the run's tick records given back to the level for its next run.

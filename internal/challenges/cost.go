@@ -117,6 +117,20 @@ func (l *Level) Verdict(ctx context.Context, d sim.Design) (*Evaluation, error) 
 	return ev, nil
 }
 
+// Release gives an Evaluation's tick records back to the level once its caller has written
+// them out (a dry run's response, a duel's stored timeline): the level's next run makes its
+// result in the same memory. Neither ev.Result nor anything read from its ticks may be used
+// again; ev's verdict may. An Evaluation without a Result (Verdict's) is left alone.
+func (l *Level) Release(ev *Evaluation) {
+	if ev == nil || ev.Result == nil {
+		return
+	}
+	sc := l.scratch()
+	sc.Recycle(ev.Result)
+	ev.Result = nil
+	l.c.scratch.Put(sc)
+}
+
 // scratch is one of the level's Scratches, for one run at a time (catalog.go).
 func (l *Level) scratch() *sim.Scratch {
 	if sc, _ := l.c.scratch.Get().(*sim.Scratch); sc != nil {

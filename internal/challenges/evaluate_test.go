@@ -330,3 +330,27 @@ func TestVerdictIsEvaluatesVerdict(t *testing.T) {
 		}
 	}
 }
+
+// Release gives an evaluation's tick records back to the level: the Result is gone, and the
+// level's later runs, made in that memory, are what they were without it.
+func TestReleasedRecordsChangeNothing(t *testing.T) {
+	for _, l := range campaign(t) {
+		full := func(d sim.Design) []byte {
+			ev, err := l.Evaluate(t.Context(), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := append(mustJSON(ev), mustJSON(ev.Result)...)
+			l.Release(ev)
+			if ev.Result != nil {
+				t.Fatalf("%s: a released evaluation keeps its result", l.Slug)
+			}
+			return out
+		}
+		want := full(l.StartingDesign)
+		full(solution(t, l.Slug))
+		if got := full(l.StartingDesign); !bytes.Equal(got, want) {
+			t.Errorf("%s: the starting design's evaluation differs after released runs", l.Slug)
+		}
+	}
+}
