@@ -279,22 +279,31 @@ func TestEvaluateWhyUndrainedQueue(t *testing.T) {
 	}
 }
 
-// A level's runs lend each other their carried-state buffers (compiled.scratch): a design
-// evaluated after other designs of the same level, sharing that memory, gets the verdict and
-// the result, tick by tick, that it got first.
+// A level's runs lend each other their carried-state buffers (compiled.scratch), and, once
+// released, their tick records: a design evaluated after other designs of the same level,
+// sharing that memory, gets the verdict and the result, tick by tick, that it got first.
 func TestEvaluateAfterOtherDesignsIsTheSame(t *testing.T) {
-	for _, l := range campaign(t) {
-		full := func(d sim.Design) []byte {
-			ev, err := l.Evaluate(t.Context(), d)
-			if err != nil {
-				t.Fatal(err)
+	for _, release := range []bool{false, true} {
+		for _, l := range campaign(t) {
+			full := func(d sim.Design) []byte {
+				ev, err := l.Evaluate(t.Context(), d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := append(mustJSON(ev), mustJSON(ev.Result)...)
+				if release {
+					l.Release(ev)
+					if ev.Result != nil {
+						t.Fatalf("%s: a released evaluation keeps its result", l.Slug)
+					}
+				}
+				return out
 			}
-			return append(mustJSON(ev), mustJSON(ev.Result)...)
-		}
-		want := full(l.StartingDesign)
-		full(solution(t, l.Slug))
-		if got := full(l.StartingDesign); !bytes.Equal(got, want) {
-			t.Errorf("%s: the starting design's evaluation differs after the solution's", l.Slug)
+			want := full(l.StartingDesign)
+			full(solution(t, l.Slug))
+			if got := full(l.StartingDesign); !bytes.Equal(got, want) {
+				t.Errorf("%s (released %v): the starting design's evaluation differs after the solution's", l.Slug, release)
+			}
 		}
 	}
 }
@@ -327,30 +336,6 @@ func TestVerdictIsEvaluatesVerdict(t *testing.T) {
 			if !bytes.Equal(mustJSON(v), keptJSON[i]) {
 				t.Errorf("%s: verdict %d changed when later runs reused its ticks' memory", l.Slug, i)
 			}
-		}
-	}
-}
-
-// Release gives an evaluation's tick records back to the level: the Result is gone, and the
-// level's later runs, made in that memory, are what they were without it.
-func TestReleasedRecordsChangeNothing(t *testing.T) {
-	for _, l := range campaign(t) {
-		full := func(d sim.Design) []byte {
-			ev, err := l.Evaluate(t.Context(), d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := append(mustJSON(ev), mustJSON(ev.Result)...)
-			l.Release(ev)
-			if ev.Result != nil {
-				t.Fatalf("%s: a released evaluation keeps its result", l.Slug)
-			}
-			return out
-		}
-		want := full(l.StartingDesign)
-		full(solution(t, l.Slug))
-		if got := full(l.StartingDesign); !bytes.Equal(got, want) {
-			t.Errorf("%s: the starting design's evaluation differs after released runs", l.Slug)
 		}
 	}
 }
