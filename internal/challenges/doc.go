@@ -65,7 +65,8 @@
 // Evaluate's result also carries the engine's run, tick by tick, for charts. Verdict is
 // Evaluate for a caller that keeps the verdict alone (a scored submission, an event's final
 // run): the same verdict byte for byte, with the run's tick records given back to the level
-// for its next run instead of returned.
+// for its next run instead of returned. Release gives them back after the caller has
+// written them out (a dry run's response, a duel's stored timeline).
 //
 // # Scoring
 //
