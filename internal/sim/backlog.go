@@ -66,13 +66,13 @@ func cohortSlots(timeoutSec, dt float64) int {
 // initQueues gives every node its ring and every pool its scratch, from two allocations.
 func (m *model) initQueues() {
 	k := m.slots
-	ring := make([]cohort, len(m.nodes)*k)
+	m.rings = make([]cohort, len(m.nodes)*k)
 	for i := range m.nodes {
-		m.nodes[i].q = ring[i*k : (i+1)*k : (i+1)*k]
+		m.nodes[i].q = m.rings[i*k : (i+1)*k : (i+1)*k]
 	}
-	frac := make([]float64, len(m.pools)*(k+2))
+	m.fracs = make([]float64, len(m.pools)*(k+2))
 	for p := range m.pools {
-		m.pools[p].frac = frac[p*(k+2) : (p+1)*(k+2) : (p+1)*(k+2)]
+		m.pools[p].frac = m.fracs[p*(k+2) : (p+1)*(k+2) : (p+1)*(k+2)]
 	}
 }
 

@@ -194,10 +194,12 @@ type model struct {
 	splitOut []float64 // scratch of a split: each child's share of phases with it out (health.go)
 	splitW   []float64
 
-	slots      int     // cohorts in every node's ring (backlog.go)
-	timeoutSec float64 // the client's timeout; 0 = none
-	tick       int     // the tick being resolved
-	ring       int     // the ring slot of every node's oldest cohort (backlog.go); moved on by computed ticks only
+	slots      int       // cohorts in every node's ring (backlog.go)
+	rings      []cohort  // every node's ring, in node order: one allocation (initQueues) a carried state copies at once
+	fracs      []float64 // every pool's queue shares (pool.frac), in pool order, likewise
+	timeoutSec float64   // the client's timeout; 0 = none
+	tick       int       // the tick being resolved
+	ring       int       // the ring slot of every node's oldest cohort (backlog.go); moved on by computed ticks only
 
 	opts   RunOptions
 	reused int // ticks the run repeated instead of computing (state.go)

@@ -70,11 +70,6 @@ type reuseState struct {
 	period    int
 	cycleFrom int
 	stateLen  int // the longest carried state the run can have (carriedLen): buffers are made at it
-
-	// The nodes' rings and the pools' queue shares, each in one allocation (initQueues) that
-	// a carried state copies at once; nil where they are not.
-	rings []cohort
-	fracs []float64
 }
 
 // stateBuf is buf emptied, with room for any carried state of the run: a run's buffers (one
@@ -123,7 +118,6 @@ func (r *reuseState) init(m *model) {
 		}
 	}
 	r.cycles = m.mayCycle()
-	r.rings, r.fracs = m.queueBlocks()
 	r.timed = m.timedState()
 	r.slots = 1
 	if r.cycles {
@@ -436,17 +430,10 @@ func uniformWindow(w []float64) bool {
 // not name t: rings indexed by tick are read from t on. The nodes' queues come last, as they
 // lie, followed by where every ring starts (m.ring): sameState reads them by age.
 func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
-	r := &st.reuse
 	buf = appendRaw(buf, m.nodes)
 	buf = appendRaw(buf, m.pools)
 	buf = appendRaw(buf, m.comps)
-	if r.fracs != nil {
-		buf = appendRaw(buf, r.fracs)
-	} else {
-		for p := range m.pools {
-			buf = appendRaw(buf, m.pools[p].frac)
-		}
-	}
+	buf = appendRaw(buf, m.fracs)
 	for i := range m.comps {
 		c := &m.comps[i]
 		if g := c.gate; g != nil {
@@ -506,13 +493,7 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 	buf = appendRaw(buf, cl.p99At)
 	buf = appendRaw(buf, cl.meanAt)
 	buf = appendRaw(buf, cl.computed)
-	if r.rings != nil {
-		buf = appendRaw(buf, r.rings)
-	} else {
-		for i := range m.nodes {
-			buf = appendRaw(buf, m.nodes[i].q)
-		}
-	}
+	buf = appendRaw(buf, m.rings)
 	start := m.ring
 	return appendValue(buf, &start)
 }
@@ -532,10 +513,7 @@ func (m *model) nodesAsBefore(r *reuseState, t int) bool {
 // carriedLen is the length of the longest carried state the run can have: carriedState's,
 // with functions' sliding maxima at their longest.
 func (m *model) carriedLen(st *runState) int {
-	n := rawLen(m.nodes) + rawLen(m.pools) + rawLen(m.comps)
-	for p := range m.pools {
-		n += rawLen(m.pools[p].frac)
-	}
+	n := rawLen(m.nodes) + rawLen(m.pools) + rawLen(m.comps) + rawLen(m.fracs)
 	for i := range m.comps {
 		c := &m.comps[i]
 		if g := c.gate; g != nil {
@@ -558,10 +536,7 @@ func (m *model) carriedLen(st *runState) int {
 		rawLen(lc.prevExtra) + rawLen(lc.prevTerm) + rawLen(lc.late) + rawLen(lc.stages) + rawLen(lc.prev)
 	n += rawLen(cl.stageAt) + rawLen(cl.prev) + rawLen(cl.inAt) + rawLen(cl.prevIn) + rawLen(cl.p99At) +
 		rawLen(cl.meanAt) + rawLen(cl.computed)
-	for i := range m.nodes {
-		n += rawLen(m.nodes[i].q)
-	}
-	return n + int(unsafe.Sizeof(m.ring))
+	return n + rawLen(m.rings) + int(unsafe.Sizeof(m.ring))
 }
 
 func rawLen[T any](xs []T) int {
@@ -585,35 +560,6 @@ func (m *model) sameState(a, b []byte) bool {
 	for off := head; off < len(a)-tail; off += rowLen {
 		ra, rb := a[off:off+rowLen], b[off:off+rowLen]
 		if !bytes.Equal(ra[:rowLen-d], rb[d:]) || !bytes.Equal(ra[rowLen-d:], rb[:d]) {
-			return false
-		}
-	}
-	return true
-}
-
-// queueBlocks returns the nodes' rings and the pools' queue shares as the single slices
-// initQueues made them from, in node and pool order, or nil for either that is not so.
-func (m *model) queueBlocks() (rings []cohort, fracs []float64) {
-	if len(m.nodes) > 0 && contiguous(len(m.nodes), func(i int) []cohort { return m.nodes[i].q }) {
-		rings = unsafe.Slice(unsafe.SliceData(m.nodes[0].q), len(m.nodes)*len(m.nodes[0].q))
-	}
-	if len(m.pools) > 0 && contiguous(len(m.pools), func(p int) []float64 { return m.pools[p].frac }) {
-		fracs = unsafe.Slice(unsafe.SliceData(m.pools[0].frac), len(m.pools)*len(m.pools[0].frac))
-	}
-	return rings, fracs
-}
-
-// contiguous: the n slices part(0), part(1), … are non-empty, of one length, and each
-// begins where the one before it ends.
-func contiguous[T any](n int, part func(int) []T) bool {
-	k := len(part(0))
-	if k == 0 {
-		return false
-	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(part(0))))
-	for i := range n {
-		xs := part(i)
-		if len(xs) != k || uintptr(unsafe.Pointer(unsafe.SliceData(xs))) != base+uintptr(i*k)*unsafe.Sizeof(xs[0]) {
 			return false
 		}
 	}

@@ -70,15 +70,14 @@ func compiledCase(t *testing.T, name string) (*model, *runState) {
 	return m, m.newRunState()
 }
 
-// A carried state copies the nodes' rings and the pools' queue shares each at once, which
-// needs them laid out as initQueues lays them out; a change there fails here rather than
-// make every checked tick copy them piece by piece.
+// A carried state copies the nodes' rings and the pools' queue shares each as one block,
+// which initQueues makes: each block holds every node's ring, or every pool's shares.
 func TestQueueBlocks(t *testing.T) {
-	m, st := compiledCase(t, "random/13/constant")
-	if got, want := len(st.reuse.rings), len(m.nodes)*m.slots; got != want {
+	m, _ := compiledCase(t, "random/13/constant")
+	if got, want := len(m.rings), len(m.nodes)*m.slots; got != want {
 		t.Errorf("rings: %d cohorts in one block, want %d", got, want)
 	}
-	if got, want := len(st.reuse.fracs), len(m.pools)*len(m.pools[0].frac); got != want {
+	if got, want := len(m.fracs), len(m.pools)*len(m.pools[0].frac); got != want {
 		t.Errorf("queue shares: %d in one block, want %d", got, want)
 	}
 }
