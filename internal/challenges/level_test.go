@@ -55,7 +55,7 @@ func TestParseValidCampaignFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	if l.Slug != "first-request" || l.Version != 1 || l.Difficulty != Tutorial {
+	if l.Slug != "first-request" || l.Version != 2 || l.Difficulty != Tutorial {
 		t.Errorf("got %s v%d %s", l.Slug, l.Version, l.Difficulty)
 	}
 }

@@ -11,30 +11,39 @@
 // Every component is one or more pools of workers (a database has one pool per node, a
 // queue a broker and a pool of consumers). Capacity is workers ÷ service time (seed
 // simple-model: an app server with 6 workers at 15 ms serves 400 req/s). An app's (or a
-// container pool's) replicas are one pool of replicas × concurrency workers whose waiting
-// places (queue_per_replica each, 64 by default as in seed architecture-simulator) are
-// pooled. That is a known simplification: replicas each with their own workers and room,
-// dealt requests in turn (as the per-request reference models them), wait and refuse more
-// below saturation than one pool of all their workers (four replicas of 2 workers at 10 ms
-// offered 95%: a mean of 63 ms in the reference, 31 ms here), and each room hovers a place
-// or two below full under overload. Rooms of their own wait on the pool model itself: below
-// saturation a pool is at once at its stationary state, above it a fluid queue that starts
-// empty, and with a room per replica the two disagree at the boundary. A replica of 8
-// workers and 64 places at 98% stands a third full and waits a third of a second (the seed's
-// held app), and refuses 0.7%; a pool thrown into overload starts with an empty room,
-// waiting and refusing nothing. Pooled, the same tier at 98% waits a sixth of a second and
-// refuses a ten-thousandth, a step small enough for the seed's runs. Rooms per replica need
-// each room's occupancy carried from tick to tick on both sides of saturation, its spread
-// as well as its mean: a room filling from empty is far narrower than a stationary one of
-// the same mean (taken as M/M/c/K at the load its mean implies, the seed's rooms refuse more
-// than 5% from 1.5 s, where the reference's first fail at 1.8 s), and rooms dealt requests
-// in turn are narrower still. BENCHMARKS.md ("Rooms per replica") has the measurements.
+// container pool's) replicas each have their own workers (concurrency) and their own waiting
+// room (queue_per_replica places, 64 by default as in seed architecture-simulator), and are
+// dealt requests in turn, as the per-request reference deals them: below saturation each
+// replica is its own queue of its workers and places, fed every replicas-th arrival. (The
+// replicas used to be one pool of all their workers with one pooled room, which below
+// saturation waited half what the reference's replicas wait, four replicas of 2 workers at
+// 10 ms offered 95% a mean of 31 ms against 64 ms, and refused nothing where they refuse;
+// now 68 ms, TestReplicaRoomsMatchTheReference.) Above saturation the fluid backlog (below)
+// is kept for the tier as a whole, as the rooms of replicas fed in turn fill alike; its
+// spread is each room's (below).
 //
 //   - Below saturation a pool is an M/M/c queue, computed exactly up to 98% utilisation
 //     (Erlang C through the Erlang-B recursion), so latency stays flat to about 80% and then
 //     climbs steeply. Its loss is that of M/M/c/K with K = workers + waiting places, which is
 //     Erlang B (M/M/c/c) for a pool with no waiting room: 6 workers at 15 ms offered 125%
 //     lose about a third of their requests, not the fluid fifth.
+//   - That queue is carried from tick to tick, not taken at once: the mean wait a room's
+//     queue has built (stochasticQueue in engine.go) is at most the stationary one, and from
+//     where it stood at the last tick it grows as a reflected random walk's mean grows from
+//     empty, σ√(2t/π) requests (σ² = λ·ca² + c·μ a second) drained at c·μ, or falls as the
+//     spare capacity drains it; the chance to wait stays the stationary one, and the room
+//     refuses in proportion to how near its queue stands to the stationary one. A run starts
+//     in the middle of a day whose traffic has been flowing, so a pool below saturation in
+//     its first tick stands at its stationary state there (a constant load's first tick is
+//     its last, exactly M/M/c); a pool its first tick overloads has no such state and starts
+//     empty, as the per-request reference's do. (The pool used to stand at its stationary
+//     state in every tick, which after a step near saturation it reaches over tens of
+//     seconds: four replicas of 8 workers at 50 ms stepped from 50% to 97% waited 168 ms in
+//     the step's first second where the reference's wait 68 ms; now 100 ms, reaching its
+//     168 ms within about three seconds where the reference's climb for about thirty to
+//     about 150 ms. With rooms of their own, standing there at once also failed the seed's
+//     default from its first step: a replica of 8 held workers at 98% waits most of a
+//     second.)
 //   - At and above saturation, or while a queue remains, a fluid queue takes over (seed
 //     architecture-simulator): it grows by (arrivals − capacity) × tick, drains with spare
 //     capacity, first in first out, and past the pool's buffer the excess is rejected (503).
@@ -126,15 +135,21 @@
 //
 //   - Round-robin deals every n-th request to each of n backends, so each backend's stream
 //     is more regular than a random split's: Erlang-n interarrivals, ca² = 1/n for a
-//     Poisson stream. A pool fed that way waits (ca² + 1)/2 times its Erlang-C wait
-//     (Allen–Cunneen; with several feeds, ca² is their mean weighted by rate, ghost work
-//     included), so each of two backends waits three quarters of what a random split would
-//     give it (every split used to wait as a random one, overstating the queue behind
-//     round-robin). The factor scales the stochastic wait S before the one wait (above)
-//     takes max(w, S): the queue's own wait w, measured on its cohorts, is what it is. One
-//     backend, least-connections and consistent hashing stay exact M/M/c (ca² = 1). The
-//     dealing counts the backends with a share, a dead one included while it still gets
-//     requests.
+//     Poisson stream (with several feeds, ca² is their mean weighted by rate, ghost work
+//     included), and a replica's room, dealt every replicas-th of that, has ca² ÷ replicas.
+//     A queue fed a regular stream is a GI/M/c queue, whose wait given that it waits is
+//     exponential with a rate that in heavy traffic is 2 ÷ (ca² + 1) times M/M/c's (c·μ − λ):
+//     the engine takes the stationary chance to wait of M/M/c and that faster rate, so the
+//     mean wait is Allen–Cunneen's (ca² + 1)/2 of M/M/c's and its tail decays as the
+//     regular stream's does. Its places decay likewise: the room refuses as a Poisson-fed
+//     room 2 ÷ (ca² + 1) times as large. (The factor used to scale the chance to wait
+//     instead, the same mean with the Poisson tail: four replicas of 2 workers at 10 ms
+//     offered 95% had a p99 of 416 ms against the reference's 265 ms, now 294 ms; and each
+//     room refused as a Poisson-fed one, ten times the reference's 0.018%, now 0.025%.) The
+//     factor shapes the stochastic wait S before the one wait (above) takes max(w, S): the
+//     queue's own wait w, measured on its cohorts, is what it is. One backend,
+//     least-connections and consistent hashing stay exact M/M/c (ca² = 1). The dealing
+//     counts the backends with a share, a dead one included while it still gets requests.
 //   - Health checks probe every backend every health_check_interval_sec at a phase of
 //     their own, which nothing in a design fixes, and take it out after unhealthy_threshold
 //     failed probes in a row; one passing probe lets it back in. The engine takes the
@@ -169,7 +184,8 @@
 // p99 are quantiles of that mixture (see latency.go for the method and its accuracy). Means
 // are exact every tick; quantiles are recomputed whenever an input moves by 1% of the
 // latency it affects (a hop whose backlog's wait is spread, by a tenth of the spread's
-// standard deviation) and follow the exact mean in between (latcache.go, complat.go).
+// standard deviation, its spread held by the part it adds to the 99th percentile, about
+// twice what it adds to the mean) and follow the exact mean in between (latcache.go, complat.go).
 //
 // The reported p50, p95 and p99 (per tick, per run, of the system and of each component) are
 // over the attempts answered within the client's timeout: the mixture's quantiles at

@@ -340,6 +340,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	lambda := pl.in / dt
 	if pl.failed {
 		pl.util, pl.processed, pl.rejected, pl.errRate = 0, 0, 0, 1
+		pl.stochNext = 0 // a failed node's queue is lost with it
 		pl.backlog1 = 0
 		if pl.durable {
 			pl.backlog1 = pl.backlog0
@@ -357,12 +358,10 @@ func (m *model) resolvePool(p int, st *runState) {
 		}
 		return
 	}
-	m.queueing(pl, lambda)
-	if cv2 < 1 {
-		// Allen–Cunneen: more regular arrivals wait less. It scales the stochastic wait
-		// before queueWait takes the one wait from it and the queue's.
-		pl.stage.WaitProb *= (cv2 + 1) / 2
+	if pl.rooms > 1 {
+		cv2 /= float64(pl.rooms) // each replica's room is dealt every rooms-th arrival
 	}
+	m.queueing(pl, lambda, cv2)
 	m.fifo(pl, pl.in-pl.rejected)
 	m.queueWait(pl)
 	if f := m.comps[pl.comp].fn; f != nil {
@@ -521,13 +520,16 @@ func stochasticWait(w, p, theta, most float64) float64 {
 	return max(0, min(p, theta*(most-w)))
 }
 
-// queueing applies the pool model to one tick's arrivals: the exact M/M/c queue below
-// saturation, Erlang B without waiting room, a fluid backlog at and above saturation.
-func (m *model) queueing(pl *pool, lambda float64) {
+// queueing applies the pool model to one tick's arrivals (cv2: how much their interarrival
+// times vary, squared, as each room sees them): below saturation each room an M/M/c queue of
+// its share (its replica's workers, places and arrivals) carried from tick to tick, Erlang B
+// without waiting room, a fluid backlog at and above saturation.
+func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 	dt := m.dt
 	mu := 1 / (pl.serviceSec + pl.holdSec)
 	pl.stage = Stage{Fixed: pl.fixedSec, ServiceRate: 1 / pl.serviceSec}
 	pl.backlog1, pl.rejected, pl.processed = 0, 0, 0
+	pl.stochNext = 0 // a pool that is not an open queue this tick builds none
 	if pl.unlimited {
 		pl.capRate = math.Inf(1)
 		pl.processed, pl.rejected = pl.in+pl.backlog0, 0
@@ -552,30 +554,40 @@ func (m *model) queueing(pl *pool, lambda float64) {
 		pl.rejected = pl.in * erlangB(c, a)
 		pl.processed = pl.in - pl.rejected
 	case lambda < pl.capRate && pl.backlog0 <= 0:
-		b := erlangB(c, a)
-		if !math.IsInf(pl.buffer, 1) {
-			pl.rejected = pl.in * mmcKBlockingFromB(c, int(min(pl.buffer, maxBuffer)), a, b)
+		rooms := max(1, pl.rooms)
+		cr, ar := c/rooms, a/float64(rooms)
+		room := pl.buffer / float64(rooms)
+		if cv2 < 1 {
+			// Heavy traffic: a queue fed more regularly decays over its places as a Poisson-fed
+			// one over 2 ÷ (ca² + 1) times as many, so its room refuses as that larger room would.
+			room *= 2 / (cv2 + 1)
 		}
-		pl.processed = pl.in - pl.rejected
-		if aS := saturationCap * float64(c); a > aS {
+		k := int(min(room, maxBuffer))
+		b := erlangB(cr, ar)
+		block := 0.0
+		if !math.IsInf(pl.buffer, 1) {
+			block = mmcKBlockingFromB(cr, k, ar, b)
+		}
+		if aS := saturationCap * float64(cr); ar > aS {
 			// Between 98% and saturation the wait stays at its 98% value, which the
 			// saturated pool starts from: the wait never falls as load rises.
-			pl.stage.WaitProb = erlangC(c, aS)
-			pl.stage.WaitRate = pl.capRate - aS*mu
+			pl.rejected = pl.in * m.stochasticQueue(pl, cr, aS, erlangC(cr, aS), mu, cv2, block, true)
+			pl.processed = pl.in - pl.rejected
 			pl.boundClosedWait()
 			break
 		}
-		pl.stage.WaitProb = erlangCFromB(c, a, b)
-		pl.stage.WaitRate = pl.capRate - lambda
+		pl.rejected = pl.in * m.stochasticQueue(pl, cr, ar, erlangCFromB(cr, ar, b), mu, cv2, block, true)
+		pl.processed = pl.in - pl.rejected
 	default:
 		demand := pl.backlog0 + pl.in
 		pl.processed = min(pl.capRate*dt, demand)
 		left := demand - pl.processed
 		pl.rejected = min(pl.in, max(0, left-pl.buffer))
 		pl.backlog1 = left - pl.rejected
-		aS := min(a, saturationCap*float64(c))
-		pl.stage.WaitProb = erlangC(c, aS)
-		pl.stage.WaitRate = pl.capRate - aS*mu
+		rooms := max(1, pl.rooms)
+		cr := c / rooms
+		aS := min(a/float64(rooms), saturationCap*float64(cr))
+		m.stochasticQueue(pl, cr, aS, erlangC(cr, aS), mu, cv2, 0, false)
 		pl.boundClosedWait() // held callers queue no more than their workers (closedloop.go)
 		// The queue's own wait is measured on the cohorts served (queueWait).
 	}
@@ -587,6 +599,58 @@ func (m *model) queueing(pl *pool, lambda float64) {
 	}
 	pl.util = atMost(pl.util, maxReportedUtil)
 	pl.errRate = loadErrorRate(pl)
+}
+
+// stochasticQueue sets the stochastic wait of each of a pool's rooms (c workers of rate mu,
+// offered a Erlangs of arrivals whose interarrival times vary by cv2) and returns the share
+// of its arrivals a room refuses; prob is the stationary chance to wait, block the
+// stationary share refused. A room waits what its queue has built (pool.stochWait): at most
+// its stationary mean wait, and from what it stood at the last tick it grows as a reflected
+// random walk's mean grows from empty, σ√(2t/π) requests drained at cμ, or falls as the
+// spare capacity drains it. The chance to wait stays the stationary one, and the room
+// refuses in proportion to how near its queue stands to the stationary one. stationary says
+// the pool is below saturation, where a run's first tick finds it at its stationary state.
+func (m *model) stochasticQueue(pl *pool, c int, a, prob, mu, cv2, block float64, stationary bool) float64 {
+	drain := float64(c) * mu
+	spare := drain - a*mu
+	rate := spare
+	if cv2 < 1 {
+		rate *= 2 / (cv2 + 1) // heavy-traffic GI/M/c: a regular stream's queue decays faster
+	}
+	target := 0.0
+	if rate > 0 {
+		target = prob / rate
+	}
+	w := pl.stochWait
+	if m.tick == 0 && stationary {
+		// A run starts in the middle of a day whose traffic has been flowing: below
+		// saturation a room stands where its load puts it. At or above there is no such
+		// state, and the room starts empty, as the per-request reference's do.
+		w = target
+	}
+	switch {
+	case w > target:
+		w = max(target, w-spare/drain*m.dt)
+	case w < target:
+		variance := a*mu*min(1, cv2) + drain // a second, of arrivals and departures
+		if grown := w*w + 2/math.Pi*variance/(drain*drain)*m.dt; grown < target*target {
+			w = math.Sqrt(grown)
+		} else {
+			w = target
+		}
+	}
+	pl.stochNext = w
+	pl.stage.WaitProb, pl.stage.WaitRate = prob, rate
+	switch {
+	case w == target:
+		return block
+	case w <= 0 || target <= 0:
+		pl.stage.WaitProb, pl.stage.WaitRate = 0, 0
+		return 0
+	default:
+		pl.stage.WaitRate = prob / w
+		return block * w / target
+	}
 }
 
 // loadErrorRate is a pool's own error rate: base + utilisation³ × factor (seed
@@ -972,6 +1036,9 @@ func (m *model) stageOf(n int, st *runState) Stage {
 // commit makes what waits outside the pools' own flow part of the next tick's queues
 // (settle has moved the queues themselves on).
 func (m *model) commit() {
+	for i := range m.pools {
+		m.pools[i].stochWait = m.pools[i].stochNext
+	}
 	for _, i := range m.committing { // the other nodes hold nothing back and defer nothing
 		nd := &m.nodes[i]
 		if nd.held > 0 {

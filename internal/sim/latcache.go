@@ -170,10 +170,13 @@ func stageMovedBy(a, b *Stage, scale float64) bool {
 	case ra > 0 || rb > 0:
 		return true
 	}
-	// A backlog's spread: spreadStages ÷ rate is the part of its wait it carries.
+	// A backlog's spread: spreadStages ÷ rate is the part of its mean wait it carries, and
+	// about twice that of its 99th percentile (an Erlang of 8 phases), which is what it is
+	// held to: between computations a p99 follows the mean, and a spread that narrows as
+	// the fixed part grows moves the p99 twice as far as the mean.
 	switch ra, rb := a.SpreadRate, b.SpreadRate; {
 	case ra > 0 && rb > 0:
-		if spreadStages*math.Abs(rb-ra) > scale*ra*rb {
+		if 2*spreadStages*math.Abs(rb-ra) > scale*ra*rb {
 			return true
 		}
 	case ra > 0:

@@ -27,7 +27,7 @@ func stageMovedReference(a, b *Stage, scale float64) bool {
 	}
 	switch ra, rb := a.SpreadRate, b.SpreadRate; {
 	case ra > 0 && rb > 0:
-		if spreadStages*math.Abs(rb-ra) > scale*ra*rb {
+		if 2*spreadStages*math.Abs(rb-ra) > scale*ra*rb {
 			return true
 		}
 	case ra > 0:

@@ -109,6 +109,7 @@ type pool struct {
 	holdSec                                 float64 // mean time a worker waits on downstream calls
 	holdLo, holdHi, gLo, gHi                float64 // this tick's bracket of the hold time (holdtime.go)
 	holdSide                                int
+	stochWait, stochNext                    float64 // mean stochastic wait (s) a room's queue has built: carried, and as this tick leaves it
 	in, rejected, processed, backlog0       float64
 	backlog1, capRate, util, errRate, wProc float64
 	wIn                                     float64 // writes and replay arriving (not reads)

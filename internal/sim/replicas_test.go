@@ -34,7 +34,8 @@ func TestReadsFromReplicasOnly(t *testing.T) {
 }
 
 func TestReplicaWithItsOwnInstanceType(t *testing.T) {
-	d := mustDesign(t, `{"components":[{"id":"app","type":"app_service","params":{"replicas":10}},
+	// Twelve app replicas: ten would each stand at 97% and refuse a little of their own.
+	d := mustDesign(t, `{"components":[{"id":"app","type":"app_service","params":{"replicas":12}},
 	 {"id":"db","type":"database","params":{"read_replicas":2,"read_from":"replicas","replica_instance_type":"db.large"}}],
 	 "edges":[{"from":"app","to":"db"}]}`)
 	cfg := constant(3000, 20)
