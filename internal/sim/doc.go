@@ -18,19 +18,23 @@
 // replicas used to be one pool of all their workers with one pooled room, which below
 // saturation waited half what the reference's replicas wait, four replicas of 2 workers at
 // 10 ms offered 95% a mean of 31 ms against 64 ms, and refused nothing where they refuse;
-// now 68 ms, TestReplicaRoomsMatchTheReference.) Above saturation the fluid backlog (below)
+// now 64 ms, TestReplicaRoomsMatchTheReference.) Above saturation the fluid backlog (below)
 // is kept for the tier as a whole, as the rooms of replicas fed in turn fill alike; its
 // spread is each room's (below).
 //
-//   - Below saturation a pool is an M/M/c queue, computed exactly up to 98% utilisation
-//     (Erlang C through the Erlang-B recursion), so latency stays flat to about 80% and then
-//     climbs steeply. Its loss is that of M/M/c/K with K = workers + waiting places, which is
-//     Erlang B (M/M/c/c) for a pool with no waiting room: 6 workers at 15 ms offered 125%
-//     lose about a third of their requests, not the fluid fifth.
+//   - Below saturation a pool (each of its rooms) is an M/M/c/K queue with K = workers +
+//     waiting places, computed exactly up to 98% utilisation (roomQueue in erlang.go, from
+//     the Erlang-B recursion), so latency stays flat to about 80% and then climbs steeply. Its
+//     chance to wait, its mean wait and its loss are M/M/c/K's; the wait is taken as an
+//     exponential with that chance and that mean. With no waiting room that is Erlang B
+//     (M/M/c/c): 6 workers at 15 ms offered 125% lose about a third of their requests, not the
+//     fluid fifth; with an unbounded one, M/M/c (Erlang C). (The wait used to be M/M/c's of
+//     an unbounded room, capped at what the room holds ÷ capacity: two replicas of 4 workers
+//     with 16 places at 97% waited 100 ms where the reference's wait 52 ms; now 52 ms.)
 //   - That queue is carried from tick to tick, not taken at once: the mean wait a room's
 //     queue has built (stochasticQueue in engine.go) is at most the stationary one, and from
 //     where it stood at the last tick it grows as a reflected random walk's mean grows from
-//     empty, σ√(2t/π) requests (σ² = λ·ca² + c·μ a second) drained at c·μ, or falls as the
+//     empty, s√(2t/π) requests (s² = λ·ca² + c·μ a second) drained at c·μ, or falls as the
 //     spare capacity drains it; the chance to wait stays the stationary one, and the room
 //     refuses in proportion to how near its queue stands to the stationary one. A run starts
 //     in the middle of a day whose traffic has been flowing, so a pool below saturation in
@@ -38,10 +42,10 @@
 //     its last, exactly M/M/c); a pool its first tick overloads has no such state and starts
 //     empty, as the per-request reference's do. (The pool used to stand at its stationary
 //     state in every tick, which after a step near saturation it reaches over tens of
-//     seconds: four replicas of 8 workers at 50 ms stepped from 50% to 97% waited 168 ms in
-//     the step's first second where the reference's wait 68 ms; now 100 ms, reaching its
-//     168 ms within about three seconds where the reference's climb for about thirty to
-//     about 150 ms. With rooms of their own, standing there at once also failed the seed's
+//     seconds: four replicas of 8 workers at 50 ms stepped from 50% to 97% waited their
+//     stationary 146 ms in the step's first second where the reference's wait 68 ms; now
+//     100 ms, reaching 146 ms within about three seconds where the reference's climb for
+//     about thirty to about 150 ms. With rooms of their own, standing there at once also failed the seed's
 //     default from its first step: a replica of 8 held workers at 98% waits most of a
 //     second.)
 //   - At and above saturation, or while a queue remains, a fluid queue takes over (seed
@@ -137,18 +141,20 @@
 //     is more regular than a random split's: Erlang-n interarrivals, ca² = 1/n for a
 //     Poisson stream (with several feeds, ca² is their mean weighted by rate, ghost work
 //     included), and a replica's room, dealt every replicas-th of that, has ca² ÷ replicas.
-//     A queue fed a regular stream is a GI/M/c queue, whose wait given that it waits is
-//     exponential with a rate that in heavy traffic is 2 ÷ (ca² + 1) times M/M/c's (c·μ − λ):
-//     the engine takes the stationary chance to wait of M/M/c and that faster rate, so the
-//     mean wait is Allen–Cunneen's (ca² + 1)/2 of M/M/c's and its tail decays as the
-//     regular stream's does. Its places decay likewise: the room refuses as a Poisson-fed
-//     room 2 ÷ (ca² + 1) times as large. (The factor used to scale the chance to wait
-//     instead, the same mean with the Poisson tail: four replicas of 2 workers at 10 ms
-//     offered 95% had a p99 of 416 ms against the reference's 265 ms, now 294 ms; and each
-//     room refused as a Poisson-fed one, ten times the reference's 0.018%, now 0.025%.) The
-//     factor shapes the stochastic wait S before the one wait (above) takes max(w, S): the
-//     queue's own wait w, measured on its cohorts, is what it is. One backend,
-//     least-connections and consistent hashing stay exact M/M/c (ca² = 1). The dealing
+//     A queue fed a regular stream is a GI/M/c queue: the chance that each further place is
+//     taken falls by σ rather than by ρ = λ ÷ cμ, and in heavy traffic 1 − σ = 2(1 − ρ) ÷
+//     (ca² + 1) (0 where that would be negative, far from saturation). The engine takes the
+//     M/M/c/K queue with σ for ρ over the places: its chance to wait, its mean wait (whose
+//     conditional part decays at c·μ·(1 − σ), GI/M/c's rate) and its refusals. Round-robin
+//     over 2, 3 and 4 backends of 6 workers at 15 ms offered 80% gives means of 19.917,
+//     19.438 and 19.526 ms against the reference's 19.920, 19.440 and 19.586
+//     (TestRoundRobinArrivalsWaitLess). (Allen–Cunneen's factor (ca² + 1)/2 on the chance
+//     to wait, which the engine used, read 3% high there, gave a Poisson tail: four replicas
+//     of 2 workers at 10 ms offered 95% had a p99 of 416 ms against the reference's 265 ms,
+//     now 284 ms; and each room refused as a Poisson-fed one, ten times the reference's
+//     0.018%, now 0.034%.) The queue's own wait w, measured on its cohorts, is what it is;
+//     σ shapes the stochastic wait S before the one wait (above) takes max(w, S). One
+//     backend, least-connections and consistent hashing stay exact (ca² = 1). The dealing
 //     counts the backends with a share, a dead one included while it still gets requests.
 //   - Health checks probe every backend every health_check_interval_sec at a phase of
 //     their own, which nothing in a design fixes, and take it out after unhealthy_threshold

@@ -521,9 +521,9 @@ func stochasticWait(w, p, theta, most float64) float64 {
 }
 
 // queueing applies the pool model to one tick's arrivals (cv2: how much their interarrival
-// times vary, squared, as each room sees them): below saturation each room an M/M/c queue of
-// its share (its replica's workers, places and arrivals) carried from tick to tick, Erlang B
-// without waiting room, a fluid backlog at and above saturation.
+// times vary, squared, as each room sees them): below saturation each room an M/M/c/K queue
+// of its share (its replica's workers, places and arrivals) carried from tick to tick, Erlang
+// B without waiting room, a fluid backlog at and above saturation.
 func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 	dt := m.dt
 	mu := 1 / (pl.serviceSec + pl.holdSec)
@@ -554,40 +554,28 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 		pl.rejected = pl.in * erlangB(c, a)
 		pl.processed = pl.in - pl.rejected
 	case lambda < pl.capRate && pl.backlog0 <= 0:
+		// Each room is its own queue: its replica's workers and places, its share of the
+		// arrivals. Between 98% and saturation it stays as it stands at 98%, which the
+		// saturated pool starts from: the wait never falls as load rises.
 		rooms := max(1, pl.rooms)
-		cr, ar := c/rooms, a/float64(rooms)
-		room := pl.buffer / float64(rooms)
-		if cv2 < 1 {
-			// Heavy traffic: a queue fed more regularly decays over its places as a Poisson-fed
-			// one over 2 ÷ (ca² + 1) times as many, so its room refuses as that larger room would.
-			room *= 2 / (cv2 + 1)
-		}
-		k := int(min(room, maxBuffer))
-		b := erlangB(cr, ar)
-		block := 0.0
-		if !math.IsInf(pl.buffer, 1) {
-			block = mmcKBlockingFromB(cr, k, ar, b)
-		}
-		if aS := saturationCap * float64(cr); ar > aS {
-			// Between 98% and saturation the wait stays at its 98% value, which the
-			// saturated pool starts from: the wait never falls as load rises.
-			pl.rejected = pl.in * m.stochasticQueue(pl, cr, aS, erlangC(cr, aS), mu, cv2, block, true)
-			pl.processed = pl.in - pl.rejected
-			pl.boundClosedWait()
-			break
-		}
-		pl.rejected = pl.in * m.stochasticQueue(pl, cr, ar, erlangCFromB(cr, ar, b), mu, cv2, block, true)
+		r := room{workers: c / rooms, places: pl.buffer / float64(rooms), mu: mu, cv2: cv2}
+		capped := r.offer(a / float64(rooms))
+		pl.rejected = pl.in * m.stochasticQueue(pl, r, true)
 		pl.processed = pl.in - pl.rejected
+		if capped {
+			pl.boundClosedWait()
+		}
 	default:
 		demand := pl.backlog0 + pl.in
 		pl.processed = min(pl.capRate*dt, demand)
 		left := demand - pl.processed
 		pl.rejected = min(pl.in, max(0, left-pl.buffer))
 		pl.backlog1 = left - pl.rejected
-		rooms := max(1, pl.rooms)
-		cr := c / rooms
-		aS := min(a/float64(rooms), saturationCap*float64(cr))
-		m.stochasticQueue(pl, cr, aS, erlangC(cr, aS), mu, cv2, 0, false)
+		// A saturated pool's stochastic wait is a room's at 98%, without a bound of places:
+		// what bounds it is the backlog's (queueWait), which refuses past its buffer above.
+		r := room{workers: c / max(1, pl.rooms), places: math.Inf(1), mu: mu, cv2: cv2}
+		r.offer(a / float64(max(1, pl.rooms)))
+		m.stochasticQueue(pl, r, false)
 		pl.boundClosedWait() // held callers queue no more than their workers (closedloop.go)
 		// The queue's own wait is measured on the cohorts served (queueWait).
 	}
@@ -601,27 +589,52 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 	pl.errRate = loadErrorRate(pl)
 }
 
-// stochasticQueue sets the stochastic wait of each of a pool's rooms (c workers of rate mu,
-// offered a Erlangs of arrivals whose interarrival times vary by cv2) and returns the share
-// of its arrivals a room refuses; prob is the stationary chance to wait, block the
-// stationary share refused. A room waits what its queue has built (pool.stochWait): at most
-// its stationary mean wait, and from what it stood at the last tick it grows as a reflected
-// random walk's mean grows from empty, σ√(2t/π) requests drained at cμ, or falls as the
-// spare capacity drains it. The chance to wait stays the stationary one, and the room
-// refuses in proportion to how near its queue stands to the stationary one. stationary says
-// the pool is below saturation, where a run's first tick finds it at its stationary state.
-func (m *model) stochasticQueue(pl *pool, c int, a, prob, mu, cv2, block float64, stationary bool) float64 {
-	drain := float64(c) * mu
-	spare := drain - a*mu
-	rate := spare
-	if cv2 < 1 {
-		rate *= 2 / (cv2 + 1) // heavy-traffic GI/M/c: a regular stream's queue decays faster
+// room is one replica's share of a pool below saturation: its workers of rate mu and its
+// places, fed a stream whose interarrival times vary by cv2 (squared), and, once offered its
+// load, its stationary queue.
+type room struct {
+	workers    int
+	places, mu float64
+	cv2        float64
+	lambda     float64 // arrivals a second, at most the 98% the queue stops growing at
+	waitChance float64 // the chance that an admitted arrival waits
+	meanWait   float64 // an admitted arrival's mean wait (s)
+	refused    float64 // the share of arrivals refused for want of a place
+	capacity   float64 // workers × mu
+}
+
+// offer sets the room's stationary queue at a Erlangs, held at its 98% value between 98%
+// and saturation, which the saturated pool starts from: the wait never falls as load rises.
+// It reports whether it was held.
+func (r *room) offer(a float64) (capped bool) {
+	c := float64(r.workers)
+	if aS := saturationCap * c; a > aS {
+		a, capped = aS, true
 	}
-	target := 0.0
-	if rate > 0 {
-		target = prob / rate
+	sigma := a / c
+	if r.cv2 < 1 {
+		// Heavy-traffic GI/M/c: a regular stream's queue falls off faster over the places,
+		// and its wait decays faster, 1 − σ = 2(1 − ρ) ÷ (ca² + 1). Far from saturation,
+		// where that would fall below 0, hardly anyone queues.
+		sigma = max(0, 1-2*(1-sigma)/(r.cv2+1))
 	}
-	w := pl.stochWait
+	r.capacity, r.lambda = c*r.mu, a*r.mu
+	var departures float64
+	r.waitChance, departures, r.refused = roomQueue(r.workers, a, erlangB(r.workers, a), sigma, r.places)
+	r.meanWait = departures / r.capacity
+	return capped
+}
+
+// stochasticQueue sets the stochastic wait of each of a pool's rooms, r, and returns the
+// share of its arrivals a room refuses now. A room waits what its queue has built
+// (pool.stochWait): at most its stationary mean wait, and from what it stood at the last
+// tick it grows as a reflected random walk's mean grows from empty, s√(2t/π) requests
+// (s² = λ·ca² + c·μ a second) drained at c·μ, or falls as the spare capacity drains it.
+// The chance to wait stays the stationary one, and the room refuses in proportion to how
+// near its queue stands to the stationary one. stationary says the pool is below
+// saturation, where a run's first tick finds it at its stationary state.
+func (m *model) stochasticQueue(pl *pool, r room, stationary bool) float64 {
+	w, target := pl.stochWait, r.meanWait
 	if m.tick == 0 && stationary {
 		// A run starts in the middle of a day whose traffic has been flowing: below
 		// saturation a room stands where its load puts it. At or above there is no such
@@ -630,27 +643,24 @@ func (m *model) stochasticQueue(pl *pool, c int, a, prob, mu, cv2, block float64
 	}
 	switch {
 	case w > target:
-		w = max(target, w-spare/drain*m.dt)
+		w = max(target, w-(r.capacity-r.lambda)/r.capacity*m.dt)
 	case w < target:
-		variance := a*mu*min(1, cv2) + drain // a second, of arrivals and departures
-		if grown := w*w + 2/math.Pi*variance/(drain*drain)*m.dt; grown < target*target {
+		variance := r.lambda*min(1, r.cv2) + r.capacity // a second, of arrivals and departures
+		if grown := w*w + 2/math.Pi*variance/(r.capacity*r.capacity)*m.dt; grown < target*target {
 			w = math.Sqrt(grown)
 		} else {
 			w = target
 		}
 	}
 	pl.stochNext = w
-	pl.stage.WaitProb, pl.stage.WaitRate = prob, rate
-	switch {
-	case w == target:
-		return block
-	case w <= 0 || target <= 0:
-		pl.stage.WaitProb, pl.stage.WaitRate = 0, 0
+	if !(w > 0) {
 		return 0
-	default:
-		pl.stage.WaitRate = prob / w
-		return block * w / target
 	}
+	pl.stage.WaitProb, pl.stage.WaitRate = r.waitChance, r.waitChance/w
+	if w == target {
+		return r.refused
+	}
+	return r.refused * w / target
 }
 
 // loadErrorRate is a pool's own error rate: base + utilisation³ × factor (seed

@@ -84,69 +84,31 @@ func erlangCFromB(c int, a, b float64) float64 {
 	return min(1, cf*b/(cf-a*(1-b)))
 }
 
-// mmcKBlocking is the blocking probability of M/M/c/K with K = c + buffer:
-// c servers, buffer waiting places, offered load a = λ/μ Erlangs. Any a ≥ 0 is
-// valid, including overload; buffer ≤ 0 is exactly erlangB.
-//
-// Relative to state c the unnormalised stationary probabilities sum to 1/B
-// over states 0..c (Erlang B already carries that sum) and to Σ_{j=1..buffer} r^j
-// over the waiting states, r = a/c. So
-//
-//	P_block = r^buffer / (1/B + Σ_{j=1..buffer} r^j),
-//
-// evaluated in O(c) with the geometric sum in closed form. Buffers can be huge
-// (1e6 and more), so r^buffer is formed as exp(buffer·ln r) and the sum via
-// expm1 to stay accurate near r = 1; for r > 1 numerator and denominator are
-// divided by r^buffer so nothing overflows, and the result tends to 1 - 1/r.
-func mmcKBlocking(c, buffer int, a float64) float64 {
-	if c <= 0 {
-		return 1
+// roomQueue is the stationary queue of one room: c workers offered a Erlangs (b =
+// erlangB(c, a), a < c), places waiting places (+Inf for an unbounded room), and sigma the
+// ratio by which the chance of each further place being taken falls: a ÷ c for Poisson
+// arrivals, which makes this M/M/c/K exactly, and smaller for a more regular stream
+// (heavy-traffic GI/M/c, 1 − 2(1 − a/c) ÷ (ca² + 1)). It returns the chance that an admitted
+// arrival waits, its mean wait counted in departures of the room (divide by c·μ for
+// seconds), and the share of arrivals refused because every place is taken.
+func roomQueue(c int, a, b, sigma, places float64) (waits, departures, refused float64) {
+	if !(a > 0) || c <= 0 || !(b > 0) {
+		return 0, 0, 0
 	}
-	if buffer <= 0 {
-		return erlangB(c, a)
+	m := max(0, places)
+	full := 0.0 // sigma^m: the queue part's weight at the last place, relative to the first
+	if !math.IsInf(m, 1) {
+		full = math.Pow(sigma, m)
 	}
-	if !(a > 0) {
-		return 0
+	// Over the places j = 0..m−1 an arrival may find taken: Σ σ^j and Σ (j+1)·σ^j.
+	one := 1 - sigma
+	ahead := (1 - full) / one
+	wait := (1 - (m+1)*full + m*full*sigma) / (one * one)
+	if math.IsInf(m, 1) {
+		wait = 1 / (one * one)
 	}
-	if math.IsInf(a, 1) {
-		return 1
-	}
-	return mmcKBlockingFromB(c, buffer, a, erlangB(c, a))
-}
-
-// mmcKBlockingFromB is mmcKBlocking given b = erlangB(c, a), for callers that need both.
-func mmcKBlockingFromB(c, buffer int, a, b float64) float64 {
-	if c <= 0 {
-		return 1
-	}
-	if buffer <= 0 {
-		return b
-	}
-	if !(a > 0) {
-		return 0
-	}
-	if math.IsInf(a, 1) {
-		return 1
-	}
-	r := a / float64(c)
-	n := float64(buffer)
-	if n*(1-r) > 40 {
-		return 0 // r^n < e^(−n(1−r)) < 5e-18 bounds the blocking: nothing is lost
-	}
-	switch {
-	case r < 1:
-		// Multiply through by B so that B underflowing to 0 gives 0, not 0/0.
-		lr := math.Log(r)
-		rn := math.Exp(n * lr)
-		geo := r * math.Expm1(n*lr) / math.Expm1(lr) // Σ_{j=1..n} r^j
-		return rn * b / (1 + b*geo)
-	case r > 1:
-		// With q = 1/r: P = B / (q^n + B·Σ_{i=0..n-1} q^i). B ≥ 1-1/r > 0 here.
-		lq := -math.Log(r)
-		qn := math.Exp(n * lq)
-		geo := math.Expm1(n*lq) / math.Expm1(lq)
-		return min(1, b/(qn+b*geo))
-	default:
-		return b / (1 + b*n)
-	}
+	pc := 1 / (1/b + sigma*ahead) // all workers busy, none waiting
+	refused = pc * full
+	admitted := 1 - refused
+	return pc * ahead / admitted, pc * wait / admitted, refused
 }

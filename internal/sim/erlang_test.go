@@ -173,70 +173,72 @@ func TestErlangCEdges(t *testing.T) {
 	}
 }
 
-func TestMMCKBlockingBruteForce(t *testing.T) {
+// roomQueue is M/M/c/K summed state by state, for Poisson arrivals (σ = ρ): its refusals,
+// the chance that an admitted arrival waits, and that arrival's mean wait in departures.
+func TestRoomQueueIsMMcKStateByState(t *testing.T) {
 	for _, c := range []int{1, 2, 3, 6, 10} {
-		for _, buffer := range []int{0, 1, 2, 5, 17, 40} {
-			for _, r := range []float64{0.1, 0.5, 0.9, 1, 1.0000001, 1.1, 2, 5} {
+		for _, places := range []int{0, 1, 2, 5, 17, 40, 100_000} {
+			for _, r := range []float64{0.1, 0.5, 0.9, 0.98} {
 				a := r * float64(c)
-				got, want := mmcKBlocking(c, buffer, a), bruteMMCKBlocking(c, buffer, a)
-				if relErr(got, want) > 1e-9 {
-					t.Errorf("mmcKBlocking(%d, %d, %v) = %v, brute force %v", c, buffer, a, got, want)
+				p := []float64{1}
+				for n := 1; n <= c+places; n++ {
+					p = append(p, p[n-1]*a/float64(min(n, c)))
+				}
+				var total, waits, departures float64
+				for n, v := range p {
+					total += v
+					if n >= c && n < c+places {
+						waits += v
+						departures += float64(n-c+1) * v
+					}
+				}
+				full := p[c+places] / total
+				wantWaits, wantDepartures := waits/total/(1-full), departures/total/(1-full)
+				gotWaits, gotDepartures, gotFull := roomQueue(c, a, erlangB(c, a), r, float64(places))
+				if relErr(gotFull, full) > 1e-9 || relErr(gotWaits, wantWaits) > 1e-9 || relErr(gotDepartures, wantDepartures) > 1e-9 {
+					t.Errorf("c=%d places=%d ρ=%v: refused %v, waits %v, departures %v; state by state %v, %v, %v",
+						c, places, r, gotFull, gotWaits, gotDepartures, full, wantWaits, wantDepartures)
 				}
 			}
 		}
 	}
 }
 
-func TestMMCKBlockingBufferZeroIsErlangB(t *testing.T) {
+// With no places roomQueue is Erlang B; with unbounded ones, M/M/c: Erlang C's chance to
+// wait and a mean of C ÷ (1 − ρ) departures.
+func TestRoomQueueLimits(t *testing.T) {
 	for _, c := range []int{1, 6, 640} {
-		for _, a := range []float64{0, 0.5, 6, 7.5, 1000} {
-			if got, want := mmcKBlocking(c, 0, a), erlangB(c, a); got != want {
-				t.Errorf("mmcKBlocking(%d, 0, %v) = %v, erlangB %v", c, a, got, want)
+		for _, r := range []float64{0.01, 0.5, 0.9, 0.98} {
+			a := r * float64(c)
+			b := erlangB(c, a)
+			if waits, departures, refused := roomQueue(c, a, b, r, 0); waits != 0 || departures != 0 || relErr(refused, b) > 1e-15 {
+				t.Errorf("c=%d ρ=%v, no places: waits %v, departures %v, refused %v; want 0, 0, Erlang B %v", c, r, waits, departures, refused, b)
+			}
+			cw := erlangC(c, a)
+			if waits, departures, refused := roomQueue(c, a, b, r, math.Inf(1)); relErr(waits, cw) > 1e-12 || relErr(departures, cw/(1-r)) > 1e-12 || refused != 0 {
+				t.Errorf("c=%d ρ=%v, unbounded: waits %v, departures %v, refused %v; want %v, %v, 0", c, r, waits, departures, refused, cw, cw/(1-r))
 			}
 		}
 	}
 }
 
-func TestMMCKBlockingHugeBuffer(t *testing.T) {
-	tests := []struct {
-		name     string
-		c        int
-		r        float64
-		want     float64
-		tol      float64 // absolute
-		buffer   int
-		relative bool
-	}{
-		{"below saturation", 6, 0.9, 0, 1e-300, 1_000_000, false},
-		{"barely below saturation", 6, 0.99999, 0, 1e-4, 1_000_000, false},
-		// Beyond saturation the queue is always full: the surplus 1-1/r is lost.
-		{"twice saturation", 6, 2, 0.5, 1e-12, 1_000_000, false},
-		{"twice saturation, one server", 1, 2, 0.5, 1e-12, 1_000_000, false},
-		{"ten times saturation", 32, 10, 0.9, 1e-12, 1_000_000_000, false},
-	}
-	for _, tt := range tests {
-		got := mmcKBlocking(tt.c, tt.buffer, tt.r*float64(tt.c))
-		if math.Abs(got-tt.want) > tt.tol {
-			t.Errorf("%s: mmcKBlocking = %v, want %v ± %v", tt.name, got, tt.want, tt.tol)
+// A more regular stream (σ below ρ) queues less: it waits less often, for less, and is
+// refused less; and more places never refuse more.
+func TestRoomQueueMonotone(t *testing.T) {
+	for _, r := range []float64{0.5, 0.9, 0.98} {
+		a := 8 * r
+		b := erlangB(8, a)
+		w0, d0, f0 := roomQueue(8, a, b, r, 64)
+		if w, d, f := roomQueue(8, a, b, 1-1.6*(1-r), 64); !(w < w0 && d < d0 && f < f0) {
+			t.Errorf("ρ=%v: a regular stream waits %v, %v departures, refused %v; Poisson %v, %v, %v", r, w, d, f, w0, d0, f0)
 		}
-	}
-	// At exactly r = 1 all waiting states are as likely as state c.
-	c, buffer := 6, 1_000_000
-	want := 1 / (1/erlangB(c, 6) + float64(buffer))
-	if got := mmcKBlocking(c, buffer, 6); relErr(got, want) > 1e-12 {
-		t.Errorf("r=1: mmcKBlocking = %v, want %v", got, want)
-	}
-}
-
-func TestMMCKBlockingMonotoneInBuffer(t *testing.T) {
-	for _, r := range []float64{0.5, 0.99, 1, 1.01, 3} {
 		prev := 2.0
-		for buffer := 0; buffer <= 4096; buffer = buffer*2 + 1 {
-			got := mmcKBlocking(8, buffer, 8*r)
-			if !(got >= 0 && got <= 1) || got > prev {
-				t.Fatalf("r=%v buffer=%d: %v after %v", r, buffer, got, prev)
+		for places := 0; places <= 4096; places = places*2 + 1 {
+			_, _, f := roomQueue(8, a, b, r, float64(places))
+			if !(f >= 0 && f <= prev) {
+				t.Fatalf("ρ=%v places=%d: refused %v after %v", r, places, f, prev)
 			}
-			prev = got
+			prev = f
 		}
 	}
 }

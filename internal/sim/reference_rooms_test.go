@@ -112,26 +112,35 @@ func roomsDesign(t *testing.T, replicas, workers int, serviceMs float64, places 
 }
 
 // Replicas each with their own workers and room, dealt requests in turn: below saturation
-// each room is its own queue, fed every replicas-th arrival (doc.go). Pooled into one queue
-// of all their workers, as the engine used to, the tier waited half of what the reference
-// does at 95% (31 against 64 ms) and refused nothing; with the regularity of the dealing
-// carried as a smaller probability of waiting rather than a faster-decaying wait, its p99
-// was 1.6 times the reference's; with each room refusing as a Poisson-fed one, it refused
-// ten times as much. Mean of 10 seeds of 60 s, the first tenth skipped.
+// each room is its own queue, fed every replicas-th arrival, and its places are finite
+// (doc.go). Pooled into one queue of all their workers, as the engine used to, the tier
+// waited half of what the reference does at 95% (31 against 64 ms) and refused nothing;
+// with the regularity of the dealing carried as a smaller chance of waiting rather than a
+// faster-decaying queue, its p99 was 1.6 times the reference's; with each room refusing as a
+// Poisson-fed one, it refused ten times as much; with a finite room's wait taken as an
+// unbounded one's, two replicas of 4 workers and 16 places at 97% waited 100 ms against 52.
+// The mean must be within 5%, refusals within a factor of 2.5 (they read 1.3 to 1.9 times
+// the reference's), and the p99 within 15% where the room does not stand near full: there
+// its wait is bounded by its places, which the exponential it is taken as is not, and the
+// p99 reads 20–30% long. Mean of 10 seeds of 60 s, the first tenth skipped.
 func TestReplicaRoomsMatchTheReference(t *testing.T) {
 	tests := []struct {
 		replicas, workers int
 		serviceMs         float64
 		places            int
 		rho               float64
+		p99               bool
 	}{
-		{4, 2, 10, 64, 0.95},
-		{4, 2, 10, 64, 0.80},
-		{4, 8, 50, 64, 0.90},
-		{4, 8, 50, 64, 0.70},
+		{4, 2, 10, 64, 0.95, true},
+		{4, 2, 10, 64, 0.80, true},
+		{4, 8, 50, 64, 0.90, true},
+		{4, 8, 50, 64, 0.70, true},
+		{4, 8, 50, 64, 0.97, false},
+		{3, 6, 15, 8, 0.90, true},
+		{2, 4, 20, 16, 0.97, false},
 	}
 	for _, tt := range tests {
-		name := fmt.Sprintf("%d replicas of %d workers at %g ms offered %.0f%%", tt.replicas, tt.workers, tt.serviceMs, 100*tt.rho)
+		name := fmt.Sprintf("%d replicas of %d workers at %g ms with %d places offered %.0f%%", tt.replicas, tt.workers, tt.serviceMs, tt.places, 100*tt.rho)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			d, capRPS := roomsDesign(t, tt.replicas, tt.workers, tt.serviceMs, tt.places)
@@ -158,14 +167,14 @@ func TestReplicaRoomsMatchTheReference(t *testing.T) {
 			gotRefused := last.RejectedRPS / last.OfferedRPS
 			t.Logf("mean %.1f ms (reference %.1f), p99 %.1f ms (%.1f), refused %.4f%% (%.4f%%)",
 				last.MeanMs, refMean, last.P99Ms, refP99, 100*gotRefused, 100*refRefused)
-			if !near(last.MeanMs, refMean, 0.10) {
-				t.Errorf("mean %.1f ms, reference %.1f ms: want within 10%%", last.MeanMs, refMean)
+			if !near(last.MeanMs, refMean, 0.05) {
+				t.Errorf("mean %.1f ms, reference %.1f ms: want within 5%%", last.MeanMs, refMean)
 			}
-			if !near(last.P99Ms, refP99, 0.15) {
+			if tt.p99 && !near(last.P99Ms, refP99, 0.15) {
 				t.Errorf("p99 %.1f ms, reference %.1f ms: want within 15%%", last.P99Ms, refP99)
 			}
-			if refRefused >= 1e-4 && (gotRefused > 2*refRefused || gotRefused < refRefused/2) {
-				t.Errorf("refused %.4f%%, reference %.4f%%: want within a factor of 2", 100*gotRefused, 100*refRefused)
+			if refRefused >= 1e-4 && (gotRefused > 2.5*refRefused || gotRefused < refRefused/2.5) {
+				t.Errorf("refused %.4f%%, reference %.4f%%: want within a factor of 2.5", 100*gotRefused, 100*refRefused)
 			}
 		})
 	}
