@@ -85,10 +85,10 @@ var paramTable = map[Kind][]ParamSpec{
 		num("breaker_probe_ratio", 0.001, 1, 0.05, "share of traffic let through while half-open"),
 	},
 	KindAppService: {
-		integer("replicas", 1, 10_000, 1, "replicas"),
+		integer("replicas", 1, 10_000, 1, "replicas, each with its own workers and waiting room, dealt requests in turn"),
 		integer("concurrency", 1, 10_000, 6, "requests one replica serves at once (workers per replica)"),
 		num("service_time_ms", 0.01, 600_000, 15, "own work per request, excluding synchronous downstream calls"),
-		integer("queue_per_replica", 0, 1_000_000, 64, "waiting requests per replica before rejects (503)"),
+		integer("queue_per_replica", 0, 1_000_000, 64, "waiting places of each replica's own room; a replica with its room full rejects (503)"),
 	},
 	KindContainerPool: {
 		integer("min_replicas", 1, 10_000, 2, "replicas the autoscaler never goes below (also the starting count)"),
@@ -96,7 +96,7 @@ var paramTable = map[Kind][]ParamSpec{
 		num("target_utilization", 0.05, 1, 0.6, "utilisation the autoscaler steers towards"),
 		integer("concurrency", 1, 10_000, 6, "requests one replica serves at once"),
 		num("service_time_ms", 0.01, 600_000, 15, "own work per request, excluding synchronous downstream calls"),
-		integer("queue_per_replica", 0, 1_000_000, 64, "waiting requests per replica before rejects (503)"),
+		integer("queue_per_replica", 0, 1_000_000, 64, "waiting places of each replica's own room; a replica with its room full rejects (503)"),
 		num("scale_out_delay_sec", 0, 3600, 90, "time from the decision to scale out until new replicas serve"),
 		num("scale_in_delay_sec", 0, 7200, 300, "time utilisation must stay low before replicas are removed"),
 	},
