@@ -96,16 +96,19 @@ func roomQueue(c int, a, b, sigma, places float64) (waits, departures, refused f
 		return 0, 0, 0
 	}
 	m := max(0, places)
-	full := 0.0 // sigma^m: the queue part's weight at the last place, relative to the first
-	if !math.IsInf(m, 1) {
+	one := 1 - sigma
+	// sigma^m, the queue part's weight at the last place relative to the first: below
+	// e^(−m(1 − σ)), and taken as none below e^(−48), where m·σ^m no longer moves a sum
+	// of 1 (a room of many places far from full, and an unbounded one).
+	full := 0.0
+	if m*one < 48 {
 		full = math.Pow(sigma, m)
 	}
 	// Over the places j = 0..m−1 an arrival may find taken: Σ σ^j and Σ (j+1)·σ^j.
-	one := 1 - sigma
-	ahead := (1 - full) / one
-	wait := (1 - (m+1)*full + m*full*sigma) / (one * one)
-	if math.IsInf(m, 1) {
-		wait = 1 / (one * one)
+	ahead, wait := 1/one, 1/(one*one)
+	if full > 0 {
+		ahead = (1 - full) / one
+		wait = (1 - (m+1)*full + m*full*sigma) / (one * one)
 	}
 	pc := 1 / (1/b + sigma*ahead) // all workers busy, none waiting
 	refused = pc * full

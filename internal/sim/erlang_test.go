@@ -195,7 +195,7 @@ func TestRoomQueueIsMMcKStateByState(t *testing.T) {
 				full := p[c+places] / total
 				wantWaits, wantDepartures := waits/total/(1-full), departures/total/(1-full)
 				gotWaits, gotDepartures, gotFull := roomQueue(c, a, erlangB(c, a), r, float64(places))
-				if relErr(gotFull, full) > 1e-9 || relErr(gotWaits, wantWaits) > 1e-9 || relErr(gotDepartures, wantDepartures) > 1e-9 {
+				if !(relErr(gotFull, full) <= 1e-9 && relErr(gotWaits, wantWaits) <= 1e-9 && relErr(gotDepartures, wantDepartures) <= 1e-9) {
 					t.Errorf("c=%d places=%d ρ=%v: refused %v, waits %v, departures %v; state by state %v, %v, %v",
 						c, places, r, gotFull, gotWaits, gotDepartures, full, wantWaits, wantDepartures)
 				}
@@ -211,11 +211,11 @@ func TestRoomQueueLimits(t *testing.T) {
 		for _, r := range []float64{0.01, 0.5, 0.9, 0.98} {
 			a := r * float64(c)
 			b := erlangB(c, a)
-			if waits, departures, refused := roomQueue(c, a, b, r, 0); waits != 0 || departures != 0 || relErr(refused, b) > 1e-15 {
+			if waits, departures, refused := roomQueue(c, a, b, r, 0); waits != 0 || departures != 0 || !(relErr(refused, b) <= 1e-15) {
 				t.Errorf("c=%d ρ=%v, no places: waits %v, departures %v, refused %v; want 0, 0, Erlang B %v", c, r, waits, departures, refused, b)
 			}
 			cw := erlangC(c, a)
-			if waits, departures, refused := roomQueue(c, a, b, r, math.Inf(1)); relErr(waits, cw) > 1e-12 || relErr(departures, cw/(1-r)) > 1e-12 || refused != 0 {
+			if waits, departures, refused := roomQueue(c, a, b, r, math.Inf(1)); !(relErr(waits, cw) <= 1e-12 && relErr(departures, cw/(1-r)) <= 1e-12) || refused != 0 {
 				t.Errorf("c=%d ρ=%v, unbounded: waits %v, departures %v, refused %v; want %v, %v, 0", c, r, waits, departures, refused, cw, cw/(1-r))
 			}
 		}
