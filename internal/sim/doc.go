@@ -39,15 +39,15 @@
 //     refuses in proportion to how near its queue stands to the stationary one. A run starts
 //     in the middle of a day whose traffic has been flowing, so a pool below saturation in
 //     its first tick stands at its stationary state there (a constant load's first tick is
-//     its last, exactly M/M/c); a pool its first tick overloads has no such state and starts
-//     empty, as the per-request reference's do. (The pool used to stand at its stationary
-//     state in every tick, which after a step near saturation it reaches over tens of
-//     seconds: four replicas of 8 workers at 50 ms stepped from 50% to 97% waited their
-//     stationary 146 ms in the step's first second where the reference's wait 68 ms; now
-//     100 ms, reaching 146 ms within about three seconds where the reference's climb for
-//     about thirty to about 150 ms. With rooms of their own, standing there at once also failed the seed's
-//     default from its first step: a replica of 8 held workers at 98% waits most of a
-//     second.)
+//     its last, exactly M/M/c/K); a pool its first tick overloads has no such state and
+//     starts empty, as the per-request reference's do. (A pool used to stand at its
+//     stationary state in every tick, which after a step near saturation it reaches over
+//     tens of seconds. Four replicas of 8 workers at 50 ms stepped from 50% to 97% would
+//     wait their stationary 146 ms in the step's first second, where the reference's wait
+//     68 ms and climb for about thirty seconds to about 150 ms; now they wait 100 ms and
+//     reach 146 ms within about three seconds. With rooms of their own, standing there at
+//     once also failed the seed's default from its first step: a replica of 8 held workers
+//     at 98% waits most of a second.)
 //   - At and above saturation, or while a queue remains, a fluid queue takes over (seed
 //     architecture-simulator): it grows by (arrivals − capacity) × tick, drains with spare
 //     capacity, first in first out, and past the pool's buffer the excess is rejected (503).
@@ -191,7 +191,8 @@
 // are exact every tick; quantiles are recomputed whenever an input moves by 1% of the
 // latency it affects (a hop whose backlog's wait is spread, by a tenth of the spread's
 // standard deviation, its spread held by the part it adds to the 99th percentile, about
-// twice what it adds to the mean) and follow the exact mean in between (latcache.go, complat.go).
+// twice what it adds to the mean) and follow the exact mean in between (latcache.go,
+// complat.go).
 //
 // The reported p50, p95 and p99 (per tick, per run, of the system and of each component) are
 // over the attempts answered within the client's timeout: the mixture's quantiles at
