@@ -1,7 +1,8 @@
 package sim
 
-// How one replica's waiting room fills in the reference: the spread of its occupancy, which
-// a model of rooms per replica (doc.go, the pooled rooms) has to carry beside the mean.
+// Rooms per replica: how one replica's waiting room fills in the reference (the spread of
+// its occupancy, which a model of filling rooms would carry beside the mean), and the
+// engine's rooms against the reference's below saturation and after a step (doc.go).
 
 import (
 	"fmt"
