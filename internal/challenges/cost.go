@@ -104,16 +104,13 @@ func (l *Level) Verdict(ctx context.Context, d sim.Design) (*Evaluation, error) 
 	if err != nil {
 		return nil, err
 	}
-	sc := l.scratch()
-	defer l.c.scratch.Put(sc)
-	ev, err := l.runWith(ctx, p, sim.RunOptions{Points: -1, Scratch: sc})
+	ev, err := l.runWith(ctx, p, sim.RunOptions{Points: -1})
 	if err != nil {
 		return nil, err
 	}
 	// The verdict holds nothing of the ticks (the fix-hint search recycles its candidates'
-	// the same way): the next run lent the Scratch overwrites them.
-	sc.Recycle(ev.Result)
-	ev.Result = nil
+	// the same way): the level's next run overwrites them.
+	l.Release(ev)
 	return ev, nil
 }
 

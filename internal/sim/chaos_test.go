@@ -515,18 +515,8 @@ func TestRoundRobinArrivalsWaitLess(t *testing.T) {
 		if rr := wait(r); !(rr < random) {
 			t.Errorf("round-robin over %d: wait %.4f ms, want less than a random split's %.4f", n, rr, random)
 		}
-		var latencies []float64
-		for seed := uint64(1); seed <= replications; seed++ {
-			rec := poolRun(t, design("round_robin", n), 320*float64(n), 120, seed)
-			for k := len(rec.offered) / 10; k < len(rec.offered); k++ {
-				latencies = append(latencies, rec.latency[k]...)
-			}
-		}
-		var sum float64
-		for _, x := range latencies {
-			sum += x
-		}
-		if got, ref := steady(r, func(tk Tick) float64 { return tk.MeanMs }), 1000*sum/float64(len(latencies)); !near(got, ref, 0.01) {
+		ref, _, _ := referenceSteadyState(t, design("round_robin", n), 320*float64(n), 120)
+		if got := steady(r, func(tk Tick) float64 { return tk.MeanMs }); !near(got, ref, 0.01) {
 			t.Errorf("round-robin over %d: mean %.3f ms, the reference's %.3f ms: want within 1%%", n, got, ref)
 		}
 	}

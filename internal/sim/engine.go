@@ -338,9 +338,9 @@ func (m *model) resolvePool(p int, st *runState) {
 	}
 	pl.gated = gated
 	lambda := pl.in / dt
+	pl.stochNext = 0 // unless an open queue's room builds one below; a failed node's is lost
 	if pl.failed {
 		pl.util, pl.processed, pl.rejected, pl.errRate = 0, 0, 0, 1
-		pl.stochNext = 0 // a failed node's queue is lost with it
 		pl.backlog1 = 0
 		if pl.durable {
 			pl.backlog1 = pl.backlog0
@@ -529,7 +529,6 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 	mu := 1 / (pl.serviceSec + pl.holdSec)
 	pl.stage = Stage{Fixed: pl.fixedSec, ServiceRate: 1 / pl.serviceSec}
 	pl.backlog1, pl.rejected, pl.processed = 0, 0, 0
-	pl.stochNext = 0 // a pool that is not an open queue this tick builds none
 	if pl.unlimited {
 		pl.capRate = math.Inf(1)
 		pl.processed, pl.rejected = pl.in+pl.backlog0, 0
@@ -540,6 +539,7 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 	c := pl.workers
 	pl.capRate = float64(c) * mu
 	a := lambda / mu
+	rooms := max(1, pl.rooms) // each replica's room takes its share of the workers and arrivals
 	switch {
 	case c == 0:
 		pl.processed, pl.rejected = 0, 0
@@ -554,10 +554,6 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 		pl.rejected = pl.in * erlangB(c, a)
 		pl.processed = pl.in - pl.rejected
 	case lambda < pl.capRate && pl.backlog0 <= 0:
-		// Each room is its own queue: its replica's workers and places, its share of the
-		// arrivals. Between 98% and saturation it stays as it stands at 98%, which the
-		// saturated pool starts from: the wait never falls as load rises.
-		rooms := max(1, pl.rooms)
 		r := room{workers: c / rooms, places: pl.buffer / float64(rooms), mu: mu, cv2: cv2}
 		capped := r.offer(a / float64(rooms))
 		pl.rejected = pl.in * m.stochasticQueue(pl, r, true)
@@ -573,8 +569,8 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 		pl.backlog1 = left - pl.rejected
 		// A saturated pool's stochastic wait is a room's at 98%, without a bound of places:
 		// what bounds it is the backlog's (queueWait), which refuses past its buffer above.
-		r := room{workers: c / max(1, pl.rooms), places: math.Inf(1), mu: mu, cv2: cv2}
-		r.offer(a / float64(max(1, pl.rooms)))
+		r := room{workers: c / rooms, places: math.Inf(1), mu: mu, cv2: cv2}
+		r.offer(a / float64(rooms))
 		m.stochasticQueue(pl, r, false)
 		pl.boundClosedWait() // held callers queue no more than their workers (closedloop.go)
 		// The queue's own wait is measured on the cohorts served (queueWait).
@@ -620,7 +616,7 @@ func (r *room) offer(a float64) (capped bool) {
 	}
 	r.capacity, r.lambda = c*r.mu, a*r.mu
 	var departures float64
-	r.waitChance, departures, r.refused = roomQueue(r.workers, a, erlangB(r.workers, a), sigma, r.places)
+	r.waitChance, departures, r.refused = roomQueue(r.workers, a, sigma, r.places)
 	r.meanWait = departures / r.capacity
 	return capped
 }

@@ -84,15 +84,18 @@ func erlangCFromB(c int, a, b float64) float64 {
 	return min(1, cf*b/(cf-a*(1-b)))
 }
 
-// roomQueue is the stationary queue of one room: c workers offered a Erlangs (b =
-// erlangB(c, a), a < c), places waiting places (+Inf for an unbounded room), and sigma the
-// ratio by which the chance of each further place being taken falls: a ÷ c for Poisson
+// roomQueue is the stationary queue of one room: c workers offered a Erlangs (a < c),
+// places waiting places (+Inf for an unbounded room), and sigma the ratio by which the chance of each further place being taken falls: a ÷ c for Poisson
 // arrivals, which makes this M/M/c/K exactly, and smaller for a more regular stream
 // (heavy-traffic GI/M/c, 1 − 2(1 − a/c) ÷ (ca² + 1)). It returns the chance that an admitted
 // arrival waits, its mean wait counted in departures of the room (divide by c·μ for
 // seconds), and the share of arrivals refused because every place is taken.
-func roomQueue(c int, a, b, sigma, places float64) (waits, departures, refused float64) {
-	if !(a > 0) || c <= 0 || !(b > 0) {
+func roomQueue(c int, a, sigma, places float64) (waits, departures, refused float64) {
+	if !(a > 0) || c <= 0 {
+		return 0, 0, 0
+	}
+	b := erlangB(c, a)
+	if !(b > 0) {
 		return 0, 0, 0
 	}
 	m := max(0, places)

@@ -194,7 +194,7 @@ func TestRoomQueueIsMMcKStateByState(t *testing.T) {
 				}
 				full := p[c+places] / total
 				wantWaits, wantDepartures := waits/total/(1-full), departures/total/(1-full)
-				gotWaits, gotDepartures, gotFull := roomQueue(c, a, erlangB(c, a), r, float64(places))
+				gotWaits, gotDepartures, gotFull := roomQueue(c, a, r, float64(places))
 				if !(relErr(gotFull, full) <= 1e-9 && relErr(gotWaits, wantWaits) <= 1e-9 && relErr(gotDepartures, wantDepartures) <= 1e-9) {
 					t.Errorf("c=%d places=%d ρ=%v: refused %v, waits %v, departures %v; state by state %v, %v, %v",
 						c, places, r, gotFull, gotWaits, gotDepartures, full, wantWaits, wantDepartures)
@@ -211,11 +211,11 @@ func TestRoomQueueLimits(t *testing.T) {
 		for _, r := range []float64{0.01, 0.5, 0.9, 0.98} {
 			a := r * float64(c)
 			b := erlangB(c, a)
-			if waits, departures, refused := roomQueue(c, a, b, r, 0); waits != 0 || departures != 0 || !(relErr(refused, b) <= 1e-15) {
+			if waits, departures, refused := roomQueue(c, a, r, 0); waits != 0 || departures != 0 || !(relErr(refused, b) <= 1e-15) {
 				t.Errorf("c=%d ρ=%v, no places: waits %v, departures %v, refused %v; want 0, 0, Erlang B %v", c, r, waits, departures, refused, b)
 			}
 			cw := erlangC(c, a)
-			if waits, departures, refused := roomQueue(c, a, b, r, math.Inf(1)); !(relErr(waits, cw) <= 1e-12 && relErr(departures, cw/(1-r)) <= 1e-12) || refused != 0 {
+			if waits, departures, refused := roomQueue(c, a, r, math.Inf(1)); !(relErr(waits, cw) <= 1e-12 && relErr(departures, cw/(1-r)) <= 1e-12) || refused != 0 {
 				t.Errorf("c=%d ρ=%v, unbounded: waits %v, departures %v, refused %v; want %v, %v, 0", c, r, waits, departures, refused, cw, cw/(1-r))
 			}
 		}
@@ -227,14 +227,13 @@ func TestRoomQueueLimits(t *testing.T) {
 func TestRoomQueueMonotone(t *testing.T) {
 	for _, r := range []float64{0.5, 0.9, 0.98} {
 		a := 8 * r
-		b := erlangB(8, a)
-		w0, d0, f0 := roomQueue(8, a, b, r, 64)
-		if w, d, f := roomQueue(8, a, b, 1-1.6*(1-r), 64); !(w < w0 && d < d0 && f < f0) {
+		w0, d0, f0 := roomQueue(8, a, r, 64)
+		if w, d, f := roomQueue(8, a, 1-1.6*(1-r), 64); !(w < w0 && d < d0 && f < f0) {
 			t.Errorf("ρ=%v: a regular stream waits %v, %v departures, refused %v; Poisson %v, %v, %v", r, w, d, f, w0, d0, f0)
 		}
 		prev := 2.0
 		for places := 0; places <= 4096; places = places*2 + 1 {
-			_, _, f := roomQueue(8, a, b, r, float64(places))
+			_, _, f := roomQueue(8, a, r, float64(places))
 			if !(f >= 0 && f <= prev) {
 				t.Fatalf("ρ=%v places=%d: refused %v after %v", r, places, f, prev)
 			}

@@ -7,7 +7,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 )
 
@@ -112,6 +111,28 @@ func roomsDesign(t *testing.T, replicas, workers int, serviceMs float64, places 
 	return d, float64(replicas*workers) * 1000 / serviceMs
 }
 
+// referenceSteadyState runs d at a constant rps in the reference, one run a seed of the
+// validation's replications, and returns over all their answers, the first tenth of each
+// run skipped: the mean and p99 latency in ms and the share of attempts refused.
+func referenceSteadyState(t *testing.T, d Design, rps, seconds float64) (meanMs, p99Ms, refused float64) {
+	t.Helper()
+	var latencies []float64
+	var offered, rejected float64
+	for seed := uint64(1); seed <= replications; seed++ {
+		rec := poolRun(t, d, rps, seconds, seed)
+		for k := len(rec.offered) / 10; k < len(rec.offered); k++ {
+			latencies = append(latencies, rec.latency[k]...)
+			offered += rec.offered[k]
+			rejected += rec.rejected[k]
+		}
+	}
+	var sum float64
+	for _, x := range latencies {
+		sum += x
+	}
+	return 1000 * sum / float64(len(latencies)), 1000 * quantile(latencies, 0.99), rejected / offered
+}
+
 // Replicas each with their own workers and room, dealt requests in turn: below saturation
 // each room is its own queue, fed every replicas-th arrival, and its places are finite
 // (doc.go). Pooled into one queue of all their workers, as the engine used to, the tier
@@ -146,23 +167,7 @@ func TestReplicaRoomsMatchTheReference(t *testing.T) {
 			t.Parallel()
 			d, capRPS := roomsDesign(t, tt.replicas, tt.workers, tt.serviceMs, tt.places)
 			const seconds = 60
-			var latencies []float64
-			var offered, refused float64
-			for seed := uint64(1); seed <= replications; seed++ {
-				rec := poolRun(t, d, tt.rho*capRPS, seconds, seed)
-				for k := len(rec.offered) / 10; k < len(rec.offered); k++ {
-					latencies = append(latencies, rec.latency[k]...)
-					offered += rec.offered[k]
-					refused += rec.rejected[k]
-				}
-			}
-			slices.Sort(latencies)
-			var sum float64
-			for _, x := range latencies {
-				sum += x
-			}
-			refMean, refP99 := 1000*sum/float64(len(latencies)), 1000*latencies[len(latencies)*99/100]
-			refRefused := refused / offered
+			refMean, refP99, refRefused := referenceSteadyState(t, d, tt.rho*capRPS, seconds)
 			cfg := Config{TickMs: 100, DurationSec: seconds, Traffic: Traffic{Kind: "constant", RPS: tt.rho * capRPS}, Mix: Mix{Static: 1}}
 			last := mustRun(t, d, cfg).Ticks[int(seconds*10)-1]
 			gotRefused := last.RejectedRPS / last.OfferedRPS
