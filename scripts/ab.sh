@@ -12,6 +12,7 @@
 #   scripts/ab.sh                               # OLD=/work/main, 3 rounds of 15 s, 64 players
 #   OLD=../other ROUNDS=5 DURATION=20s scripts/ab.sh
 #   OLDS="/tmp/old-a /tmp/old-b" ROUNDS=5 scripts/ab.sh   # builds named by their directories
+#   OLD=none scripts/ab.sh                      # this tree alone (scripts/benchmarks.sh)
 #
 # Extra settings for the new server go in NEW_ENV (e.g. NEW_ENV="DATABASE_MAX_CONNS=8"), extra
 # loadgen flags in LOADGEN_FLAGS (e.g. LOADGEN_FLAGS="-deadline 60s" on a busy machine).
@@ -21,6 +22,7 @@ OLDS="${OLDS:-$OLD}"
 build
 BUILDS=()
 for dir in $OLDS; do
+	[ "$dir" = none ] && continue
 	name=$(basename "$dir" | tr -c 'a-zA-Z0-9_\n' _)
 	[ ${#BUILDS[@]} = 0 ] && [ "$(echo $OLDS | wc -w)" = 1 ] && name=old
 	(cd "$dir" && go build -o "$WORK/server-$name" ./cmd/server)
