@@ -60,6 +60,16 @@ func TestBenchmarksFrontPageRowsCarryDateAndCommand(t *testing.T) {
 	}
 }
 
+// Every promise, bound and attack of RELIABILITY.md names the test or script that holds it.
+func TestReliabilityRowsNameTheirEvidence(t *testing.T) {
+	md := read(t, filepath.Join(root(t), "RELIABILITY.md"))
+	for _, section := range []string{"Promises", "Bounds on a client's cost", "Attacks and their bounds"} {
+		for _, p := range evidence("RELIABILITY.md", md, section) {
+			t.Error(p)
+		}
+	}
+}
+
 // A section that code or another document cites by name is a heading of the document.
 func TestCitedSectionsExist(t *testing.T) {
 	dir := root(t)
@@ -192,6 +202,20 @@ func TestFrontPageNeedsDateAndCommand(t *testing.T) {
 				t.Errorf("got %d problems %q, want %d", len(got), got, tt.want)
 			}
 		})
+	}
+}
+
+func TestEvidenceNeedsACommandInEveryRow(t *testing.T) {
+	md := "# R\n\n## Promises\n\n| promise | held by |\n|---|---|\n| durable | `scripts/fault.sh` |\n" +
+		"| fair | the scheduler |\n\n## Other\n\n| a | b |\n|---|---|\n| x | y |\n"
+	if got := evidence("R.md", md, "Promises"); len(got) != 1 || !strings.Contains(got[0], "R.md:8:") {
+		t.Errorf("got %q, want one problem on line 8", got)
+	}
+	if got := evidence("R.md", md, "Missing"); len(got) != 1 {
+		t.Errorf("a missing section: got %q, want one problem", got)
+	}
+	if got := evidence("R.md", "## Promises\n\nno table\n\n## Other\n\n| a |\n|---|\n| b |\n", "Promises"); len(got) != 1 {
+		t.Errorf("a section without a table (the next section's table is not its own): got %q", got)
 	}
 }
 

@@ -351,31 +351,82 @@ func splitOutside(s string, sep rune) []string {
 	return append(parts, s[start:])
 }
 
+// A tableRow is a data row of a markdown table, with its line number.
+type tableRow struct {
+	line int
+	text string
+}
+
+// firstTable returns the data rows of the first table at or after line index from, and
+// whether there was one before the next heading.
+func firstTable(lines []string, from int) ([]tableRow, bool) {
+	for i := from; i < len(lines); i++ {
+		if i > from && strings.HasPrefix(lines[i], "#") {
+			return nil, false
+		}
+		if !strings.HasPrefix(lines[i], "|") {
+			continue
+		}
+		var rows []tableRow
+		for j := i + 2; j < len(lines) && strings.HasPrefix(lines[j], "|"); j++ {
+			rows = append(rows, tableRow{line: j + 1, text: lines[j]})
+		}
+		return rows, true
+	}
+	return nil, false
+}
+
+// hasCommand reports whether a table row quotes a command: go test, go run or a script.
+func hasCommand(row string) bool {
+	for _, m := range codeSpan.FindAllStringSubmatch(row, -1) {
+		if goTool.MatchString(m[1]) || scriptPath.MatchString(m[1]) {
+			return true
+		}
+	}
+	return false
+}
+
 // frontPage checks the first table of a document: every row carries a date and a command.
 func frontPage(name, md string) []string {
-	var problems []string
 	lines := strings.Split(md, "\n")
-	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "|") })
-	if start < 0 {
+	rows, ok := firstTable(lines, max(0, slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "|") })))
+	if !ok {
 		return []string{name + ": no table of current figures"}
 	}
-	rows := 0
-	for i := start + 2; i < len(lines) && strings.HasPrefix(lines[i], "|"); i++ {
-		rows++
-		row := lines[i]
-		if !date.MatchString(row) {
-			problems = append(problems, fmt.Sprintf("%s:%d: a front-page figure without a date (YYYY-MM-DD)", name, i+1))
+	if len(rows) == 0 {
+		return []string{name + ": the front-page table has no rows"}
+	}
+	var problems []string
+	for _, r := range rows {
+		if !date.MatchString(r.text) {
+			problems = append(problems, fmt.Sprintf("%s:%d: a front-page figure without a date (YYYY-MM-DD)", name, r.line))
 		}
-		command := false
-		for _, m := range codeSpan.FindAllStringSubmatch(row, -1) {
-			command = command || goTool.MatchString(m[1]) || scriptPath.MatchString(m[1])
-		}
-		if !command {
-			problems = append(problems, fmt.Sprintf("%s:%d: a front-page figure without its command (`go test …` or `scripts/….sh`)", name, i+1))
+		if !hasCommand(r.text) {
+			problems = append(problems, fmt.Sprintf("%s:%d: a front-page figure without its command (`go test …` or `scripts/….sh`)", name, r.line))
 		}
 	}
-	if rows == 0 {
-		problems = append(problems, name+": the front-page table has no rows")
+	return problems
+}
+
+// evidence checks the table under the heading named section: every row names the command
+// that holds it.
+func evidence(name, md, section string) []string {
+	lines := strings.Split(md, "\n")
+	at := slices.IndexFunc(lines, func(l string) bool {
+		return strings.HasPrefix(l, "#") && strings.Contains(strings.ToLower(l), strings.ToLower(section))
+	})
+	if at < 0 {
+		return []string{fmt.Sprintf("%s: no section %q", name, section)}
+	}
+	rows, ok := firstTable(lines, at)
+	if !ok || len(rows) == 0 {
+		return []string{fmt.Sprintf("%s:%d: section %q has no table", name, at+1, section)}
+	}
+	var problems []string
+	for _, r := range rows {
+		if !hasCommand(r.text) {
+			problems = append(problems, fmt.Sprintf("%s:%d: a row of %q names no test or script that holds it", name, r.line, section))
+		}
 	}
 	return problems
 }
