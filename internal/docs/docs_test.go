@@ -164,6 +164,11 @@ func TestReaderFindsWhatIsMissing(t *testing.T) {
 			want: []string{"runs a test binary"},
 		},
 		{
+			name: "a pipe that splits a table's cell",
+			md:   "| attack | command |\n|---|---|\n| x | `go test -run 'TestImportRules|TestImportRules' ./internal/layering` |\n",
+			want: []string{"a table row with 4 cell separators where its header has 3"},
+		},
+		{
 			name: "go test without a package",
 			md:   "`go test -run TestImportRules`\n",
 			want: []string{"names no package"},

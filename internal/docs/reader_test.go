@@ -86,6 +86,9 @@ func (r *reader) check(name, md string) []string {
 			}
 		}
 	}
+	for _, p := range tableShapes(md) {
+		report(p.line, "%s", p.text)
+	}
 	for _, q := range quotes(md) {
 		if testBinary.MatchString(q.text) {
 			report(q.line, "%q runs a test binary: write it as go test, which names its package", q.text)
@@ -99,6 +102,34 @@ func (r *reader) check(name, md string) []string {
 	}
 	return problems
 }
+
+// tableShapes lists the table rows whose cells do not line up with their header's. A
+// table splits a row at every '|' not written '\|', inside code spans too, so a pattern
+// like 'TestA|TestB' in a cell must be written 'TestA\|TestB'.
+func tableShapes(md string) []tableRow {
+	var problems []tableRow
+	header, inFence := -1, false
+	for i, line := range strings.Split(md, "\n") {
+		if fence.MatchString(line) {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(line, "|") {
+			header = -1
+			continue
+		}
+		cells := len(unescapedPipe.FindAllStringIndex(line, -1))
+		switch {
+		case header < 0:
+			header = cells
+		case cells != header:
+			problems = append(problems, tableRow{line: i + 1, text: fmt.Sprintf(
+				"a table row with %d cell separators where its header has %d (a '|' in a cell is written '\\|')", cells, header)})
+		}
+	}
+	return problems
+}
+
+var unescapedPipe = regexp.MustCompile(`(?:^|[^\\])\|`)
 
 // shellWords splits a command's arguments as a shell would, up to the end of the command
 // (an unquoted ;, &, |, ), > or #).
