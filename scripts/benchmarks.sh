@@ -8,6 +8,7 @@
 #   STEPS="engine campaign" scripts/benchmarks.sh  # a subset (go benchmarks only: no database)
 #   STEPS="event scale flood" scripts/benchmarks.sh   # the long runs; their own output is the figure
 #   COUNT=3 STEPS=engine scripts/benchmarks.sh     # fewer repetitions (default 5)
+#   ROUNDS=1 DURATION=3s PLAYERS=8 STEPS="submissions latency" scripts/benchmarks.sh   # a smoke test
 #
 # The go benchmarks run on one core (-cpu 1) and report the median over COUNT runs of the
 # benchmark's own ns/op. "submissions" runs scripts/ab.sh on this tree alone (OLD=none) and
@@ -17,6 +18,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 STEPS="${STEPS:-engine campaign hint submissions latency}"
 COUNT="${COUNT:-5}" MAX_LOAD="${MAX_LOAD:-2}"
+ROUNDS="${ROUNDS:-3}" DURATION="${DURATION:-15s}" PLAYERS="${PLAYERS:-64}"
 OUT="$(mktemp -d /tmp/bp-benchmarks.XXXXXX)"
 TODAY="$(date -u +%F)"
 MACHINE="$(nproc) vCPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB, $(go version | cut -d' ' -f3)"
@@ -88,17 +90,17 @@ for s in $STEPS; do
 		row "Fix-hint search" "$lo_ms ms ($lo) to $hi_ms ms ($hi), geometric mean $geo ms" "$cmd"
 		;;
 	submissions)
-		cmd="OLD=none ROUNDS=3 DURATION=15s PLAYERS=64 scripts/ab.sh"
-		step submissions env OLD=none ROUNDS=3 DURATION=15s PLAYERS=64 bash scripts/ab.sh
+		cmd="OLD=none ROUNDS=$ROUNDS DURATION=$DURATION PLAYERS=$PLAYERS scripts/ab.sh"
+		step submissions env OLD=none ROUNDS="$ROUNDS" DURATION="$DURATION" PLAYERS="$PLAYERS" bash scripts/ab.sh
 		submissions_per_second=$(awk '$1 == "submissions_per_s" { printf "%.0f", $2 }' "$OUT/submissions.txt")
 		cpu=$(sed -n 's/^new: .*(\([0-9.]*\) ms each).*/\1/p' "$OUT/submissions.txt")
-		row "Scored submissions a second, one replica and its PostgreSQL (64 closed-loop players)" "$submissions_per_second /s" "$cmd"
+		row "Scored submissions a second, one replica and its PostgreSQL ($PLAYERS closed-loop players)" "$submissions_per_second /s" "$cmd"
 		row "CPU per scored submission (server + PostgreSQL)" "$cpu ms" "$cmd"
 		;;
 	latency)
 		rate=$(( ${submissions_per_second:-600} * 8 / 10 ))
-		cmd="RATE=$rate PLAYERS=64 DURATION=15s RUNS=3 scripts/load.sh"
-		step latency env RATE="$rate" PLAYERS=64 DURATION=15s RUNS=3 bash scripts/load.sh
+		cmd="RATE=$rate PLAYERS=$PLAYERS DURATION=$DURATION RUNS=$ROUNDS scripts/load.sh"
+		step latency env RATE="$rate" PLAYERS="$PLAYERS" DURATION="$DURATION" RUNS="$ROUNDS" bash scripts/load.sh
 		p99=$(awk '$1 == "POST" && $2 == "submissions" { print $4 }' "$OUT/latency.txt" | tail -n1)
 		row "Submission p99 at 80% of saturation ($rate /s paced)" "$p99 ms" "$cmd"
 		;;
