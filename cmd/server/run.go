@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"backpressure/internal/api"
+	"backpressure/internal/rules"
 	"backpressure/internal/store/memstore"
 	"backpressure/internal/store/pgstore"
 	"backpressure/web"
@@ -63,13 +64,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	broker, stopLive := startLive(ctx, cfg, store, logger)
 	defer stopLive()
 
-	if err := api.LoadCampaign(ctx, store, logger, time.Now()); err != nil {
+	if err := rules.LoadCampaign(ctx, store, logger, time.Now()); err != nil {
 		return err
 	}
 
 	// The current season and the next are stored before the first
 	// request, and kept stored ahead while the server runs.
-	seasons := api.NewSeasonKeeper(store, cfg.Seasons, logger)
+	seasons := rules.NewSeasonKeeper(store, cfg.Seasons, logger)
 	if err := seasons.Ensure(ctx); err != nil {
 		return fmt.Errorf("store the current season: %w", err)
 	}
@@ -78,14 +79,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go func() { defer close(keeperDone); seasons.Run(keeperCtx) }()
 	defer func() { stopKeeper(); <-keeperDone }()
 
+	// The game's rules are built once: the handlers and the background
+	// jobs (event finisher, duel referee) share their simulation scheduler
+	// and level cache.
+	svc := rules.New(rules.Deps{Store: store, Config: cfg.API.Rules(), Logger: logger})
 	deps := api.Deps{
 		Logger: logger,
 		Store:  store,
 		Config: cfg.API,
 		Web:    web.FS(),
 		Live:   broker,
+		Rules:  svc,
 	}
-	stopEvents, err := startEvents(ctx, cfg, store, &deps, logger)
+	stopEvents, err := startEvents(ctx, cfg, store, svc, logger)
 	if err != nil {
 		return err
 	}

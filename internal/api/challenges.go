@@ -14,6 +14,8 @@ import (
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
 )
 
@@ -87,7 +89,7 @@ func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	stored, l, err := s.level(r.Context(), slug, version)
+	stored, l, err := s.rules.Level(r.Context(), slug, version)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -150,10 +152,10 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 		}
 		checkCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
 		defer cancel()
-		err = s.sched.run(checkCtx, w, keyByPlayerOrAddress(r), kindLevel, costOf, l.CheckStart)
+		err = s.sched.Run(checkCtx, keyByPlayerOrAddress(r), scheduler.KindLevel, costOf, l.CheckStart)
 	}
 	if ps, ok := challenges.AsProblems(err); ok {
-		s.writeError(w, r, problemsError("the level is invalid", "", ps))
+		s.writeError(w, r, rules.ProblemsError("the level is invalid", "", ps))
 		return
 	}
 	if err != nil {
@@ -166,7 +168,7 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 		return
 	}
 	author, _ := playerFrom(ctx)
-	rec, err := levelRecord(l, false, s.now())
+	rec, err := rules.LevelRecord(l, false, s.now())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -209,7 +211,7 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 		s.writeError(w, r, err)
 		return
 	}
-	s.levels.add(stored.ContentHash, l)
+	s.rules.RememberLevel(stored.ContentHash, l)
 	outcome, status := uploadUnchanged, http.StatusOK
 	switch {
 	case !written:

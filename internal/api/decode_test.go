@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
 	"backpressure/internal/store/memstore"
 )
@@ -110,7 +112,7 @@ func TestDownsample(t *testing.T) {
 	for _, tt := range []struct{ max, n, every int }{
 		{0, 480, 1}, {480, 480, 1}, {1000, 480, 1}, {100, 96, 5}, {50, 48, 10}, {7, 7, 69}, {2, 2, 240},
 	} {
-		out, every := downsample(res, tt.max)
+		out, every := rules.Downsample(res, tt.max)
 		if len(out.Ticks) != tt.n || every != tt.every {
 			t.Errorf("max %d: %d ticks every %d, want %d every %d", tt.max, len(out.Ticks), every, tt.n, tt.every)
 		}
@@ -140,7 +142,7 @@ func TestErrorTable(t *testing.T) {
 		{errors.New("pq: password authentication failed for user secret"), 500, "internal error"},
 		{game.Errorf(game.ENOTFOUND, "level not found"), 404, "level not found"},
 		{game.Errorf("made_up", "x"), 500, "internal error"},
-		{errBusy, 503, errBusy.Error()[len("busy: "):]},
+		{scheduler.ErrBusy, 503, scheduler.ErrBusy.Error()[len("busy: "):]},
 	} {
 		w := httptest.NewRecorder()
 		s.writeError(w, httptest.NewRequest("GET", "/v1/x", nil), tt.err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 )
 
 // clientError reports whether err is one the transport answers with a 4xx
@@ -66,8 +67,8 @@ func FuzzParseDesign(f *testing.F) {
 	}
 	f.Add([]byte(`{"components": [{"id": "app", "type": "app_service", "params": {"replicas": 1e308}}], "edges": []}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if _, _, err := parseDesign(raw); err != nil && !clientError(err) {
-			t.Fatalf("parseDesign(%q): %v is not a client error", raw, err)
+		if _, _, err := rules.ParseDesign(raw); err != nil && !clientError(err) {
+			t.Fatalf("rules.ParseDesign(%q): %v is not a client error", raw, err)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 )
 
 // The persistence the transport needs, in the small pieces the handlers use.
@@ -67,6 +68,8 @@ type Store interface {
 	Events
 	Seasons
 	Duels
-	FinalRuns
 	Pinger
+	// What the game's rules need, for the rules a server builds of its
+	// own (Deps.Rules nil).
+	rules.Store
 }

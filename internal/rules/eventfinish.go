@@ -1,6 +1,7 @@
-package api
+package rules
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,57 +12,34 @@ import (
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/scheduler"
+	"backpressure/internal/sim"
 )
 
 // fullLevel is l with the hidden chaos appended to its own (and, if given,
 // the hidden resilience rule in place of the level's), checked as a whole
 // by the level format (problem paths name run.chaos of the result).
-func (s *server) fullLevel(ctx context.Context, l *challenges.Level, hidden, resilience json.RawMessage) (*challenges.Level, error) {
-	var extra []json.RawMessage
-	if err := json.Unmarshal(hidden, &extra); err != nil {
+func (s *Service) fullLevel(ctx context.Context, l *challenges.Level, hidden, resilience json.RawMessage) (*challenges.Level, error) {
+	var extra []sim.ChaosEvent
+	if err := strictJSON(hidden, &extra); err != nil {
 		return nil, game.Invalid("invalid event", []game.FieldError{{Field: "hidden_chaos", Reason: "must be a list of chaos events, as in a level's run.chaos"}})
 	}
-	raw, err := json.Marshal(l)
-	if err != nil {
-		return nil, err
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, err
-	}
-	var run map[string]json.RawMessage
-	if err := json.Unmarshal(doc["run"], &run); err != nil {
-		return nil, err
-	}
-	var chaos []json.RawMessage
-	if c, ok := run["chaos"]; ok && string(c) != "null" {
-		if err := json.Unmarshal(c, &chaos); err != nil {
-			return nil, err
-		}
-	}
-	if run["chaos"], err = json.Marshal(append(chaos, extra...)); err != nil {
-		return nil, err
-	}
-	if doc["run"], err = json.Marshal(run); err != nil {
-		return nil, err
-	}
+	var rule *challenges.Resilience
 	if resilience != nil {
-		doc["resilience"] = resilience
-	}
-	def, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
+		if err := strictJSON(resilience, &rule); err != nil {
+			return nil, game.Invalid("invalid event", []game.FieldError{{Field: "resilience", Reason: "must be a resilience rule, as in a level's resilience"}})
+		}
 	}
 	var full *challenges.Level
 	parseCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
 	defer cancel()
-	err = s.sched.background(parseCtx, kindEvent, func(context.Context) error {
+	err := s.sched.Background(parseCtx, scheduler.KindEvent, func(context.Context) error {
 		var err error
-		full, err = challenges.Parse(def)
+		full, err = challenges.WithHidden(l, extra, rule)
 		return err
 	})
 	if ps, ok := challenges.AsProblems(err); ok {
-		return nil, problemsError(fmt.Sprintf("the hidden chaos does not fit the level (it follows the level's %d chaos events in run.chaos)", len(chaos)), "hidden_chaos", ps)
+		return nil, ProblemsError(fmt.Sprintf("the hidden chaos does not fit the level (it follows the level's %d chaos events in run.chaos)", len(l.Run.Chaos)), "hidden_chaos", ps)
 	}
 	return full, err
 }
@@ -73,7 +51,7 @@ func (s *server) fullLevel(ctx context.Context, l *challenges.Level, hidden, res
 // results). On the way it stores the runs, finalRunBatch at a time, and
 // runs only those not stored yet: a finisher that dies mid-way leaves its
 // work to the next one.
-func (s *server) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
+func (s *Service) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 	e, err := s.store.Event(ctx, id)
 	if err != nil || e.FinishedAt != nil {
 		return false, err
@@ -116,8 +94,8 @@ const finalRunBatch = 25
 // finalRuns returns the final run of every entrant with a final design:
 // the one in done if it ran the same design, else a new run, handed to
 // save in batches (save nil: not stored).
-func (s *server) finalRuns(ctx context.Context, e game.Event, done map[uuid.UUID]game.EventResult, save func([]game.EventResult) error) ([]game.EventResult, error) {
-	_, l, err := s.level(ctx, e.Slug, e.Version)
+func (s *Service) finalRuns(ctx context.Context, e game.Event, done map[uuid.UUID]game.EventResult, save func([]game.EventResult) error) ([]game.EventResult, error) {
+	_, l, err := s.Level(ctx, e.Slug, e.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -158,9 +136,9 @@ func (s *server) finalRuns(ctx context.Context, e game.Event, done map[uuid.UUID
 
 // finalRun runs one final design; a design the full level refuses scores
 // nothing.
-func (s *server) finalRun(ctx context.Context, full *challenges.Level, f game.EventSubmission) (game.EventResult, error) {
+func (s *Service) finalRun(ctx context.Context, full *challenges.Level, f game.EventSubmission) (game.EventResult, error) {
 	r := game.EventResult{PlayerID: f.PlayerID, SubmissionID: f.ID}
-	d, _, err := parseDesign(f.Design)
+	d, _, err := ParseDesign(f.Design)
 	if err == nil {
 		var ev *challenges.Evaluation
 		if ev, err = s.evaluateBackground(ctx, full.Verdict, d); err == nil {
@@ -177,7 +155,7 @@ func (s *server) finalRun(ctx context.Context, full *challenges.Level, f game.Ev
 }
 
 // finishDue finishes every ended, unfinished event.
-func (s *server) finishDue(ctx context.Context) error {
+func (s *Service) finishDue(ctx context.Context) error {
 	events, err := s.store.Events(ctx)
 	if err != nil {
 		return err
@@ -199,12 +177,11 @@ func (s *server) finishDue(ctx context.Context) error {
 }
 
 // EventFinisher finishes events once they end.
-type EventFinisher struct{ s *server }
+type EventFinisher struct{ s *Service }
 
-// NewEventFinisher returns the finisher of d's events; it shares nothing
-// with the server's handler but the store (its simulations run in a pool
-// of their own, of d.Config.SimWorkers).
-func NewEventFinisher(d Deps) *EventFinisher { return &EventFinisher{s: newServer(d)} }
+// EventFinisher is the finisher of the service's events; its final runs use the event
+// workers of the service's scheduler, never the submissions'.
+func (s *Service) EventFinisher() *EventFinisher { return &EventFinisher{s: s} }
 
 // Run checks for ended events every interval until ctx is done. Every
 // replica runs one: the store lets exactly one finish each event, and a
@@ -293,4 +270,18 @@ func (f *EventFinisher) Recompute(ctx context.Context, id uuid.UUID) ([]game.Eve
 		t, ok := at[r.SubmissionID]
 		return t, ok
 	})
+}
+
+// strictJSON decodes exactly one JSON value into v, refusing unknown fields, as a level's
+// own decoder does.
+func strictJSON(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
 }
