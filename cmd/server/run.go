@@ -22,10 +22,17 @@ import (
 	"backpressure/web"
 )
 
-// Both stores serve the API.
+// serverStore is what the server needs of persistence: the API's reads and the
+// rules' writes (api.Store holds rules.Store), and the seasons kept ahead.
+type serverStore interface {
+	api.Store
+	rules.SeasonStore
+}
+
+// Both stores serve the server.
 var (
-	_ api.Store = (*memstore.Store)(nil)
-	_ api.Store = (*pgstore.Store)(nil)
+	_ serverStore = (*memstore.Store)(nil)
+	_ serverStore = (*pgstore.Store)(nil)
 )
 
 // run is the whole server: it reads the configuration, opens (and
@@ -212,7 +219,7 @@ func newLogger(w io.Writer, cfg config) *slog.Logger {
 
 // openStore returns the PostgreSQL store, migrated, when DATABASE_URL is
 // set, and otherwise the in-memory store.
-func openStore(ctx context.Context, cfg config, logger *slog.Logger) (api.Store, func(), error) {
+func openStore(ctx context.Context, cfg config, logger *slog.Logger) (serverStore, func(), error) {
 	if cfg.DatabaseURL == "" {
 		logger.WarnContext(ctx, "no DATABASE_URL: using the in-memory store; scores will not survive a restart")
 		return memstore.New(), func() {}, nil

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
@@ -97,14 +96,6 @@ func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, newChallengeResponse(stored, l))
 }
 
-// Outcomes of a level upload. A stored version never changes, so new content
-// is always a new version with its own board.
-const (
-	uploadCreated    = "created"     // a new slug, version 1
-	uploadNewVersion = "new_version" // new content: a new version and board
-	uploadUnchanged  = "unchanged"   // same content as the current version
-)
-
 type uploadResponse struct {
 	Outcome   string            `json:"outcome"`
 	Challenge challengeResponse `json:"challenge"`
@@ -168,59 +159,16 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 		return
 	}
 	author, _ := playerFrom(ctx)
-	rec, err := rules.LevelRecord(l, false, s.now())
+	stored, outcome, err := s.rules.PublishLevel(ctx, author, l, pathSlug != "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	// The configured admin is not a player (uuid.Nil): its levels have
-	// no owner, and only admins may change them.
-	rec.OwnerID = author.ID
-	current, err := s.store.Level(ctx, l.Slug, 0)
-	exists := err == nil
-	switch {
-	case err != nil && game.ErrorCode(err) != game.ENOTFOUND:
-		s.writeError(w, r, err)
-		return
-	case exists && pathSlug == "":
-		s.writeError(w, r, errorf(game.ECONFLICT, "a level %q already exists; change it with PUT /v1/challenges/%s", l.Slug, l.Slug))
-		return
-	case exists && current.Builtin:
-		s.writeError(w, r, errorf(game.EFORBIDDEN, "%q is a built-in level; built-in levels change only with a server release", l.Slug))
-		return
-	case exists && author.Role != game.RoleAdmin && (current.OwnerID == uuid.Nil || current.OwnerID != author.ID):
-		// The owner never changes once the slug exists, so this check
-		// cannot be raced.
-		s.writeError(w, r, errorf(game.EFORBIDDEN, "%q belongs to another author; only its owner or an admin may change it", l.Slug))
-		return
+	status := http.StatusOK
+	if outcome == rules.LevelCreated {
+		status = http.StatusCreated
 	}
-	var stored game.Level
-	var written bool
-	if exists {
-		stored, written, err = s.store.PutLevel(ctx, rec)
-	} else {
-		// Insert-only: of two concurrent creations of one slug (by POST
-		// or PUT) exactly one wins; the other gets 409.
-		stored, err = s.store.CreateLevel(ctx, rec)
-		written = err == nil
-		if game.ErrorCode(err) == game.ECONFLICT {
-			err = errorf(game.ECONFLICT, "a level %q already exists; change it with PUT /v1/challenges/%s", l.Slug, l.Slug)
-		}
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.rules.RememberLevel(stored.ContentHash, l)
-	outcome, status := uploadUnchanged, http.StatusOK
-	switch {
-	case !written:
-	case !exists:
-		outcome, status = uploadCreated, http.StatusCreated
-	default:
-		outcome = uploadNewVersion
-	}
-	if written {
+	if outcome != rules.LevelUnchanged {
 		s.logger(ctx).InfoContext(ctx, "level stored", "slug", stored.Slug, "version", stored.Version,
 			"outcome", outcome, "author_id", author.ID.String())
 	}

@@ -12,19 +12,11 @@ import (
 	"backpressure/internal/rules"
 )
 
-// Duels stores duels and ratings (see pgstore's duels.go for each
-// method's contract). Every rule is checked by the store, in the
-// transaction that applies it, against the duel as locked there.
+// Duels reads duels and ratings (see pgstore's duels.go for each method's
+// contract; the rules create, accept, decline and settle).
 type Duels interface {
-	CreateDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error)
-	MatchDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error)
 	Duel(ctx context.Context, id uuid.UUID) (game.Duel, error)
 	PlayerDuels(ctx context.Context, playerID uuid.UUID, limit int) ([]game.Duel, error)
-	OpenDuels(ctx context.Context) ([]game.Duel, error)
-	AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time, rules game.DuelRules) (game.Duel, error)
-	DeclineDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time) (game.Duel, error)
-	SubmitDuelDesign(ctx context.Context, id, playerID uuid.UUID, design json.RawMessage, at time.Time) (game.Duel, error)
-	EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (game.Duel, bool, error)
 	Rating(ctx context.Context, playerID uuid.UUID) (game.Rating, error)
 	Ratings(ctx context.Context, offset, limit int) (game.RatingsPage, error)
 }

@@ -12,17 +12,14 @@ import (
 	"backpressure/internal/rules"
 )
 
-// Events stores scheduled events, their entrants and results (see
-// pgstore's events.go for each method's contract).
+// Events reads events, their standings and results, and enters players
+// (see pgstore's events.go for each method's contract; the rules create,
+// attempt and finish).
 type Events interface {
-	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
 	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
 	Events(ctx context.Context) ([]game.Event, error)
 	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
-	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
 	EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error)
-	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
-	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)
 	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
 }
 

@@ -14,9 +14,6 @@ import (
 // (see game/season.go for the rules and pgstore's seasons.go for how the
 // database keeps them).
 type Seasons interface {
-	// EnsureSeasons stores the seasons sc plans (the one containing the
-	// store's clock and the next) and returns those it stored.
-	EnsureSeasons(ctx context.Context, sc game.SeasonSchedule) ([]game.Season, error)
 	Seasons(ctx context.Context) ([]game.Season, error)
 	Season(ctx context.Context, id string) (game.Season, error)
 	SeasonBoard(ctx context.Context, id string, q game.BoardQuery) (game.BoardPage, error)

@@ -86,10 +86,6 @@ func (s *Service) Level(ctx context.Context, slug string, version int) (game.Lev
 	return stored, v.(*challenges.Level), nil
 }
 
-// RememberLevel caches l, just stored under hash, so that its first run
-// needs no decode.
-func (s *Service) RememberLevel(hash string, l *challenges.Level) { s.levels.add(hash, l) }
-
 // LevelRecord is how a parsed level is stored: its canonical JSON (what
 // Parse reads back), identified by its content hash.
 func LevelRecord(l *challenges.Level, builtin bool, now time.Time) (game.Level, error) {

@@ -43,6 +43,7 @@ type Config struct {
 // the rules that use them.
 type Store interface {
 	Levels
+	Publisher
 	Submissions
 	Events
 	FinalRuns
