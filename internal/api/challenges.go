@@ -16,6 +16,7 @@ import (
 	"backpressure/internal/rules"
 	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
+	"backpressure/internal/strictjson"
 )
 
 type challengesResponse struct {
@@ -124,7 +125,7 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	// with problems is a 422 listing them with their JSON paths, exactly
 	// as `backpressure validate` does.
 	var probe any
-	if err := unmarshalStrict(body, &probe); err != nil {
+	if err := strictjson.Unmarshal(body, &probe); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -16,22 +16,8 @@ import (
 	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
 	"backpressure/internal/store/memstore"
+	"backpressure/internal/strictjson"
 )
-
-func TestPathAt(t *testing.T) {
-	for _, tt := range []struct{ body, want string }{
-		{`nope`, ""},
-		{`{"a": NaN}`, "a"},
-		{`{"a": 1, "b": {"c": [1, 2, NaN]}}`, "b.c[2]"},
-		{`{"a": [{"x": 1}, {"y": Infinity}]}`, "a[1].y"},
-		{`{"a": {"b": 1}, "c": `, "c"},
-		{`{"a": "x" "b"}`, "a"},
-	} {
-		if got := pathAt([]byte(tt.body)); got != tt.want {
-			t.Errorf("pathAt(%s) = %q, want %q", tt.body, got, tt.want)
-		}
-	}
-}
 
 func TestUnmarshalStrict(t *testing.T) {
 	type inner struct {
@@ -65,7 +51,7 @@ func TestUnmarshalStrict(t *testing.T) {
 		{`{"name": "a", "x": 1, "inner": {"n": 1}, "x": 2}`, eBadRequest, "x"},
 	} {
 		var v body
-		err := unmarshalStrict([]byte(tt.body), &v)
+		err := strictjson.Unmarshal([]byte(tt.body), &v)
 		if got := code(err); got != tt.code {
 			t.Errorf("%s: code %q, want %q (%v)", tt.body, got, tt.code, err)
 			continue
@@ -87,7 +73,7 @@ func code(err error) string {
 }
 
 func TestValidate(t *testing.T) {
-	err := validate(&simulationRequest{Version: -1, MaxPoints: 1})
+	err := strictjson.Validate(&simulationRequest{Version: -1, MaxPoints: 1})
 	var got []game.FieldError
 	got = append(got, game.ErrorFields(err)...)
 	want := []game.FieldError{

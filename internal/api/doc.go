@@ -14,5 +14,6 @@
 //
 // Every route is in routes.go; every error leaves through writeError
 // (errors.go), which maps error codes to HTTP statuses in one table; every
-// JSON body enters through decode (decode.go).
+// JSON body enters through decode (decode.go, on
+// internal/strictjson).
 package api

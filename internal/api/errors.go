@@ -9,6 +9,7 @@ import (
 
 	"backpressure/internal/game"
 	"backpressure/internal/scheduler"
+	"backpressure/internal/strictjson"
 )
 
 // Error codes the transport adds to game's: they describe the request as
@@ -16,7 +17,7 @@ import (
 const (
 	// eBadRequest: the body is not the JSON this route takes (syntax, an
 	// unknown field, a wrong type) or a query parameter is malformed.
-	eBadRequest = "bad_request"
+	eBadRequest = strictjson.EMALFORMED
 	// eTooLarge: the body is over the route's size limit.
 	eTooLarge = "too_large"
 	// eUnsupportedMedia: the body is not declared as JSON.

@@ -46,6 +46,7 @@ func TestImportRules(t *testing.T) {
 		"backpressure/internal/live":           {"backpressure/internal/game"},
 		"backpressure/internal/store/memstore": {"backpressure/internal/game"},
 		"backpressure/internal/store/pgstore":  {"backpressure/internal/game", "backpressure/migrations"},
+		"backpressure/internal/strictjson":     {"backpressure/internal/game"},
 		// The scheduler knows levels only to label a run's outcome.
 		"backpressure/internal/scheduler": {"backpressure/internal/game", "backpressure/internal/challenges"},
 		// The game's rules over time: levels, the engine, the domain, the
