@@ -11,6 +11,7 @@ import (
 
 	"backpressure/internal/api"
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 	"backpressure/internal/store/pgstore"
 )
 
@@ -163,13 +164,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	a.StreamBuffer = integer("STREAM_BUFFER", api.DefaultStreamBuffer, 1, 100_000)
 	a.StreamHeartbeat = duration("STREAM_HEARTBEAT", api.DefaultStreamHeartbeat)
 	// Duels (docs/api.md "Duels").
-	a.DuelChallengeTTL = duration("DUEL_CHALLENGE_TTL", api.DefaultDuelChallengeTTL)
-	a.DuelSubmitWindow = duration("DUEL_SUBMIT_WINDOW", api.DefaultDuelSubmitWindow)
-	a.DuelMatchWindow = duration("DUEL_MATCH_WINDOW", api.DefaultDuelMatchWindow)
-	a.DuelsPerDay = integer("DUELS_PER_DAY", api.DefaultDuelsPerDay, 1, 1_000_000)
-	a.DuelMatchBase = float64(integer("DUEL_MATCH_BASE", api.DefaultDuelMatchBase, 1, 10_000))
-	a.DuelMatchPerMinute = float64(integer("DUEL_MATCH_PER_MINUTE", api.DefaultDuelMatchPerMinute, 1, 10_000))
-	a.DuelMatchMax = float64(integer("DUEL_MATCH_MAX", api.DefaultDuelMatchMax, 1, 10_000))
+	a.DuelChallengeTTL = duration("DUEL_CHALLENGE_TTL", rules.DefaultDuelChallengeTTL)
+	a.DuelSubmitWindow = duration("DUEL_SUBMIT_WINDOW", rules.DefaultDuelSubmitWindow)
+	a.DuelMatchWindow = duration("DUEL_MATCH_WINDOW", rules.DefaultDuelMatchWindow)
+	a.DuelsPerDay = integer("DUELS_PER_DAY", rules.DefaultDuelsPerDay, 1, 1_000_000)
+	a.DuelMatchBase = float64(integer("DUEL_MATCH_BASE", rules.DefaultDuelMatchBase, 1, 10_000))
+	a.DuelMatchPerMinute = float64(integer("DUEL_MATCH_PER_MINUTE", rules.DefaultDuelMatchPerMinute, 1, 10_000))
+	a.DuelMatchMax = float64(integer("DUEL_MATCH_MAX", rules.DefaultDuelMatchMax, 1, 10_000))
 	if a.AdminToken != "" && len(a.AdminToken) < minAdminTokenLen {
 		// Not echoed: it is a secret.
 		bad("ADMIN_TOKEN", "must be at least %d characters (try: openssl rand -base64 32)", minAdminTokenLen)

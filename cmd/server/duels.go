@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
-	"backpressure/internal/api"
+	"backpressure/internal/rules"
 )
 
 // Settling duels with PostgreSQL: one river job per duel deadline (accept_by,
@@ -27,7 +27,7 @@ func (settleDuelArgs) Kind() string { return "settle_duel" }
 
 type settleDuelWorker struct {
 	river.WorkerDefaults[settleDuelArgs]
-	referee *api.DuelReferee
+	referee *rules.DuelReferee
 	log     *slog.Logger
 	timeout time.Duration
 }
@@ -50,24 +50,15 @@ func (s riverDuelScheduler) ScheduleDuel(ctx context.Context, id uuid.UUID, at t
 	return err
 }
 
-// newDuelReferee is the referee of deps' duels, with runs that queue
-// behind each other rather than in front of players.
-func newDuelReferee(deps api.Deps) *api.DuelReferee {
-	refereeDeps := deps
-	refereeDeps.Config.SimWorkers = 1
-	return api.NewDuelReferee(refereeDeps)
-}
-
 // addDuelWorker registers the settle worker on workers.
-func addDuelWorker(workers *river.Workers, referee *api.DuelReferee, logger *slog.Logger, timeout time.Duration) {
+func addDuelWorker(workers *river.Workers, referee *rules.DuelReferee, logger *slog.Logger, timeout time.Duration) {
 	river.AddWorker(workers, &settleDuelWorker{referee: referee, log: logger, timeout: timeout})
 }
 
-// scheduleOpenDuels sets deps.DuelScheduler and (re)schedules the deadline
-// of every open duel, which unique jobs make harmless.
-func scheduleOpenDuels(ctx context.Context, client *river.Client[pgx.Tx], referee *api.DuelReferee, deps *api.Deps, logger *slog.Logger) {
+// scheduleOpenDuels (re)schedules the deadline of every open duel, which
+// unique jobs make harmless, and returns the scheduler of new deadlines.
+func scheduleOpenDuels(ctx context.Context, client *river.Client[pgx.Tx], referee *rules.DuelReferee, logger *slog.Logger) riverDuelScheduler {
 	sched := riverDuelScheduler{client}
-	deps.DuelScheduler = sched
 	duels, err := referee.Open(ctx)
 	if err == nil {
 		for _, d := range duels {
@@ -79,4 +70,5 @@ func scheduleOpenDuels(ctx context.Context, client *river.Client[pgx.Tx], refere
 	if err != nil {
 		logger.ErrorContext(ctx, "scheduling open duels", "err", err)
 	}
+	return sched
 }

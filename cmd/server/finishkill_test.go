@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"backpressure/internal/api"
+	"backpressure/internal/rules"
 	"backpressure/internal/store/pgstore"
 )
 
@@ -208,7 +209,7 @@ func TestEventFinishSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	again, err := api.NewEventFinisher(api.Deps{Store: st, Config: api.Config{SimWorkers: 2}}).Recompute(t.Context(), uuid.MustParse(ev.ID))
+	again, err := rules.New(rules.Deps{Store: st, Config: api.Config{SimWorkers: 2}.Rules()}).EventFinisher().Recompute(t.Context(), uuid.MustParse(ev.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

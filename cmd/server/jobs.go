@@ -15,7 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
-	"backpressure/internal/api"
+	"backpressure/internal/rules"
 )
 
 // Finishing events with PostgreSQL: one river job per event, scheduled at
@@ -39,7 +39,7 @@ func (finishEventArgs) Kind() string { return "finish_event" }
 
 type finishEventWorker struct {
 	river.WorkerDefaults[finishEventArgs]
-	finisher *api.EventFinisher
+	finisher *rules.EventFinisher
 	log      *slog.Logger
 	timeout  time.Duration
 }
@@ -56,7 +56,7 @@ func (w *finishEventWorker) Work(ctx context.Context, job *river.Job[finishEvent
 // of ours scheduled it early), logged with what when it did the work, and
 // failed (to be retried by river) on any other error.
 func deadlineDone(ctx context.Context, log *slog.Logger, done bool, err error, what string, attrs ...any) error {
-	var notEnded *api.NotEndedError
+	var notEnded *rules.NotEndedError
 	if errors.As(err, &notEnded) {
 		return river.JobSnooze(notEnded.Wait)
 	}
@@ -83,8 +83,8 @@ func (s riverScheduler) ScheduleFinish(ctx context.Context, id uuid.UUID, at tim
 // startEventJobs migrates river's tables (on the direct connection, like
 // LISTEN: river listens too), starts its client on this replica and
 // (re)schedules every unfinished event, which unique jobs make harmless.
-// deps.Scheduler is set to it. stop drains the client.
-func startEventJobs(ctx context.Context, url string, timeout time.Duration, deps *api.Deps, logger *slog.Logger) (stop func(), err error) {
+// svc schedules new events' finishes and duels' deadlines with it. stop drains the client.
+func startEventJobs(ctx context.Context, url string, timeout time.Duration, svc *rules.Service, logger *slog.Logger) (stop func(), err error) {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("event jobs: %w", err)
@@ -93,12 +93,10 @@ func startEventJobs(ctx context.Context, url string, timeout time.Duration, deps
 		pool.Close()
 		return nil, err
 	}
-	finisherDeps := *deps
-	finisherDeps.Config.SimWorkers = 1 // final runs queue behind each other, not in front of players
-	finisher := api.NewEventFinisher(finisherDeps)
+	finisher := svc.EventFinisher()
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &finishEventWorker{finisher: finisher, log: logger, timeout: timeout})
-	referee := newDuelReferee(*deps)
+	referee := svc.DuelReferee()
 	addDuelWorker(workers, referee, logger, timeout)
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		ID:                   workerID(),
@@ -117,8 +115,7 @@ func startEventJobs(ctx context.Context, url string, timeout time.Duration, deps
 		return nil, fmt.Errorf("event jobs: start: %w", err)
 	}
 	sched := riverScheduler{client}
-	deps.Scheduler = sched
-	scheduleOpenDuels(ctx, client, referee, deps, logger)
+	svc.ScheduleWith(sched, scheduleOpenDuels(ctx, client, referee, logger))
 	events, err := finisher.Unfinished(ctx)
 	if err == nil {
 		for _, e := range events {

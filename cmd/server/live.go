@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"backpressure/internal/api"
 	"backpressure/internal/live"
+	"backpressure/internal/rules"
 	"backpressure/internal/store/memstore"
 	"backpressure/internal/store/pgstore"
 )
@@ -17,7 +17,7 @@ import (
 // own (DATABASE_DIRECT_URL, else DATABASE_URL: LISTEN needs a session that
 // a pooler does not hand to anyone else). stop ends the listener and waits
 // for it.
-func startLive(ctx context.Context, cfg config, store api.Store, logger *slog.Logger) (broker *live.Broker, stop func()) {
+func startLive(ctx context.Context, cfg config, store serverStore, logger *slog.Logger) (broker *live.Broker, stop func()) {
 	broker = live.NewBroker()
 	if ms, ok := store.(*memstore.Store); ok {
 		ms.Notify = broker.Publish
@@ -46,26 +46,24 @@ func startLive(ctx context.Context, cfg config, store api.Store, logger *slog.Lo
 // settled at their deadlines: with PostgreSQL by river jobs (see jobs.go,
 // duels.go), with the in-memory store by a check every interval. stop ends
 // it.
-func startEvents(ctx context.Context, cfg config, store api.Store, deps *api.Deps, logger *slog.Logger) (stop func(), err error) {
+func startEvents(ctx context.Context, cfg config, store serverStore, svc *rules.Service, logger *slog.Logger) (stop func(), err error) {
 	if _, ok := store.(*memstore.Store); !ok {
 		url := cfg.DatabaseDirectURL
 		if url == "" {
 			url = cfg.DatabaseURL
 		}
-		return startEventJobs(ctx, url, cfg.EventFinishTimeout, deps, logger)
+		return startEventJobs(ctx, url, cfg.EventFinishTimeout, svc, logger)
 	}
-	finisherDeps := *deps
-	finisherDeps.Config.SimWorkers = 1 // final runs queue behind each other, not in front of players
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		api.NewEventFinisher(finisherDeps).Run(ctx, cfg.EventCheckInterval)
+		svc.EventFinisher().Run(ctx, cfg.EventCheckInterval)
 	}()
 	duelsDone := make(chan struct{})
 	go func() {
 		defer close(duelsDone)
-		newDuelReferee(*deps).Run(ctx, cfg.EventCheckInterval)
+		svc.DuelReferee().Run(ctx, cfg.EventCheckInterval)
 	}()
 	return func() {
 		cancel()

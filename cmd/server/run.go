@@ -16,15 +16,23 @@ import (
 	"time"
 
 	"backpressure/internal/api"
+	"backpressure/internal/rules"
 	"backpressure/internal/store/memstore"
 	"backpressure/internal/store/pgstore"
 	"backpressure/web"
 )
 
-// Both stores serve the API.
+// serverStore is what the server needs of persistence: the API's reads and the
+// rules' writes (api.Store holds rules.Store), and the seasons kept ahead.
+type serverStore interface {
+	api.Store
+	rules.SeasonStore
+}
+
+// Both stores serve the server.
 var (
-	_ api.Store = (*memstore.Store)(nil)
-	_ api.Store = (*pgstore.Store)(nil)
+	_ serverStore = (*memstore.Store)(nil)
+	_ serverStore = (*pgstore.Store)(nil)
 )
 
 // run is the whole server: it reads the configuration, opens (and
@@ -63,13 +71,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	broker, stopLive := startLive(ctx, cfg, store, logger)
 	defer stopLive()
 
-	if err := api.LoadCampaign(ctx, store, logger, time.Now()); err != nil {
+	if err := rules.LoadCampaign(ctx, store, logger, time.Now()); err != nil {
 		return err
 	}
 
 	// The current season and the next are stored before the first
 	// request, and kept stored ahead while the server runs.
-	seasons := api.NewSeasonKeeper(store, cfg.Seasons, logger)
+	seasons := rules.NewSeasonKeeper(store, cfg.Seasons, logger)
 	if err := seasons.Ensure(ctx); err != nil {
 		return fmt.Errorf("store the current season: %w", err)
 	}
@@ -78,14 +86,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go func() { defer close(keeperDone); seasons.Run(keeperCtx) }()
 	defer func() { stopKeeper(); <-keeperDone }()
 
+	// The game's rules are built once: the handlers and the background
+	// jobs (event finisher, duel referee) share their simulation scheduler
+	// and level cache.
+	svc := rules.New(rules.Deps{Store: store, Config: cfg.API.Rules(), Logger: logger})
 	deps := api.Deps{
 		Logger: logger,
 		Store:  store,
 		Config: cfg.API,
 		Web:    web.FS(),
 		Live:   broker,
+		Rules:  svc,
 	}
-	stopEvents, err := startEvents(ctx, cfg, store, &deps, logger)
+	stopEvents, err := startEvents(ctx, cfg, store, svc, logger)
 	if err != nil {
 		return err
 	}
@@ -206,7 +219,7 @@ func newLogger(w io.Writer, cfg config) *slog.Logger {
 
 // openStore returns the PostgreSQL store, migrated, when DATABASE_URL is
 // set, and otherwise the in-memory store.
-func openStore(ctx context.Context, cfg config, logger *slog.Logger) (api.Store, func(), error) {
+func openStore(ctx context.Context, cfg config, logger *slog.Logger) (serverStore, func(), error) {
 	if cfg.DatabaseURL == "" {
 		logger.WarnContext(ctx, "no DATABASE_URL: using the in-memory store; scores will not survive a restart")
 		return memstore.New(), func() {}, nil

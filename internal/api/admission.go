@@ -65,7 +65,7 @@ func (s *server) limitPerClient(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		addr := clientIP(r)
 		if !counts.acquire(addr) {
-			s.metrics.rateLimited.WithLabelValues("client_in_flight").Inc()
+			s.metrics.RateLimited.WithLabelValues("client_in_flight").Inc()
 			s.writeError(w, r, errorf(game.ERATELIMIT,
 				"too many requests in progress from your address (at most %d at once); retry after the time in Retry-After", s.cfg.MaxInFlightPerClient))
 			return
@@ -97,7 +97,7 @@ func (s *server) readBodyFirst(next http.Handler) http.Handler {
 			s.writeError(w, r, errorf(eTooLarge, "the body is larger than %d bytes", tooLarge.Limit))
 			return
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			s.metrics.rateLimited.WithLabelValues("body_timeout").Inc()
+			s.metrics.RateLimited.WithLabelValues("body_timeout").Inc()
 			w.Header().Set("Connection", "close")
 			s.writeError(w, r, errorf(eRequestTimeout, "the body did not arrive within %s", s.cfg.BodyTimeout))
 			return

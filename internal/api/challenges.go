@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
+	"backpressure/internal/strictjson"
 )
 
 type challengesResponse struct {
@@ -87,21 +89,13 @@ func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	stored, l, err := s.level(r.Context(), slug, version)
+	stored, l, err := s.rules.Level(r.Context(), slug, version)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, r, http.StatusOK, newChallengeResponse(stored, l))
 }
-
-// Outcomes of a level upload. A stored version never changes, so new content
-// is always a new version with its own board.
-const (
-	uploadCreated    = "created"     // a new slug, version 1
-	uploadNewVersion = "new_version" // new content: a new version and board
-	uploadUnchanged  = "unchanged"   // same content as the current version
-)
 
 type uploadResponse struct {
 	Outcome   string            `json:"outcome"`
@@ -131,7 +125,7 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	// with problems is a 422 listing them with their JSON paths, exactly
 	// as `backpressure validate` does.
 	var probe any
-	if err := unmarshalStrict(body, &probe); err != nil {
+	if err := strictjson.Unmarshal(body, &probe); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -150,10 +144,10 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 		}
 		checkCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
 		defer cancel()
-		err = s.sched.run(checkCtx, w, keyByPlayerOrAddress(r), kindLevel, costOf, l.CheckStart)
+		err = s.sched.Run(checkCtx, keyByPlayerOrAddress(r), scheduler.KindLevel, costOf, l.CheckStart)
 	}
 	if ps, ok := challenges.AsProblems(err); ok {
-		s.writeError(w, r, problemsError("the level is invalid", "", ps))
+		s.writeError(w, r, rules.ProblemsError("the level is invalid", "", ps))
 		return
 	}
 	if err != nil {
@@ -166,59 +160,16 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 		return
 	}
 	author, _ := playerFrom(ctx)
-	rec, err := levelRecord(l, false, s.now())
+	stored, outcome, err := s.rules.PublishLevel(ctx, author, l, pathSlug != "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	// The configured admin is not a player (uuid.Nil): its levels have
-	// no owner, and only admins may change them.
-	rec.OwnerID = author.ID
-	current, err := s.store.Level(ctx, l.Slug, 0)
-	exists := err == nil
-	switch {
-	case err != nil && game.ErrorCode(err) != game.ENOTFOUND:
-		s.writeError(w, r, err)
-		return
-	case exists && pathSlug == "":
-		s.writeError(w, r, errorf(game.ECONFLICT, "a level %q already exists; change it with PUT /v1/challenges/%s", l.Slug, l.Slug))
-		return
-	case exists && current.Builtin:
-		s.writeError(w, r, errorf(game.EFORBIDDEN, "%q is a built-in level; built-in levels change only with a server release", l.Slug))
-		return
-	case exists && author.Role != game.RoleAdmin && (current.OwnerID == uuid.Nil || current.OwnerID != author.ID):
-		// The owner never changes once the slug exists, so this check
-		// cannot be raced.
-		s.writeError(w, r, errorf(game.EFORBIDDEN, "%q belongs to another author; only its owner or an admin may change it", l.Slug))
-		return
+	status := http.StatusOK
+	if outcome == rules.LevelCreated {
+		status = http.StatusCreated
 	}
-	var stored game.Level
-	var written bool
-	if exists {
-		stored, written, err = s.store.PutLevel(ctx, rec)
-	} else {
-		// Insert-only: of two concurrent creations of one slug (by POST
-		// or PUT) exactly one wins; the other gets 409.
-		stored, err = s.store.CreateLevel(ctx, rec)
-		written = err == nil
-		if game.ErrorCode(err) == game.ECONFLICT {
-			err = errorf(game.ECONFLICT, "a level %q already exists; change it with PUT /v1/challenges/%s", l.Slug, l.Slug)
-		}
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.levels.add(stored.ContentHash, l)
-	outcome, status := uploadUnchanged, http.StatusOK
-	switch {
-	case !written:
-	case !exists:
-		outcome, status = uploadCreated, http.StatusCreated
-	default:
-		outcome = uploadNewVersion
-	}
-	if written {
+	if outcome != rules.LevelUnchanged {
 		s.logger(ctx).InfoContext(ctx, "level stored", "slug", stored.Slug, "version", stored.Version,
 			"outcome", outcome, "author_id", author.ID.String())
 	}

@@ -12,24 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
 	"backpressure/internal/store/memstore"
+	"backpressure/internal/strictjson"
 )
-
-func TestPathAt(t *testing.T) {
-	for _, tt := range []struct{ body, want string }{
-		{`nope`, ""},
-		{`{"a": NaN}`, "a"},
-		{`{"a": 1, "b": {"c": [1, 2, NaN]}}`, "b.c[2]"},
-		{`{"a": [{"x": 1}, {"y": Infinity}]}`, "a[1].y"},
-		{`{"a": {"b": 1}, "c": `, "c"},
-		{`{"a": "x" "b"}`, "a"},
-	} {
-		if got := pathAt([]byte(tt.body)); got != tt.want {
-			t.Errorf("pathAt(%s) = %q, want %q", tt.body, got, tt.want)
-		}
-	}
-}
 
 func TestUnmarshalStrict(t *testing.T) {
 	type inner struct {
@@ -63,7 +51,7 @@ func TestUnmarshalStrict(t *testing.T) {
 		{`{"name": "a", "x": 1, "inner": {"n": 1}, "x": 2}`, eBadRequest, "x"},
 	} {
 		var v body
-		err := unmarshalStrict([]byte(tt.body), &v)
+		err := strictjson.Unmarshal([]byte(tt.body), &v)
 		if got := code(err); got != tt.code {
 			t.Errorf("%s: code %q, want %q (%v)", tt.body, got, tt.code, err)
 			continue
@@ -85,7 +73,7 @@ func code(err error) string {
 }
 
 func TestValidate(t *testing.T) {
-	err := validate(&simulationRequest{Version: -1, MaxPoints: 1})
+	err := strictjson.Validate(&simulationRequest{Version: -1, MaxPoints: 1})
 	var got []game.FieldError
 	got = append(got, game.ErrorFields(err)...)
 	want := []game.FieldError{
@@ -110,7 +98,7 @@ func TestDownsample(t *testing.T) {
 	for _, tt := range []struct{ max, n, every int }{
 		{0, 480, 1}, {480, 480, 1}, {1000, 480, 1}, {100, 96, 5}, {50, 48, 10}, {7, 7, 69}, {2, 2, 240},
 	} {
-		out, every := downsample(res, tt.max)
+		out, every := rules.Downsample(res, tt.max)
 		if len(out.Ticks) != tt.n || every != tt.every {
 			t.Errorf("max %d: %d ticks every %d, want %d every %d", tt.max, len(out.Ticks), every, tt.n, tt.every)
 		}
@@ -140,7 +128,7 @@ func TestErrorTable(t *testing.T) {
 		{errors.New("pq: password authentication failed for user secret"), 500, "internal error"},
 		{game.Errorf(game.ENOTFOUND, "level not found"), 404, "level not found"},
 		{game.Errorf("made_up", "x"), 500, "internal error"},
-		{errBusy, 503, errBusy.Error()[len("busy: "):]},
+		{scheduler.ErrBusy, 503, scheduler.ErrBusy.Error()[len("busy: "):]},
 	} {
 		w := httptest.NewRecorder()
 		s.writeError(w, httptest.NewRequest("GET", "/v1/x", nil), tt.err)

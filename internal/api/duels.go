@@ -2,87 +2,27 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 
-	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 )
 
-// Duels stores duels and ratings (see pgstore's duels.go for each
-// method's contract). Every rule is checked by the store, in the
-// transaction that applies it, against the duel as locked there.
+// Duels reads duels and ratings (see pgstore's duels.go for each method's
+// contract; the rules create, accept, decline and settle).
 type Duels interface {
-	CreateDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error)
-	MatchDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error)
 	Duel(ctx context.Context, id uuid.UUID) (game.Duel, error)
 	PlayerDuels(ctx context.Context, playerID uuid.UUID, limit int) ([]game.Duel, error)
-	OpenDuels(ctx context.Context) ([]game.Duel, error)
-	AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time, rules game.DuelRules) (game.Duel, error)
-	DeclineDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time) (game.Duel, error)
-	SubmitDuelDesign(ctx context.Context, id, playerID uuid.UUID, design json.RawMessage, at time.Time) (game.Duel, error)
-	EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (game.Duel, bool, error)
 	Rating(ctx context.Context, playerID uuid.UUID) (game.Rating, error)
 	Ratings(ctx context.Context, offset, limit int) (game.RatingsPage, error)
 }
 
-// DuelScheduler arranges for a duel to be settled at (or soon after) a
-// deadline, once, across replicas (a PostgreSQL job queue in cmd/server).
-type DuelScheduler interface {
-	ScheduleDuel(ctx context.Context, duelID uuid.UUID, at time.Time) error
-}
-
-// Duel defaults (docs/api.md "Duels").
-const (
-	DefaultDuelChallengeTTL   = 24 * time.Hour
-	DefaultDuelSubmitWindow   = 30 * time.Minute
-	DefaultDuelMatchWindow    = 10 * time.Minute
-	DefaultDuelsPerDay        = 20
-	DefaultDuelMatchBase      = 100
-	DefaultDuelMatchPerMinute = 50
-	DefaultDuelMatchMax       = 400
-	// duelMaxPoints bounds the ticks stored (and shown) of each side's run.
-	duelMaxPoints = 300
-	// maxDuelList bounds GET /v1/duels.
-	maxDuelList = 100
-)
-
-// duelConfig is c's duel settings with the defaults filled in.
-func (c Config) duelConfig() Config {
-	if c.DuelChallengeTTL <= 0 {
-		c.DuelChallengeTTL = DefaultDuelChallengeTTL
-	}
-	if c.DuelSubmitWindow <= 0 {
-		c.DuelSubmitWindow = DefaultDuelSubmitWindow
-	}
-	if c.DuelMatchWindow <= 0 {
-		c.DuelMatchWindow = DefaultDuelMatchWindow
-	}
-	if c.DuelsPerDay <= 0 {
-		c.DuelsPerDay = DefaultDuelsPerDay
-	}
-	if c.DuelMatchBase <= 0 {
-		c.DuelMatchBase = DefaultDuelMatchBase
-	}
-	if c.DuelMatchPerMinute <= 0 {
-		c.DuelMatchPerMinute = DefaultDuelMatchPerMinute
-	}
-	if c.DuelMatchMax <= 0 {
-		c.DuelMatchMax = DefaultDuelMatchMax
-	}
-	return c
-}
-
-func (s *server) duelRules() game.DuelRules {
-	c := s.cfg.duelConfig()
-	return game.DuelRules{PerDay: c.DuelsPerDay, MatchBase: c.DuelMatchBase, MatchPerMinute: c.DuelMatchPerMinute,
-		MatchMax: c.DuelMatchMax, SubmitWindow: c.DuelSubmitWindow}
-}
+// maxDuelList bounds GET /v1/duels.
+const maxDuelList = 100
 
 type createDuelRequest struct {
 	Level string `json:"level" validate:"required,max=64"`
@@ -170,12 +110,6 @@ func (s *server) writeDuel(w http.ResponseWriter, r *http.Request, status int, d
 	writeJSON(w, r, status, v)
 }
 
-func newSeed() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
-}
-
 // handleCreateDuel challenges a player, or (without an opponent) asks to
 // be matched, on a level's current version.
 func (s *server) handleCreateDuel(w http.ResponseWriter, r *http.Request) {
@@ -190,79 +124,12 @@ func (s *server) handleCreateDuel(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if !challenges.ValidSlug(req.Level) {
-		s.writeError(w, r, game.Invalid("the request is invalid", []game.FieldError{{Field: "level", Reason: "names no level"}}))
-		return
-	}
-	stored, _, err := s.level(ctx, req.Level, 0)
-	if game.ErrorCode(err) == game.ENOTFOUND {
-		err = game.Invalid("the request is invalid", []game.FieldError{{Field: "level", Reason: "names no level"}})
-	}
+	created, err := s.rules.CreateDuel(ctx, player, req.Level, req.Opponent)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	cfg, now := s.cfg.duelConfig(), s.now()
-	d := game.Duel{ID: id, Slug: stored.Slug, Version: stored.Version, Seed: newSeed(), CreatedAt: now}
-	d.Sides[0].PlayerID = player.ID
-	var created game.Duel
-	if req.Opponent == "" {
-		rating, err := s.store.Rating(ctx, player.ID)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		d.State, d.AcceptBy, d.MatchRating = game.DuelMatching, now.Add(cfg.DuelMatchWindow), rating.Rating
-		created, err = s.store.MatchDuel(ctx, d, s.duelRules())
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-	} else {
-		opp, err := uuid.Parse(req.Opponent)
-		if err != nil {
-			s.writeError(w, r, game.Invalid("the request is invalid", []game.FieldError{{Field: "opponent", Reason: "must be a player id (a UUID)"}}))
-			return
-		}
-		if opp == player.ID {
-			s.writeError(w, r, errorf(game.EDUELSELF, "a player cannot challenge themselves"))
-			return
-		}
-		if _, err := s.store.PlayerByID(ctx, opp); err != nil {
-			if game.ErrorCode(err) == game.ENOTFOUND {
-				err = game.Invalid("the request is invalid", []game.FieldError{{Field: "opponent", Reason: "names no player"}})
-			}
-			s.writeError(w, r, err)
-			return
-		}
-		d.Sides[1].PlayerID = opp
-		d.State, d.AcceptBy = game.DuelChallenged, now.Add(cfg.DuelChallengeTTL)
-		created, err = s.store.CreateDuel(ctx, d, s.duelRules())
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-	}
-	s.scheduleDuel(ctx, created)
-	s.logger(ctx).InfoContext(ctx, "duel started", "duel_id", created.ID.String(), "state", created.State, "slug", created.Slug)
 	s.writeDuel(w, r, http.StatusCreated, created)
-}
-
-// scheduleDuel arranges for d to be settled at its deadline. A failure is
-// repaired at the next start of any replica, which schedules every open
-// duel again (idempotently).
-func (s *server) scheduleDuel(ctx context.Context, d game.Duel) {
-	if s.duelDeadlines == nil || game.DuelEnded(d.State) {
-		return
-	}
-	if err := s.duelDeadlines.ScheduleDuel(context.WithoutCancel(ctx), d.ID, d.Deadline()); err != nil {
-		s.logger(ctx).ErrorContext(ctx, "scheduling a duel deadline failed", "duel_id", d.ID.String(), "err", err)
-	}
 }
 
 func (s *server) pathDuel(r *http.Request) (game.Duel, error) {
@@ -347,12 +214,11 @@ func (s *server) handleAcceptDuel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	player, _ := playerFrom(r.Context())
-	d, err := s.store.AcceptDuel(r.Context(), id, player.ID, s.now(), s.duelRules())
+	d, err := s.rules.AcceptDuel(r.Context(), id, player)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.scheduleDuel(r.Context(), d)
 	s.writeDuel(w, r, http.StatusOK, d)
 }
 
@@ -363,7 +229,7 @@ func (s *server) handleDeclineDuel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	player, _ := playerFrom(r.Context())
-	d, err := s.store.DeclineDuel(r.Context(), id, player.ID, s.now())
+	d, err := s.rules.DeclineDuel(r.Context(), id, player)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -375,10 +241,8 @@ type duelDesignRequest struct {
 	Design json.RawMessage `json:"design" validate:"required"`
 }
 
-// handleDuelDesign takes a side's design: checked against the level (not
-// run: both designs run together once both are in), stored hidden from the
-// other side. The second design in settles the duel in this request; if
-// that fails, the duel's deadline settles it.
+// handleDuelDesign takes a side's design (rules.Service.SubmitDuelDesign);
+// the second design in settles the duel in this request.
 func (s *server) handleDuelDesign(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var req duelDesignRequest
@@ -386,44 +250,21 @@ func (s *server) handleDuelDesign(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, design, err := parseDesign(req.Design)
+	d, design, err := rules.ParseDesign(req.Design)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	duel, err := s.pathDuel(r)
+	id, err := pathUUID(r, "id", "duel")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	player, _ := playerFrom(ctx)
-	if duel.Side(player.ID) < 0 {
-		s.writeError(w, r, errorf(game.EDUELNOTPLAYER, "only the players of this duel may submit to it"))
-		return
-	}
-	_, l, err := s.level(ctx, duel.Slug, duel.Version)
+	duel, err := s.rules.SubmitDuelDesign(ctx, id, player, d, design)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
-	}
-	if _, err := l.RunCost(d); err != nil {
-		s.writeError(w, r, designProblems(err))
-		return
-	}
-	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
-	duel, err = s.store.SubmitDuelDesign(storeCtx, duel.ID, player.ID, design, s.now())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if duel.Sides[0].Submitted() && duel.Sides[1].Submitted() {
-		settled, _, err := s.settleDuel(storeCtx, duel.ID)
-		if err != nil {
-			s.logger(ctx).WarnContext(ctx, "settling a duel failed; its deadline settles it", "duel_id", duel.ID.String(), "err", err)
-		} else {
-			duel = settled
-		}
 	}
 	s.writeDuel(w, r, http.StatusOK, duel)
 }

@@ -17,6 +17,7 @@ import (
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 	"backpressure/internal/sim"
 )
 
@@ -301,7 +302,7 @@ func TestDuelDeadlines(t *testing.T) {
 	f := newEventFixture(t)
 	ada, bob := f.player("ada"), f.player("bob")
 	pass, _ := f.duelDesigns()
-	referee := NewDuelReferee(f.deps)
+	referee := f.deps.rulesService().DuelReferee()
 	ctx := context.Background()
 	start := func() string {
 		status, d := f.do("POST", "/v1/duels", f.tokens["ada"], map[string]any{"level": duelLevel, "opponent": bob})
@@ -317,7 +318,7 @@ func TestDuelDeadlines(t *testing.T) {
 
 	// Unanswered.
 	id := start()
-	f.clock.set(f.clock.Now().Add(DefaultDuelChallengeTTL - time.Second))
+	f.clock.set(f.clock.Now().Add(rules.DefaultDuelChallengeTTL - time.Second))
 	if err := referee.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -325,8 +326,8 @@ func TestDuelDeadlines(t *testing.T) {
 		t.Fatalf("expired before accept_by: %v", d["state"])
 	}
 	duelID := mustUUID(t, id)
-	if _, err := referee.Settle(ctx, duelID); !errors.Is(err, ErrNotEnded) {
-		t.Errorf("Settle before the deadline: %v, want ErrNotEnded", err)
+	if _, err := referee.Settle(ctx, duelID); !errors.Is(err, rules.ErrNotEnded) {
+		t.Errorf("Settle before the deadline: %v, want rules.ErrNotEnded", err)
 	}
 	f.clock.set(f.clock.Now().Add(time.Second))
 	status, body := f.do("POST", "/v1/duels/"+id+"/accept", f.tokens["bob"], nil)
@@ -344,7 +345,7 @@ func TestDuelDeadlines(t *testing.T) {
 	if status, d := f.do("POST", "/v1/duels/"+id+"/design", f.tokens["ada"], map[string]any{"design": json.RawMessage(pass)}); status != 200 {
 		t.Fatalf("design: %d %v", status, d)
 	}
-	f.clock.set(f.clock.Now().Add(DefaultDuelSubmitWindow))
+	f.clock.set(f.clock.Now().Add(rules.DefaultDuelSubmitWindow))
 	status, body = f.do("POST", "/v1/duels/"+id+"/design", f.tokens["bob"], map[string]any{"design": json.RawMessage(pass)})
 	wantProblem(t, "submit at submit_by", status, body, 409, game.EDUELDEADLINE)
 	if err := referee.SettleDue(ctx); err != nil {
@@ -361,7 +362,7 @@ func TestDuelDeadlines(t *testing.T) {
 	// Neither submits: expired, nobody rated.
 	id = start()
 	f.do("POST", "/v1/duels/"+id+"/accept", f.tokens["bob"], nil)
-	f.clock.set(f.clock.Now().Add(DefaultDuelSubmitWindow))
+	f.clock.set(f.clock.Now().Add(rules.DefaultDuelSubmitWindow))
 	if err := referee.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestDuelDeadlines(t *testing.T) {
 	if status != 201 || m["state"] != game.DuelMatching {
 		t.Fatalf("match request: %d %v", status, m)
 	}
-	f.clock.set(f.clock.Now().Add(DefaultDuelMatchWindow))
+	f.clock.set(f.clock.Now().Add(rules.DefaultDuelMatchWindow))
 	if err := referee.SettleDue(ctx); err != nil {
 		t.Fatal(err)
 	}

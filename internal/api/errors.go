@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
-	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/scheduler"
+	"backpressure/internal/strictjson"
 )
 
 // Error codes the transport adds to game's: they describe the request as
@@ -15,7 +17,7 @@ import (
 const (
 	// eBadRequest: the body is not the JSON this route takes (syntax, an
 	// unknown field, a wrong type) or a query parameter is malformed.
-	eBadRequest = "bad_request"
+	eBadRequest = strictjson.EMALFORMED
 	// eTooLarge: the body is over the route's size limit.
 	eTooLarge = "too_large"
 	// eUnsupportedMedia: the body is not declared as JSON.
@@ -25,7 +27,7 @@ const (
 	// eRequestTimeout: the body did not arrive within the body timeout.
 	eRequestTimeout = "request_timeout"
 	// eBusy: the simulation queue or the in-flight limit is full; retry later.
-	eBusy = "busy"
+	eBusy = scheduler.EBUSY
 )
 
 // statusOf is the one table from error codes to HTTP statuses.
@@ -120,27 +122,6 @@ func badRequest(message string, fields ...game.FieldError) error {
 	return &game.Error{Code: eBadRequest, Message: message, Fields: fields}
 }
 
-// problemsError turns challenges' (or the engine's) problems into an
-// EINVALID error, each path prefixed with prefix ("design" for a design
-// inside a request body).
-func problemsError(message, prefix string, ps challenges.Problems) error {
-	fields := make([]game.FieldError, 0, len(ps))
-	for _, p := range ps {
-		field := p.Path
-		switch {
-		case prefix == "":
-		case field == "":
-			field = prefix
-		case field[0] == '[':
-			field = prefix + field
-		default:
-			field = prefix + "." + field
-		}
-		fields = append(fields, game.FieldError{Field: field, Reason: p.Reason})
-	}
-	return &game.Error{Code: game.EINVALID, Message: message, Fields: fields}
-}
-
 // retryAfter is what a 503 or 429 asks clients to wait, in seconds, unless
 // the error says otherwise.
 const retryAfter = 1
@@ -150,6 +131,9 @@ const retryAfter = 1
 // "internal". A request whose client has gone away is logged at debug level
 // and answered with nothing useful, since nobody reads it.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if retry := (*scheduler.RetryError)(nil); errors.As(err, &retry) {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retry.After/time.Second))))
+	}
 	code := game.ErrorCode(err)
 	if deferRefusal(r, code, err) {
 		return // written by holdRefusals, after its hold

@@ -50,7 +50,7 @@ func TestSimulationRerunsAnEventsFinalRun(t *testing.T) {
 	}
 
 	f.clock.set(end)
-	if err := NewEventFinisher(f.deps).FinishDue(t.Context()); err != nil {
+	if err := f.deps.rulesService().EventFinisher().FinishDue(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if status, p := f.do("POST", "/v1/simulations", "", with(rerun, "level", "cache-me-if-you-can")); status != 422 || p["code"] != "invalid" {

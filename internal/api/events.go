@@ -8,33 +8,24 @@ import (
 
 	"github.com/google/uuid"
 
-	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 )
 
-// Scheduler arranges for an event to be finished at (or soon after) its
-// end, once, across replicas (a PostgreSQL job queue in cmd/server).
-type Scheduler interface {
-	ScheduleFinish(ctx context.Context, eventID uuid.UUID, at time.Time) error
-}
-
-// Events stores scheduled events, their entrants and results (see
-// pgstore's events.go for each method's contract).
+// Events reads events, their standings and results, and enters players
+// (see pgstore's events.go for each method's contract; the rules create,
+// attempt and finish).
 type Events interface {
-	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
 	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
 	Events(ctx context.Context) ([]game.Event, error)
 	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
-	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
 	EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error)
-	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
-	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)
 	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
 }
 
 type createEventRequest struct {
 	Level string `json:"level" validate:"required,max=64"`
-	// Version 0: the level's current version, fixed from now on.
+	// Version 0: the level's current version (rules.NewEvent).
 	Version      int             `json:"version" validate:"min=0"`
 	Title        string          `json:"title" validate:"required"`
 	Briefing     string          `json:"briefing"`
@@ -45,10 +36,7 @@ type createEventRequest struct {
 	MaxEntrants  int             `json:"max_entrants" validate:"min=0,max=100000"`
 	Final        string          `json:"final" validate:"omitempty,oneof=best last"`
 	HiddenChaos  json.RawMessage `json:"hidden_chaos"`
-	// Resilience: the level's resilience rule for the final runs, hidden
-	// with the chaos; needed when the level has no chaos (nor rule) of
-	// its own.
-	Resilience json.RawMessage `json:"resilience"`
+	Resilience   json.RawMessage `json:"resilience"`
 }
 
 // eventView is an event as clients see it: the level only once it starts
@@ -92,8 +80,7 @@ func (s *server) eventView(e game.Event, viewer game.Player, signedIn bool) even
 	return v
 }
 
-// handleCreateEvent schedules an event: admins on any level, authors on
-// the levels they own. The hidden chaos is checked as part of the level.
+// handleCreateEvent schedules an event (rules.Service.CreateEvent).
 func (s *server) handleCreateEvent(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var req createEventRequest
@@ -102,59 +89,14 @@ func (s *server) handleCreateEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	creator, _ := playerFrom(ctx)
-	stored, l, err := s.level(ctx, req.Level, req.Version)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if creator.Role != game.RoleAdmin && (stored.OwnerID == uuid.Nil || stored.OwnerID != creator.ID) {
-		s.writeError(w, r, errorf(game.EFORBIDDEN, "authors schedule events on their own levels only; %q is not yours", req.Level))
-		return
-	}
-	if len(req.HiddenChaos) == 0 || string(req.HiddenChaos) == "null" {
-		req.HiddenChaos = json.RawMessage("[]")
-	}
-	if string(req.Resilience) == "null" {
-		req.Resilience = nil
-	}
-	if req.Final == "" {
-		req.Final = game.FinalBest
-	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	e := game.Event{
-		ID: id, Slug: stored.Slug, Version: stored.Version, Title: req.Title, Briefing: req.Briefing,
+	created, err := s.rules.CreateEvent(ctx, creator, rules.NewEvent{
+		Level: req.Level, Version: req.Version, Title: req.Title, Briefing: req.Briefing,
 		StartsAt: req.StartsAt, EndsAt: req.EndsAt, AttemptLimit: req.AttemptLimit, JoinRequired: req.JoinRequired,
-		MaxEntrants: req.MaxEntrants, Final: req.Final, HiddenChaos: req.HiddenChaos, HiddenResilience: req.Resilience,
-		CreatedBy: creator.ID,
-		CreatedAt: s.now(),
-	}
-	if err := e.Validate(); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if !req.EndsAt.After(s.now()) {
-		s.writeError(w, r, game.Invalid("invalid event", []game.FieldError{{Field: "ends_at", Reason: "must be in the future"}}))
-		return
-	}
-	if _, err := s.fullLevel(ctx, l, e.HiddenChaos, e.HiddenResilience); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	created, err := s.store.CreateEvent(ctx, e)
+		MaxEntrants: req.MaxEntrants, Final: req.Final, HiddenChaos: req.HiddenChaos, Resilience: req.Resilience,
+	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
-	}
-	if s.eventFinishes != nil {
-		// A failure here is repaired at the next start of any replica,
-		// which schedules every unfinished event again (idempotently).
-		if err := s.eventFinishes.ScheduleFinish(context.WithoutCancel(ctx), created.ID, created.EndsAt); err != nil {
-			s.logger(ctx).ErrorContext(ctx, "scheduling the finish of an event failed", "event_id", created.ID.String(), "err", err)
-		}
 	}
 	w.Header().Set("Location", "/v1/events/"+created.ID.String())
 	writeJSON(w, r, http.StatusCreated, s.eventView(created, creator, true))
@@ -227,12 +169,10 @@ type eventSubmitResponse struct {
 	Evaluation json.RawMessage `json:"evaluation"`
 }
 
-// handleEventSubmit runs a design on the event's level as published (the
-// hidden chaos waits for the end) and stores it as an attempt. The rules
-// are checked before the simulation, to spare it, and again by the store,
-// which decides.
+// handleEventSubmit enters a design in a live event as an attempt
+// (rules.Service.SubmitToEvent).
 func (s *server) handleEventSubmit(w http.ResponseWriter, r *http.Request) {
-	defer s.sched.submitting()()
+	defer s.sched.Submitting()()
 	ctx := r.Context()
 	player, _ := playerFrom(ctx)
 	if player.ID == uuid.Nil {
@@ -246,45 +186,23 @@ func (s *server) handleEventSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, design, err := parseDesign(req.Design)
+	d, design, err := rules.ParseDesign(req.Design)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	e, err := s.pathEvent(r)
+	id, err := pathUUID(r, "id", "event")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	switch now := s.now(); {
-	case now.Before(e.StartsAt):
-		s.writeError(w, r, errorf(game.EEVENTNOTSTARTED, "the event starts at %s", e.StartsAt.Format(time.RFC3339)))
-		return
-	case e.FinishedAt != nil || !now.Before(e.EndsAt):
-		s.writeError(w, r, errorf(game.EEVENTENDED, "the event ended at %s", e.EndsAt.Format(time.RFC3339)))
-		return
-	}
-	_, l, err := s.level(ctx, e.Slug, e.Version)
+	sub, attempts, err := s.rules.SubmitToEvent(ctx, rules.EventAttempt{Player: player, Who: keyByPlayerOrAddress(r), EventID: id, Design: d, Raw: design})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	ev, verdict, id, err := s.score(w, r, l, d)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	sub := game.EventSubmission{ID: id, EventID: e.ID, PlayerID: player.ID, Design: design, Result: verdict,
-		Passed: ev.Passed, Score: challenges.Score(ev), CreatedAt: s.now()}
-	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
-	attempts, err := s.store.CreateEventSubmission(storeCtx, sub)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, r, http.StatusCreated, eventSubmitResponse{ID: sub.ID, EventID: e.ID, Passed: sub.Passed,
-		Score: sub.Score, CreatedAt: game.Timestamp(sub.CreatedAt), Attempts: attempts, Evaluation: verdict})
+	writeJSON(w, r, http.StatusCreated, eventSubmitResponse{ID: sub.ID, EventID: sub.EventID, Passed: sub.Passed,
+		Score: sub.Score, CreatedAt: game.Timestamp(sub.CreatedAt), Attempts: attempts, Evaluation: sub.Result})
 }
 
 // maxStandings bounds the entries one standings response carries.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,6 +19,8 @@ import (
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
 	"backpressure/internal/live"
+	"backpressure/internal/rules"
+	"backpressure/internal/sim"
 	"backpressure/internal/store/memstore"
 )
 
@@ -45,7 +48,7 @@ func newEventFixture(t *testing.T) *eventFixture {
 	broker := live.NewBroker()
 	st.Notify = broker.Publish
 	ck := &clock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
-	if err := LoadCampaign(context.Background(), st, slog.New(slog.DiscardHandler), ck.Now()); err != nil {
+	if err := rules.LoadCampaign(context.Background(), st, slog.New(slog.DiscardHandler), ck.Now()); err != nil {
 		t.Fatal(err)
 	}
 	admin := strings.Repeat("a", 40)
@@ -129,7 +132,7 @@ func TestEventLifecycle(t *testing.T) {
 	if public["phase"] != "upcoming" || public["level"] != nil || public["hidden_chaos"] != nil || public["briefing"] != "Something will happen." {
 		t.Errorf("upcoming event as a player sees it: %v", public)
 	}
-	rules := []struct {
+	checks := []struct {
 		name, who, path string
 		body            any
 		status          int
@@ -139,7 +142,7 @@ func TestEventLifecycle(t *testing.T) {
 	}
 	check := func() {
 		t.Helper()
-		for _, r := range rules {
+		for _, r := range checks {
 			status, p := f.do("POST", "/v1/events/"+id+r.path, f.tokens[r.who], r.body)
 			if status != r.status || p["code"] != r.code || !strings.HasSuffix(p["type"].(string), r.code) {
 				t.Errorf("%s: %d %v, want %d %s", r.name, status, p, r.status, r.code)
@@ -152,7 +155,7 @@ func TestEventLifecycle(t *testing.T) {
 			t.Fatalf("%s joins: %d %v", who, status, out)
 		}
 	}
-	rules = []struct {
+	checks = []struct {
 		name, who, path string
 		body            any
 		status          int
@@ -174,7 +177,7 @@ func TestEventLifecycle(t *testing.T) {
 			t.Fatalf("%s submits: %d %v", s.who, status, out)
 		}
 	}
-	rules = []struct {
+	checks = []struct {
 		name, who, path string
 		body            any
 		status          int
@@ -189,7 +192,7 @@ func TestEventLifecycle(t *testing.T) {
 		t.Errorf("live standings: %v", standings)
 	}
 
-	fin := NewEventFinisher(f.deps)
+	fin := f.deps.rulesService().EventFinisher()
 	if err := fin.FinishDue(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +200,7 @@ func TestEventLifecycle(t *testing.T) {
 		t.Fatal("finished before its end")
 	}
 	f.clock.set(end)
-	rules = []struct {
+	checks = []struct {
 		name, who, path string
 		body            any
 		status          int
@@ -240,12 +243,16 @@ func TestEventLifecycle(t *testing.T) {
 			t.Fatalf("result of %s: %d %v", pid, resp.StatusCode, err)
 		}
 		campaign, _ := challenges.Campaign()
-		s := newServer(f.deps)
-		full, err := s.fullLevel(t.Context(), campaign[0], res.HiddenChaos, res.Resilience)
+		var chaos []sim.ChaosEvent
+		var rule *challenges.Resilience
+		if err := errors.Join(json.Unmarshal(res.HiddenChaos, &chaos), json.Unmarshal(res.Resilience, &rule)); err != nil {
+			t.Fatal(err)
+		}
+		full, err := challenges.WithHidden(campaign[0], chaos, rule)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, _, err := parseDesign(res.Design)
+		d, _, err := rules.ParseDesign(res.Design)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +385,7 @@ func TestEventStream(t *testing.T) {
 	}
 	resumed := f.stream(t, id, map[string]string{"Last-Event-ID": "3"})
 	f.clock.set(start.Add(time.Hour))
-	if err := NewEventFinisher(f.deps).FinishDue(t.Context()); err != nil {
+	if err := f.deps.rulesService().EventFinisher().FinishDue(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	for _, es := range []<-chan event{events, resumed} {

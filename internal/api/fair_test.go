@@ -15,6 +15,8 @@ import (
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/store/memstore"
 )
 
@@ -33,7 +35,7 @@ func newFairServer(t *testing.T, st Store, cfg Config) *fairServer {
 		cfg.MaxInFlightPerClient = 1 << 20
 	}
 	s := newServer(Deps{Store: st, Config: cfg})
-	if err := LoadCampaign(t.Context(), s.store, s.log, time.Now()); err != nil {
+	if err := rules.LoadCampaign(t.Context(), s.store, s.log, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return &fairServer{t: t, s: s, h: s.routes()}
@@ -117,8 +119,8 @@ func TestHintFloodDoesNotDelaySubmissions(t *testing.T) {
 	}
 	// The flood is on: hint workers busy and hints queued or refused.
 	waitFor(t, func() bool {
-		return testutil.ToFloat64(f.s.metrics.simWaits.WithLabelValues(kindHint)) > 0 ||
-			testutil.ToFloat64(f.s.metrics.rejections) > 0
+		return testutil.ToFloat64(f.s.metrics.SimWaits.WithLabelValues(scheduler.KindHint)) > 0 ||
+			testutil.ToFloat64(f.s.metrics.Rejections) > 0
 	})
 	sub := `{"design": ` + passingFirstRequest(t) + `}`
 	hintsRunning := 0.0 // the most jobs running (all hints) between two victim submissions
@@ -127,11 +129,11 @@ func TestHintFloodDoesNotDelaySubmissions(t *testing.T) {
 		if w.Code != http.StatusCreated {
 			t.Errorf("victim submission %d: %d %s", i, w.Code, w.Body)
 		}
-		hintsRunning = max(hintsRunning, testutil.ToFloat64(f.s.metrics.running))
+		hintsRunning = max(hintsRunning, testutil.ToFloat64(f.s.metrics.Running))
 	}
 	stop()
 	wg.Wait()
-	if got := testutil.ToFloat64(f.s.metrics.simWaits.WithLabelValues(kindSubmission)); got != 0 {
+	if got := testutil.ToFloat64(f.s.metrics.SimWaits.WithLabelValues(scheduler.KindSubmission)); got != 0 {
 		t.Errorf("%g victim submissions queued for a worker; want none", got)
 	}
 	if hintsRunning < 1 {
@@ -164,7 +166,7 @@ func TestColdReadsShareOneLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := levelRecord(l, false, time.Now())
+	rec, err := rules.LevelRecord(l, false, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +201,7 @@ func TestColdReadsShareOneLoad(t *testing.T) {
 	if got := testutil.ToFloat64(f.s.metrics.levelLoads); got != 1 {
 		t.Errorf("%g level loads for %d cold reads of one version; want exactly 1", got, readers)
 	}
-	if got := testutil.CollectAndCount(f.s.metrics.simulations); got != 0 {
+	if got := testutil.CollectAndCount(f.s.metrics.Simulations); got != 0 {
 		t.Errorf("%d simulation series after reads only; a read path simulated", got)
 	}
 }
@@ -239,7 +241,7 @@ func TestLevelReplacedMidSubmission(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := levelRecord(l, false, time.Now())
+		rec, err := rules.LevelRecord(l, false, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,7 +305,7 @@ func TestSimulationBudget(t *testing.T) {
 	}
 	s := newServer(Deps{Store: memstore.New(), Now: clock,
 		Config: Config{SimBudgetBurst: 3 * cost, SimBudgetPerSecond: cost}})
-	if err := LoadCampaign(t.Context(), s.store, s.log, time.Now()); err != nil {
+	if err := rules.LoadCampaign(t.Context(), s.store, s.log, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	f := &fairServer{t: t, s: s, h: s.routes()}
@@ -327,35 +329,6 @@ func TestSimulationBudget(t *testing.T) {
 	mu.Unlock()
 	if w := f.do("POST", "/v1/simulations", token, body); w.Code != http.StatusOK {
 		t.Errorf("after a second's refill: %d %s", w.Code, w.Body)
-	}
-}
-
-// At most one hint and DryRunsPerPlayer dry runs of one player are in flight at once.
-func TestPerPlayerInFlight(t *testing.T) {
-	unit := func() (int64, error) { return 1, nil }
-	sc := newScheduler(Config{SimWorkers: 8, SimQueue: 4, DryRunsPerPlayer: 2}.WithDefaults(), time.Now, newMetrics())
-	for _, tt := range []struct {
-		kind string
-		n    int
-	}{{kindHint, 1}, {kindSimulation, 2}} {
-		release := make(chan struct{})
-		var wg sync.WaitGroup
-		for range tt.n {
-			wg.Go(func() {
-				_ = sc.run(t.Context(), httptest.NewRecorder(), "ada", tt.kind, unit, func(context.Context) error { <-release; return nil })
-			})
-		}
-		waitFor(t, func() bool { sc.mu.Lock(); defer sc.mu.Unlock(); return sc.flying[flightKey{"ada", tt.kind}] == tt.n })
-		w := httptest.NewRecorder()
-		err := sc.run(t.Context(), w, "ada", tt.kind, unit, func(context.Context) error { t.Error("ran past the limit"); return nil })
-		if game.ErrorCode(err) != game.ERATELIMIT || w.Header().Get("Retry-After") == "" {
-			t.Errorf("%s number %d: %v, want 429 with Retry-After", tt.kind, tt.n+1, err)
-		}
-		if err := sc.run(t.Context(), httptest.NewRecorder(), "bob", tt.kind, unit, func(context.Context) error { return nil }); err != nil {
-			t.Errorf("%s of another player: %v", tt.kind, err)
-		}
-		close(release)
-		wg.Wait()
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 	"backpressure/internal/store/memstore"
 )
 
@@ -32,7 +33,7 @@ func TestMeasureHintFlood(t *testing.T) {
 		fmt.Sscan(n, &attackers)
 	}
 	s := newServer(Deps{Store: memstore.New(), Config: Config{}})
-	if err := LoadCampaign(t.Context(), s.store, s.log, time.Now()); err != nil {
+	if err := rules.LoadCampaign(t.Context(), s.store, s.log, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	h := s.routes()

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
+	"backpressure/internal/strictjson"
 )
 
 // clientError reports whether err is one the transport answers with a 4xx
@@ -66,8 +68,8 @@ func FuzzParseDesign(f *testing.F) {
 	}
 	f.Add([]byte(`{"components": [{"id": "app", "type": "app_service", "params": {"replicas": 1e308}}], "edges": []}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if _, _, err := parseDesign(raw); err != nil && !clientError(err) {
-			t.Fatalf("parseDesign(%q): %v is not a client error", raw, err)
+		if _, _, err := rules.ParseDesign(raw); err != nil && !clientError(err) {
+			t.Fatalf("rules.ParseDesign(%q): %v is not a client error", raw, err)
 		}
 	})
 }
@@ -104,20 +106,20 @@ func FuzzCheckKeys(f *testing.F) {
 	f.Add([]byte(`{"design": {"components": [{"id": "a", "id": "b"}]}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, typ := range []reflect.Type{reflect.TypeFor[submitRequest](), reflect.TypeFor[createPlayerRequest](), reflect.TypeFor[any]()} {
-			if err := checkKeys(body, typ); err != nil && game.ErrorCode(err) != eBadRequest {
-				t.Fatalf("checkKeys(%q): %v is not a 400", body, err)
+			if err := strictjson.CheckKeys(body, typ); err != nil && game.ErrorCode(err) != eBadRequest {
+				t.Fatalf("strictjson.CheckKeys(%q): %v is not a 400", body, err)
 			}
 		}
 		var obj map[string]json.RawMessage
-		if json.Unmarshal(body, &obj) != nil || len(obj) == 0 || checkKeys(body, reflect.TypeFor[any]()) != nil {
+		if json.Unmarshal(body, &obj) != nil || len(obj) == 0 || strictjson.CheckKeys(body, reflect.TypeFor[any]()) != nil {
 			return
 		}
 		for k, v := range obj {
 			key, _ := json.Marshal(k)
 			doubled := append(append(append([]byte(`{`), key...), ':'), v...)
 			doubled = append(append(doubled, ','), bytes.TrimPrefix(bytes.TrimSpace(body), []byte("{"))...)
-			if err := checkKeys(doubled, reflect.TypeFor[any]()); err == nil {
-				t.Fatalf("checkKeys(%q) accepted the key %s twice", doubled, key)
+			if err := strictjson.CheckKeys(doubled, reflect.TypeFor[any]()); err == nil {
+				t.Fatalf("strictjson.CheckKeys(%q) accepted the key %s twice", doubled, key)
 			}
 			break
 		}

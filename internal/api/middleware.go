@@ -262,7 +262,7 @@ func (s *server) rateLimit(name string, n int, key func(r *http.Request) string)
 	limiter := httprate.NewRateLimiter(n, window,
 		httprate.WithKeyFuncs(func(r *http.Request) (string, error) { return key(r), nil }),
 		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
-			s.metrics.rateLimited.WithLabelValues(name).Inc()
+			s.metrics.RateLimited.WithLabelValues(name).Inc()
 			s.writeError(w, r, errorf(game.ERATELIMIT, "too many requests (%s limit: %d per %s); retry after the time in Retry-After", name, n, window))
 		}))
 	return func(next http.Handler) http.Handler {

@@ -2,87 +2,16 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"backpressure/internal/game"
+	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/store/memstore"
 )
-
-func TestPoolBounds(t *testing.T) {
-	m := newMetrics()
-	p := newPool(1, 1, m)
-	release := make(chan struct{})
-	running := make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		first <- p.run(t.Context(), "test", func(context.Context) error {
-			close(running)
-			<-release
-			return nil
-		})
-	}()
-	<-running
-	// The second job waits in the queue...
-	second := make(chan error, 1)
-	go func() {
-		second <- p.run(t.Context(), "test", func(context.Context) error { return nil })
-	}()
-	waitFor(t, func() bool { return testutil.ToFloat64(m.queueDepth) == 1 })
-	// ...and a third finds the queue full.
-	err := p.run(t.Context(), "test", func(context.Context) error { t.Error("ran a rejected job"); return nil })
-	if game.ErrorCode(err) != eBusy {
-		t.Fatalf("third job: %v, want busy", err)
-	}
-	if got := testutil.ToFloat64(m.rejections); got != 1 {
-		t.Errorf("rejections = %g", got)
-	}
-	// A waiting job whose context ends leaves the queue.
-	ctx, cancel := context.WithCancel(t.Context())
-	p2 := newPool(1, 1, newMetrics())
-	block := make(chan struct{})
-	go func() { _ = p2.run(t.Context(), "test", func(context.Context) error { <-block; return nil }) }()
-	waitFor(t, func() bool { return len(p2.workers) == 1 })
-	waiting := make(chan error, 1)
-	go func() { waiting <- p2.run(ctx, "test", func(context.Context) error { return nil }) }()
-	waitFor(t, func() bool { return len(p2.admitted) == 2 })
-	cancel()
-	if err := <-waiting; !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled waiter: %v", err)
-	}
-	close(block)
-
-	close(release)
-	if err := <-first; err != nil {
-		t.Error(err)
-	}
-	if err := <-second; err != nil {
-		t.Error(err)
-	}
-	if got := testutil.ToFloat64(m.queueDepth); got != 0 {
-		t.Errorf("queue depth after draining = %g", got)
-	}
-	if got := testutil.ToFloat64(m.simulations.WithLabelValues("test", "ok")); got != 2 {
-		t.Errorf("ok jobs = %g", got)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // TestBusyIs503 fills the pool and checks that a simulation request is
 // refused at once with 503, Retry-After and a problem (without the hold of
@@ -90,16 +19,16 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestBusyIs503(t *testing.T) {
 	s := newServer(Deps{Store: memstore.New(), Config: Config{SimWorkers: 1, SimQueue: 0, RefusalHold: -1}})
 	ctx := t.Context()
-	if err := LoadCampaign(ctx, s.store, s.log, time.Now()); err != nil {
+	if err := rules.LoadCampaign(ctx, s.store, s.log, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	h := s.routes()
 	block := make(chan struct{})
 	go func() {
-		_ = s.sched.pools[kindSimulation].run(ctx, "test", func(context.Context) error { <-block; return nil })
+		_ = s.sched.Background(ctx, scheduler.KindSimulation, func(context.Context) error { <-block; return nil })
 	}()
 	defer close(block)
-	waitFor(t, func() bool { return len(s.sched.pools[kindSimulation].workers) == 1 })
+	waitFor(t, func() bool { return s.sched.Running(scheduler.KindSimulation) == 1 })
 
 	body := `{"level": "first-request", "design": {"components": [{"id": "app", "type": "app_service"}]}}`
 	rq := httptest.NewRequest("POST", "/v1/simulations", strings.NewReader(body))
@@ -151,5 +80,16 @@ func TestInFlightLimitShedsLoad(t *testing.T) {
 	h.ServeHTTP(third, httptest.NewRequest("GET", "/v1/x", nil))
 	if third.Code != http.StatusNoContent {
 		t.Errorf("request after the first ended: %d, want it served", third.Code)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

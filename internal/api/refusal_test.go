@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/store/memstore"
 )
 
@@ -19,17 +21,17 @@ func TestRefusalHeldOutsideInFlight(t *testing.T) {
 	s := newServer(Deps{Store: memstore.New(), Config: Config{MaxInFlight: 1, SimWorkers: 1, SimQueue: 0, RefusalHold: time.Hour}})
 	s.holds = newRefusalHolds(time.Hour, 1)
 	ctx := t.Context()
-	if err := LoadCampaign(ctx, s.store, s.log, time.Now()); err != nil {
+	if err := rules.LoadCampaign(ctx, s.store, s.log, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	h := s.routes()
 	// The dry-run pool is full: the next dry run is refused busy.
 	block := make(chan struct{})
 	go func() {
-		_ = s.sched.pools[kindSimulation].run(ctx, "test", func(context.Context) error { <-block; return nil })
+		_ = s.sched.Background(ctx, scheduler.KindSimulation, func(context.Context) error { <-block; return nil })
 	}()
 	defer close(block)
-	waitFor(t, func() bool { return len(s.sched.pools[kindSimulation].workers) == 1 })
+	waitFor(t, func() bool { return s.sched.Running(scheduler.KindSimulation) == 1 })
 
 	simulate := func(ctx context.Context) *httptest.ResponseRecorder {
 		body := `{"level": "first-request", "design": {"components": [{"id": "app", "type": "app_service"}]}}`

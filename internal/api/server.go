@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"golang.org/x/sync/singleflight"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 )
 
 // Config is the server's tunable behaviour; zero values take the defaults
@@ -99,12 +100,7 @@ type Config struct {
 	// X-Forwarded-For is believed. Empty: the TCP peer is the client.
 	TrustedProxies []string
 
-	// Duels (0: the Default* of duels.go). A challenge must be accepted
-	// within DuelChallengeTTL, a match found within DuelMatchWindow; once
-	// active, both designs are due within DuelSubmitWindow. A player
-	// starts at most DuelsPerDay duels per UTC day. Matching allows a
-	// rating difference of DuelMatchBase, plus DuelMatchPerMinute for
-	// every minute the waiting player has waited, up to DuelMatchMax.
+	// Duels: see rules.Config (0: the rules.DefaultDuel* defaults).
 	DuelChallengeTTL   time.Duration
 	DuelSubmitWindow   time.Duration
 	DuelMatchWindow    time.Duration
@@ -218,11 +214,27 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// Rules is the part of c the game's rules use (c with its defaults).
+func (c Config) Rules() rules.Config {
+	c = c.WithDefaults()
+	return rules.Config{
+		Sim: scheduler.Config{Workers: c.SimWorkers, Queue: c.SimQueue, BudgetBurst: c.SimBudgetBurst,
+			BudgetPerSecond: c.SimBudgetPerSecond, DryRunsPerPlayer: c.DryRunsPerPlayer},
+		SimTimeout:       c.SimTimeout,
+		DuelChallengeTTL: c.DuelChallengeTTL, DuelSubmitWindow: c.DuelSubmitWindow, DuelMatchWindow: c.DuelMatchWindow,
+		DuelsPerDay: c.DuelsPerDay, DuelMatchBase: c.DuelMatchBase, DuelMatchPerMinute: c.DuelMatchPerMinute, DuelMatchMax: c.DuelMatchMax,
+	}
+}
+
 // Deps are what NewServer is built from.
 type Deps struct {
 	Logger *slog.Logger
 	Store  Store
 	Config Config
+	// Rules are the game's rules the handlers call, shared with the
+	// background jobs (cmd/server builds them once); nil builds a Service
+	// of the server's own from Store, Config, Logger and Now.
+	Rules *rules.Service
 	// Web, if not nil, is served at / for GET requests that match no API
 	// route (the embedded web client). Without it such requests are 404.
 	Web fs.FS
@@ -230,13 +242,14 @@ type Deps struct {
 	Now func() time.Time
 	// Live, if not nil, serves the live streams; without it they are 503.
 	Live Live
-	// Scheduler, if not nil, is told of every new event, to finish it at
-	// its end (see EventFinisher.Finish); without it, something must call
-	// EventFinisher.Run.
-	Scheduler Scheduler
-	// DuelScheduler, if not nil, is told of every duel deadline (see
-	// DuelReferee.Settle); without it, something must call DuelReferee.Run.
-	DuelScheduler DuelScheduler
+}
+
+// rulesService is d.Rules, or rules of its own made from d.
+func (d Deps) rulesService() *rules.Service {
+	if d.Rules != nil {
+		return d.Rules
+	}
+	return rules.New(rules.Deps{Store: d.Store, Config: d.Config.Rules(), Logger: d.Logger, Now: d.Now})
 }
 
 // server holds the handlers' shared dependencies.
@@ -245,10 +258,9 @@ type server struct {
 	store     Store
 	log       *slog.Logger
 	now       func() time.Time
-	sched     *scheduler
+	rules     *rules.Service
+	sched     *scheduler.Scheduler // the rules', for dry runs, hints and level uploads
 	holds     *refusalHolds
-	loads     singleflight.Group // level loads by content hash
-	levels    *levelCache
 	metrics   *metrics
 	adminHash []byte
 	web       fs.FS
@@ -257,10 +269,8 @@ type server struct {
 	campaign map[string]int
 
 	// Live standings and events.
-	live          Live
-	streams       *streamSlots
-	eventFinishes Scheduler
-	duelDeadlines DuelScheduler
+	live    Live
+	streams *streamSlots
 }
 
 // NewServer returns the whole HTTP API as one handler: every route, with
@@ -289,18 +299,15 @@ func newServer(d Deps) *server {
 		sum := sha256.Sum256([]byte(cfg.AdminToken))
 		s.adminHash = sum[:]
 	}
-	s.metrics = newMetrics()
-	s.sched = newScheduler(cfg, s.now, s.metrics)
+	s.rules = d.rulesService()
+	s.sched = s.rules.Scheduler()
+	s.metrics = newMetrics(s.rules)
 	s.holds = newRefusalHolds(cfg.RefusalHold, heldPerInFlight*cfg.MaxInFlight)
 	s.live = d.Live
-	s.eventFinishes = d.Scheduler
-	s.duelDeadlines = d.DuelScheduler
 	s.streams = newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerAddress, s.metrics.registry)
-	s.levels = newLevelCache()
 	if levels, err := challenges.Campaign(); err == nil {
 		for i, l := range levels {
 			s.campaign[l.Slug] = i
-			s.levels.add(l.ContentHash(), l)
 		}
 	}
 	return s

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 )
 
 // The persistence the transport needs, in the small pieces the handlers use.
@@ -20,23 +21,14 @@ type Players interface {
 	SetRole(ctx context.Context, playerID uuid.UUID, role game.Role) error
 }
 
-// Levels stores level versions. PutLevel is idempotent by content hash and
-// starts a new version when the current one has submissions; CreateLevel
-// publishes a new slug, insert-only (ECONFLICT if it exists).
+// Levels reads level versions (the rules store them).
 type Levels interface {
-	PutLevel(ctx context.Context, l game.Level) (game.Level, bool, error)
-	CreateLevel(ctx context.Context, l game.Level) (game.Level, error)
 	Level(ctx context.Context, slug string, version int) (game.Level, error)
 	Levels(ctx context.Context) ([]game.LevelSummary, error)
 }
 
-// Submissions stores submissions and, in the same transaction, boards.
+// Submissions reads stored submissions (the rules store them).
 type Submissions interface {
-	CreateSubmission(ctx context.Context, sub game.Submission, idempotencyKey, requestHash string) (game.SubmissionReceipt, error)
-	// SubmissionByIdempotencyKey finds the receipt of an earlier request
-	// (ENOTFOUND if none, ECONFLICT if its hash differs), so a retry
-	// skips the simulation.
-	SubmissionByIdempotencyKey(ctx context.Context, playerID uuid.UUID, key, requestHash string) (game.SubmissionReceipt, error)
 	Submission(ctx context.Context, id uuid.UUID) (game.Submission, error)
 }
 
@@ -67,6 +59,8 @@ type Store interface {
 	Events
 	Seasons
 	Duels
-	FinalRuns
 	Pinger
+	// What the game's rules need, for the rules a server builds of its
+	// own (Deps.Rules nil).
+	rules.Store
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"backpressure/internal/challenges"
+	"backpressure/internal/rules"
 )
 
 // The streamed dry-run response is the same JSON document encoding/json
@@ -24,7 +25,7 @@ func TestWriteSimulationMatchesWholeEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, maxPoints := range []int{0, 2, 7, DefaultMaxPoints} {
-		res, every := downsample(ev.Result, maxPoints)
+		res, every := rules.Downsample(ev.Result, maxPoints)
 		resp := simulationResponse{Slug: l.Slug, Version: 3, Evaluation: ev, Result: res, Every: every, TotalTicks: len(ev.Result.Ticks)}
 		rec := httptest.NewRecorder()
 		s := &server{cfg: Config{}.WithDefaults()}

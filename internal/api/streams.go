@@ -265,14 +265,7 @@ func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 	}
 	defer done()
 	st := &sseStream{server: s, w: w, rc: http.NewResponseController(w)}
-	if err := st.open(); err != nil {
-		return
-	}
-	snapshot := func(ctx context.Context, after int64) error {
-		board, err := s.store.EventStandings(ctx, e.ID)
-		if err != nil {
-			return err
-		}
+	send := func(board game.EventBoard, after int64) error {
 		if board.Seq == after {
 			st.last = after
 			return nil
@@ -286,7 +279,24 @@ func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 		}
 		return st.write("standings", board.Seq, data)
 	}
-	if err := snapshot(ctx, resume); err != nil {
+	snapshot := func(ctx context.Context, after int64) error {
+		board, err := s.store.EventStandings(ctx, e.ID)
+		if err != nil {
+			return err
+		}
+		return send(board, after)
+	}
+	// The standings are read before the stream opens: a client that has
+	// the stream's headers has its starting point, so a change committed
+	// after that arrives as a change, never folded into the first snapshot.
+	board, err := s.store.EventStandings(ctx, e.ID)
+	if oerr := st.open(); oerr != nil {
+		return
+	}
+	if err == nil {
+		err = send(board, resume)
+	}
+	if err != nil {
 		st.fail(ctx, err)
 		return
 	}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,9 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"backpressure/internal/challenges"
 	"backpressure/internal/game"
-	"backpressure/internal/sim"
+	"backpressure/internal/rules"
 )
 
 type submitRequest struct {
@@ -67,16 +65,11 @@ type submitResponse struct {
 // maxIdempotencyKey bounds the Idempotency-Key header.
 const maxIdempotencyKey = 255
 
-// storeTimeout bounds the write of a finished submission. The write runs
-// even if the client has gone away: the simulation's verdict is kept, and
-// a retry with the same Idempotency-Key gets it.
-const storeTimeout = 15 * time.Second
-
-// handleSubmit runs, evaluates and scores a design on the level's current
-// version and stores the design, the verdict and the score in one
-// transaction with the board update.
+// handleSubmit scores a design on the level's current version and stores
+// it (rules.Service.Submit); a retry with the same Idempotency-Key is
+// answered with the first request's receipt.
 func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
-	defer s.sched.submitting()()
+	defer s.sched.Submitting()()
 	ctx := r.Context()
 	player, _ := playerFrom(ctx)
 	if player.ID == uuid.Nil {
@@ -94,7 +87,7 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	d, design, err := parseDesign(req.Design)
+	d, design, err := rules.ParseDesign(req.Design)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -104,50 +97,8 @@ func (s *server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	reqHash := requestHash(slug, req.Version, design)
-	if key != "" {
-		// A retry is answered from the store without simulating again.
-		// (A retry racing its first request finds nothing here; then
-		// CreateSubmission replays it.)
-		rec, err := s.store.SubmissionByIdempotencyKey(ctx, player.ID, key, reqHash)
-		switch {
-		case err == nil:
-			s.writeReceipt(w, r, player, rec)
-			return
-		case game.ErrorCode(err) != game.ENOTFOUND:
-			s.writeError(w, r, err)
-			return
-		}
-	}
-	stored, l, err := s.level(ctx, slug, 0)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if req.Version != 0 && req.Version != stored.Version {
-		s.writeError(w, r, errorf(game.ECONFLICT,
-			"version %d of %q is not current (version %d is); submissions go to the current version", req.Version, slug, stored.Version))
-		return
-	}
-	ev, verdict, id, err := s.score(w, r, l, d)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	sub := game.Submission{
-		ID:        id,
-		PlayerID:  player.ID,
-		Slug:      stored.Slug,
-		Version:   stored.Version,
-		Design:    design,
-		Result:    verdict,
-		Passed:    ev.Passed,
-		Score:     challenges.Score(ev),
-		CreatedAt: s.now(),
-	}
-	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
-	rec, err := s.store.CreateSubmission(storeCtx, sub, key, reqHash)
+	rec, err := s.rules.Submit(ctx, rules.Submission{Player: player, Who: keyByPlayerOrAddress(r), Slug: slug, Version: req.Version,
+		Design: d, Raw: design, IdempotencyKey: key, RequestHash: requestHash(slug, req.Version, design)})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -218,19 +169,4 @@ func (s *server) handleSubmission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, r, http.StatusOK, newSubmissionView(sub, p.Name))
-}
-
-// score runs d on l as a scored submission (on the submissions' workers, paid from the
-// player's budget) and returns the verdict, its stored form and the new submission's id.
-func (s *server) score(w http.ResponseWriter, r *http.Request, l *challenges.Level, d sim.Design) (*challenges.Evaluation, []byte, uuid.UUID, error) {
-	ev, err := s.evaluate(w, r, kindSubmission, l, d)
-	if err != nil {
-		return nil, nil, uuid.Nil, err
-	}
-	verdict, err := json.Marshal(ev)
-	if err != nil {
-		return nil, nil, uuid.Nil, err
-	}
-	id, err := uuid.NewV7()
-	return ev, verdict, id, err
 }

@@ -61,24 +61,36 @@ func Surprise(l *Level, seed uint64) []sim.ChaosEvent {
 // checked as a level (so the result runs exactly as a level published
 // with that schedule would).
 func WithChaos(l *Level, extra []sim.ChaosEvent) (*Level, error) {
+	return WithHidden(l, extra, nil)
+}
+
+// WithHidden returns l with extra chaos events after its own run.chaos and,
+// if resilience is not nil, that resilience rule in place of l's: the level
+// an event's final runs (its hidden chaos and rule) or a duel (its surprise)
+// are run against. The result is parsed and checked as a whole like any
+// level, so a problem's path names the result's run.chaos or resilience.
+func WithHidden(l *Level, extra []sim.ChaosEvent, resilience *Resilience) (*Level, error) {
 	if l == nil || l.c == nil {
 		return nil, ErrNotParsed
 	}
-	if len(extra) == 0 {
+	if len(extra) == 0 && resilience == nil {
 		return l, nil
 	}
 	raw, err := json.Marshal(l)
 	if err != nil {
-		return nil, fmt.Errorf("with chaos: %w", err)
+		return nil, fmt.Errorf("with hidden chaos: %w", err)
 	}
 	var doc Level
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("with chaos: %w", err)
+		return nil, fmt.Errorf("with hidden chaos: %w", err)
 	}
 	doc.Run.Chaos = append(doc.Run.Chaos, extra...)
+	if resilience != nil {
+		doc.Resilience = resilience
+	}
 	raw, err = json.Marshal(&doc)
 	if err != nil {
-		return nil, fmt.Errorf("with chaos: %w", err)
+		return nil, fmt.Errorf("with hidden chaos: %w", err)
 	}
 	return Parse(raw)
 }

@@ -3,9 +3,14 @@ package challenges
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"backpressure/internal/sim"
 )
 
 func TestSurprise(t *testing.T) {
@@ -85,5 +90,55 @@ func TestWithChaosDeterministic(t *testing.T) {
 	}
 	if a, b := run(), run(); string(a) != string(b) {
 		t.Error("two runs of the same design on the same surprise differ")
+	}
+}
+
+// WithHidden appends the extra chaos after the level's own and puts the
+// resilience rule in place of the level's; the result is checked like any
+// level, so a chaos event on no component is a problem at its place in
+// run.chaos, and nothing to add is the level itself.
+func TestWithHidden(t *testing.T) {
+	l, err := CampaignLevel("first-request")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := len(l.Run.Chaos)
+	spike := sim.ChaosEvent{Kind: sim.ChaosTrafficSpike, AtSec: 30, DurationSec: 40, Params: sim.ChaosParams{Multiplier: 3}}
+	rule := &Resilience{ErrorCeiling: 0.05, RecoveryDeadlineSec: 30}
+	for _, tt := range []struct {
+		name      string
+		extra     []sim.ChaosEvent
+		rule      *Resilience
+		wantChaos int
+		wantRule  *Resilience
+		problem   string
+	}{
+		{"nothing added", nil, nil, own, l.Resilience, ""},
+		{"a spike and a rule", []sim.ChaosEvent{spike}, rule, own + 1, rule, ""},
+		{"a failure of no component", []sim.ChaosEvent{{Kind: sim.ChaosNodeFailure, AtSec: 30, DurationSec: 10, Target: "ghost"}}, rule, 0, nil,
+			fmt.Sprintf("run.chaos[%d].target", own)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			full, err := WithHidden(l, tt.extra, tt.rule)
+			if tt.problem != "" {
+				ps, _ := AsProblems(err)
+				if !slices.ContainsFunc(ps, func(p Problem) bool { return strings.HasPrefix(p.Path, tt.problem) }) {
+					t.Fatalf("got %v, want a problem at %s", err, tt.problem)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(full.Run.Chaos) != tt.wantChaos {
+				t.Errorf("chaos events: got %d, want %d", len(full.Run.Chaos), tt.wantChaos)
+			}
+			if diff := cmp.Diff(tt.wantRule, full.Resilience); diff != "" {
+				t.Errorf("resilience (-want +got):\n%s", diff)
+			}
+			if len(l.Run.Chaos) != own {
+				t.Error("the level itself changed")
+			}
+		})
 	}
 }

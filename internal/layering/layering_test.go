@@ -1,7 +1,9 @@
 package layering
 
 import (
+	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,6 +22,9 @@ func imports(t *testing.T) map[string][]string {
 	}
 	return pkgs
 }
+
+// httpAllowed are the packages (besides cmd/) that may import net/http.
+var httpAllowed = map[string]bool{"backpressure/internal/api": true, "backpressure/internal/live": true}
 
 func TestImportRules(t *testing.T) {
 	pkgs := imports(t)
@@ -41,6 +46,13 @@ func TestImportRules(t *testing.T) {
 		"backpressure/internal/live":           {"backpressure/internal/game"},
 		"backpressure/internal/store/memstore": {"backpressure/internal/game"},
 		"backpressure/internal/store/pgstore":  {"backpressure/internal/game", "backpressure/migrations"},
+		"backpressure/internal/strictjson":     {"backpressure/internal/game"},
+		// The scheduler knows levels only to label a run's outcome.
+		"backpressure/internal/scheduler": {"backpressure/internal/game", "backpressure/internal/challenges"},
+		// The game's rules over time: levels, the engine, the domain, the
+		// scheduler; the stores only through interfaces declared in rules.
+		"backpressure/internal/rules": {"backpressure/internal/challenges", "backpressure/internal/sim",
+			"backpressure/internal/game", "backpressure/internal/scheduler"},
 	}
 	for pkg, ok := range allowed {
 		for _, imp := range pkgs[pkg] {
@@ -56,11 +68,18 @@ func TestImportRules(t *testing.T) {
 			}
 		}
 	}
-	// The transport sits on top: only the server's main package wires it in.
 	for pkg, imps := range pkgs {
+		cmd := strings.HasPrefix(pkg, "backpressure/cmd/")
 		for _, imp := range imps {
-			if imp == "backpressure/internal/api" && pkg != "backpressure/cmd/server" {
-				t.Errorf("%s imports internal/api; nothing but cmd/server may", pkg)
+			// The transport sits on top: only the commands wire it in.
+			if imp == "backpressure/internal/api" && !cmd {
+				t.Errorf("%s imports internal/api; nothing but cmd/ may", pkg)
+			}
+			// HTTP is the transport's and the live streams' alone: the
+			// rules and the scheduler are reached through calls, never
+			// requests.
+			if (imp == "net/http" || strings.HasPrefix(imp, "net/http/")) && !cmd && !httpAllowed[pkg] {
+				t.Errorf("%s imports %s; only %v (and cmd/) may", pkg, imp, slices.Sorted(maps.Keys(httpAllowed)))
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package api
+package rules
 
 import (
 	"context"
@@ -47,9 +47,9 @@ func (c *levelCache) get(hash string) (*challenges.Level, bool) {
 	return l, ok
 }
 
-// level returns the stored level version (version 0: current) and its
+// Level returns the stored level version (version 0: current) and its
 // parsed form.
-func (s *server) level(ctx context.Context, slug string, version int) (game.Level, *challenges.Level, error) {
+func (s *Service) Level(ctx context.Context, slug string, version int) (game.Level, *challenges.Level, error) {
 	stored, err := s.store.Level(ctx, slug, version)
 	if err != nil {
 		return game.Level{}, nil, err
@@ -64,7 +64,7 @@ func (s *server) level(ctx context.Context, slug string, version int) (game.Leve
 		if l, ok := s.levels.get(stored.ContentHash); ok {
 			return l, nil
 		}
-		s.metrics.levelLoads.Inc()
+		s.levelLoads.Inc()
 		parsed, err := challenges.Decode(stored.Definition)
 		if err != nil {
 			return nil, err
@@ -86,9 +86,9 @@ func (s *server) level(ctx context.Context, slug string, version int) (game.Leve
 	return stored, v.(*challenges.Level), nil
 }
 
-// levelRecord is how a parsed level is stored: its canonical JSON (what
+// LevelRecord is how a parsed level is stored: its canonical JSON (what
 // Parse reads back), identified by its content hash.
-func levelRecord(l *challenges.Level, builtin bool, now time.Time) (game.Level, error) {
+func LevelRecord(l *challenges.Level, builtin bool, now time.Time) (game.Level, error) {
 	def, err := json.Marshal(l)
 	if err != nil {
 		return game.Level{}, fmt.Errorf("encode level %s: %w", l.Slug, err)
@@ -117,7 +117,7 @@ func LoadCampaign(ctx context.Context, store Levels, logger *slog.Logger, now ti
 		return fmt.Errorf("load the built-in campaign: %w", err)
 	}
 	for _, l := range levels {
-		rec, err := levelRecord(l, true, now)
+		rec, err := LevelRecord(l, true, now)
 		if err != nil {
 			return err
 		}

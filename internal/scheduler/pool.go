@@ -1,4 +1,4 @@
-package api
+package scheduler
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"backpressure/internal/challenges"
+	"backpressure/internal/game"
 )
 
 // pool runs simulations of one kind (see scheduler) on a bounded number of workers with a bounded
@@ -18,10 +19,10 @@ type pool struct {
 	admitted chan struct{}
 	// workers holds a token per running job: capacity workers.
 	workers chan struct{}
-	m       *metrics
+	m       *Metrics
 }
 
-func newPool(workers, queue int, m *metrics) *pool {
+func newPool(workers, queue int, m *Metrics) *pool {
 	return &pool{
 		admitted: make(chan struct{}, workers+queue),
 		workers:  make(chan struct{}, workers),
@@ -32,8 +33,11 @@ func newPool(workers, queue int, m *metrics) *pool {
 // full reports whether a job would be refused now (a hint, not a promise: run decides).
 func (p *pool) full() bool { return len(p.admitted) == cap(p.admitted) }
 
-// errBusy is the refusal of a full queue.
-var errBusy = errorf(eBusy, "the server is busy running simulations; retry after the time in Retry-After")
+// EBUSY is the error code of a full queue (the transport answers 503 with Retry-After).
+const EBUSY = "busy"
+
+// ErrBusy is the refusal of a full queue.
+var ErrBusy error = game.Errorf(EBUSY, "the server is busy running simulations; retry after the time in Retry-After")
 
 // run runs fn on a worker, waiting for one within ctx. kind labels the
 // metrics (simulation, submission, hint, level).
@@ -41,31 +45,31 @@ func (p *pool) run(ctx context.Context, kind string, fn func(ctx context.Context
 	select {
 	case p.admitted <- struct{}{}:
 	default:
-		p.m.rejections.Inc()
-		return errBusy
+		p.m.Rejections.Inc()
+		return ErrBusy
 	}
 	defer func() { <-p.admitted }()
 	select {
 	case p.workers <- struct{}{}:
 	default:
-		p.m.simWaits.WithLabelValues(kind).Inc()
-		p.m.queueDepth.Inc()
+		p.m.SimWaits.WithLabelValues(kind).Inc()
+		p.m.QueueDepth.Inc()
 		select {
 		case p.workers <- struct{}{}:
-			p.m.queueDepth.Dec()
+			p.m.QueueDepth.Dec()
 		case <-ctx.Done():
-			p.m.queueDepth.Dec()
-			p.m.simulations.WithLabelValues(kind, outcome(ctx.Err())).Inc()
+			p.m.QueueDepth.Dec()
+			p.m.Simulations.WithLabelValues(kind, outcome(ctx.Err())).Inc()
 			return ctx.Err()
 		}
 	}
 	defer func() { <-p.workers }()
-	p.m.running.Inc()
-	defer p.m.running.Dec()
+	p.m.Running.Inc()
+	defer p.m.Running.Dec()
 	start := time.Now()
 	err := fn(ctx)
-	p.m.simDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
-	p.m.simulations.WithLabelValues(kind, outcome(err)).Inc()
+	p.m.SimDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	p.m.Simulations.WithLabelValues(kind, outcome(err)).Inc()
 	return err
 }
 

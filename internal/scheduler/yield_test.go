@@ -1,4 +1,4 @@
-package api
+package scheduler
 
 import (
 	"context"
@@ -6,26 +6,23 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"backpressure/internal/store/memstore"
 )
 
 // A hint's next run waits while a submission is in progress and goes on once none is; it
 // does not wait when none is, and its context ends the wait.
 func TestHintYieldsToSubmissions(t *testing.T) {
-	s := newServer(Deps{Store: memstore.New()})
-	sc := s.sched
+	sc := New(Config{Workers: 2}, time.Now, NewMetrics())
 	sc.yieldMax = time.Hour
 	ctx := t.Context()
-	sc.yieldToSubmissions(ctx) // nothing in progress: no wait (the test would hang)
+	sc.YieldToSubmissions(ctx) // nothing in progress: no wait (the test would hang)
 
-	done := sc.submitting()
+	done := sc.Submitting()
 	resumed := make(chan struct{})
 	go func() {
-		sc.yieldToSubmissions(ctx)
+		sc.YieldToSubmissions(ctx)
 		close(resumed)
 	}()
-	waitFor(t, func() bool { return testutil.ToFloat64(sc.m.hintYields) >= 1 })
+	waitFor(t, func() bool { return testutil.ToFloat64(sc.m.HintYields) >= 1 })
 	select {
 	case <-resumed:
 		t.Fatal("the hint went on while a submission was in progress")
@@ -34,12 +31,12 @@ func TestHintYieldsToSubmissions(t *testing.T) {
 	done()
 	<-resumed
 
-	done = sc.submitting()
+	done = sc.Submitting()
 	defer done()
 	cctx, cancel := context.WithCancel(ctx)
 	cancelled := make(chan struct{})
 	go func() {
-		sc.yieldToSubmissions(cctx)
+		sc.YieldToSubmissions(cctx)
 		close(cancelled)
 	}()
 	cancel()

@@ -1,4 +1,4 @@
-package api
+package scheduler
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package api
+package rules
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"backpressure/internal/game"
 )
 
-// eventRerunLevel is the level a finished event's final runs used: the
+// EventRerunLevel is the level a finished event's final runs used: the
 // event's level version with its hidden chaos and resilience rule added. A
 // dry run with "event" (POST /v1/simulations) runs a design against it, so
 // that anyone can re-run an entrant's final design and get the stored
 // evaluation. The level and version asked for must be the event's; the
 // event must be finished (until then its chaos is hidden).
-func (s *server) eventRerunLevel(ctx context.Context, eventID string, stored game.Level, l *challenges.Level) (*challenges.Level, error) {
+func (s *Service) EventRerunLevel(ctx context.Context, eventID string, stored game.Level, l *challenges.Level) (*challenges.Level, error) {
 	id, err := uuid.Parse(eventID)
 	if err != nil {
 		return nil, game.Invalid("the request is invalid", []game.FieldError{{Field: "event", Reason: "must be an event id"}})
@@ -29,7 +29,7 @@ func (s *server) eventRerunLevel(ctx context.Context, eventID string, stored gam
 		return nil, err
 	}
 	if e.FinishedAt == nil {
-		return nil, errorf(game.ECONFLICT, "the event's hidden chaos is published once it is finished; re-run final designs then")
+		return nil, game.Errorf(game.ECONFLICT, "the event's hidden chaos is published once it is finished; re-run final designs then")
 	}
 	if stored.Slug != e.Slug || stored.Version != e.Version {
 		return nil, game.Invalid("the request is invalid", []game.FieldError{{Field: "level",

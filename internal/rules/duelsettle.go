@@ -1,14 +1,14 @@
-package api
+package rules
 
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/google/uuid"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
 )
 
@@ -19,7 +19,7 @@ import (
 // times, from any replica, at once: the runs are deterministic and the
 // store ends a duel exactly once (settled reports whether this call did).
 // A duel not yet due is returned unchanged.
-func (s *server) settleDuel(ctx context.Context, id uuid.UUID) (game.Duel, bool, error) {
+func (s *Service) settleDuel(ctx context.Context, id uuid.UUID) (game.Duel, bool, error) {
 	d, err := s.store.Duel(ctx, id)
 	if err != nil || game.DuelEnded(d.State) {
 		return d, false, err
@@ -64,8 +64,8 @@ func (s *server) settleDuel(ctx context.Context, id uuid.UUID) (game.Duel, bool,
 }
 
 // surpriseOf is d's surprise chaos as JSON (a level's run.chaos list).
-func (s *server) surpriseOf(ctx context.Context, d game.Duel) json.RawMessage {
-	_, l, err := s.level(ctx, d.Slug, d.Version)
+func (s *Service) surpriseOf(ctx context.Context, d game.Duel) json.RawMessage {
+	_, l, err := s.Level(ctx, d.Slug, d.Version)
 	if err != nil {
 		return json.RawMessage("[]")
 	}
@@ -84,7 +84,7 @@ func surpriseJSON(events []sim.ChaosEvent) json.RawMessage {
 }
 
 // forfeitDuel: the side that submitted wins; its design is shown, not run.
-func (s *server) forfeitDuel(ctx context.Context, d game.Duel) game.DuelEnd {
+func (s *Service) forfeitDuel(ctx context.Context, d game.Duel) game.DuelEnd {
 	res := game.DuelResult{Reason: game.ReasonForfeit}
 	for _, side := range d.Sides {
 		rs := game.DuelResultSide{PlayerID: side.PlayerID, Submitted: side.Submitted(), Design: orNull(side.Design),
@@ -100,8 +100,8 @@ func (s *server) forfeitDuel(ctx context.Context, d game.Duel) game.DuelEnd {
 
 // decideDuel runs both designs against the level with the surprise, on
 // the background workers (never the submissions'), and decides.
-func (s *server) decideDuel(ctx context.Context, d game.Duel) (game.DuelEnd, error) {
-	_, l, err := s.level(ctx, d.Slug, d.Version)
+func (s *Service) decideDuel(ctx context.Context, d game.Duel) (game.DuelEnd, error) {
+	_, l, err := s.Level(ctx, d.Slug, d.Version)
 	if err != nil {
 		return game.DuelEnd{}, err
 	}
@@ -109,7 +109,7 @@ func (s *server) decideDuel(ctx context.Context, d game.Duel) (game.DuelEnd, err
 	var full *challenges.Level
 	parseCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
 	defer cancel()
-	if err := s.sched.background(parseCtx, kindEvent, func(context.Context) error {
+	if err := s.sched.Background(parseCtx, scheduler.KindEvent, func(context.Context) error {
 		full, err = challenges.WithChaos(l, surprise)
 		return err
 	}); err != nil {
@@ -134,9 +134,9 @@ func (s *server) decideDuel(ctx context.Context, d game.Duel) (game.DuelEnd, err
 	return game.DuelEnd{State: game.DuelFinished, Result: res}, nil
 }
 
-func (s *server) duelRun(ctx context.Context, full *challenges.Level, side game.DuelSide) (game.DuelResultSide, error) {
+func (s *Service) duelRun(ctx context.Context, full *challenges.Level, side game.DuelSide) (game.DuelResultSide, error) {
 	rs := game.DuelResultSide{PlayerID: side.PlayerID, Submitted: true, Design: side.Design}
-	d, _, err := parseDesign(side.Design)
+	d, _, err := ParseDesign(side.Design)
 	var ev *challenges.Evaluation
 	if err == nil {
 		ev, err = s.evaluateBackground(ctx, full.Evaluate, d) // its timeline is shown
@@ -164,7 +164,7 @@ func sideFrom(rs game.DuelResultSide, ev *challenges.Evaluation, err error) (gam
 	if rs.Evaluation, err = json.Marshal(ev); err != nil {
 		return rs, err
 	}
-	res, every := downsample(ev.Result, duelMaxPoints)
+	res, every := Downsample(ev.Result, duelMaxPoints)
 	rs.Every, rs.TotalTicks = every, len(ev.Result.Ticks)
 	if rs.Summary, err = json.Marshal(res.Summary); err != nil {
 		return rs, err
@@ -194,60 +194,4 @@ func duelRunOf(ev *challenges.Evaluation) game.DuelRun {
 		r.FailedAtSec = &at
 	}
 	return r
-}
-
-// DuelReferee settles duels at their deadlines.
-type DuelReferee struct{ s *server }
-
-// NewDuelReferee returns the referee of d's duels; it shares nothing with
-// the server's handler but the store (its runs use a pool of their own, of
-// d.Config.SimWorkers).
-func NewDuelReferee(d Deps) *DuelReferee { return &DuelReferee{s: newServer(d)} }
-
-// Settle settles one duel (see settleDuel): done reports that this call
-// ended it; a *NotEndedError (ErrNotEnded) says how long until it is due.
-func (f *DuelReferee) Settle(ctx context.Context, id uuid.UUID) (bool, error) {
-	d, done, err := f.s.settleDuel(ctx, id)
-	if err != nil || done || game.DuelEnded(d.State) {
-		return done, err
-	}
-	if wait := d.Deadline().Sub(f.s.now()); wait > 0 {
-		return false, &NotEndedError{Wait: wait}
-	}
-	return false, nil
-}
-
-// Open lists the duels not yet ended, with their deadlines, so that a
-// scheduler can (re)arrange their settling.
-func (f *DuelReferee) Open(ctx context.Context) ([]game.Duel, error) { return f.s.store.OpenDuels(ctx) }
-
-// SettleDue settles every open duel that is due now.
-func (f *DuelReferee) SettleDue(ctx context.Context) error {
-	duels, err := f.s.store.OpenDuels(ctx)
-	if err != nil {
-		return err
-	}
-	for _, d := range duels {
-		if _, _, err := f.s.settleDuel(ctx, d.ID); err != nil {
-			f.s.log.WarnContext(ctx, "settling a duel failed; it is retried", "duel_id", d.ID.String(), "err", err)
-		}
-	}
-	return nil
-}
-
-// Run settles due duels every interval until ctx is done (the in-memory
-// store's scheduler; with PostgreSQL, river jobs call Settle).
-func (f *DuelReferee) Run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if err := f.SettleDue(ctx); err != nil && ctx.Err() == nil {
-			f.s.log.WarnContext(ctx, "looking for due duels failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package api
+package strictjson
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // encoding/json matches object keys to struct fields case-insensitively and
 // keeps the last of duplicate keys, so {"version": 1, "VERSION": 2} decodes
 // as version 2 while a proxy, a log or a signature check may have read 1.
-// checkKeys is the pre-pass that makes the body mean one thing to every
+// CheckKeys is the pre-pass that makes the body mean one thing to every
 // reader: it walks the token stream beside the target type and refuses a
 // key that appears twice in one object (anywhere in the document) and a key
 // that names a field of the target struct in another case.
@@ -25,20 +25,20 @@ const maxKeyDepth = 64
 
 var errKeysTooDeep = errors.New("nests too deep")
 
-// checkKeys returns a 400 naming the first duplicate or mis-cased key of
+// CheckKeys returns an EMALFORMED error naming the first duplicate or mis-cased key of
 // body, which is decoded into a value of type t. Syntax errors are left to
 // the decoder, which reports them with their position.
-func checkKeys(body []byte, t reflect.Type) error {
+func CheckKeys(body []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	field, reason, err := walkKeys(dec, t, "", 0)
 	switch {
 	case errors.Is(err, errKeysTooDeep):
-		return badRequest("the body nests too deep", game.FieldError{Field: field, Reason: fmt.Sprintf("nests deeper than %d levels", maxKeyDepth)})
+		return malformed("the body nests too deep", game.FieldError{Field: field, Reason: fmt.Sprintf("nests deeper than %d levels", maxKeyDepth)})
 	case err != nil:
 		return nil // malformed: the decoder says where
 	case reason != "":
-		return badRequest("the body has an ambiguous field", game.FieldError{Field: field, Reason: reason})
+		return malformed("the body has an ambiguous field", game.FieldError{Field: field, Reason: reason})
 	}
 	return nil
 }
