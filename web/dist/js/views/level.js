@@ -39,8 +39,8 @@ export async function levelView(main, slug, opts = {}) {
   const state = {
     design: validStored(loadDesign(slug)) || clone(def.starting_design),
     positions: {},
-    // autoPlaced: boxes added without a place (from the keyboard); dagre re-places them as
-    // their connections change, until the player moves them.
+    // autoPlaced: boxes added without a place to a design the player arranged; they are
+    // placed again as their connections change, until the player moves them.
     autoPlaced: new Set(),
     run: null, // the last run: {design, response}
     stale: false,
@@ -166,19 +166,20 @@ export async function levelView(main, slug, opts = {}) {
     onSelect: (id, { edge } = {}) => select(id, edge),
     onConnect: (from, to) => connect(from, to),
     onDelete: ({ node, edge }) => (node ? removeComponent(node) : disconnect(edge.from, edge.to)),
-    onMove: (id, p) => {
-      state.positions[id] = p;
+    onMove: (id, p, all) => {
+      state.positions = all;
       state.autoPlaced.delete(id);
       saveLayout(layoutKey(), state.positions);
     },
     onLayout: (pos) => {
       state.positions = pos;
+      state.autoPlaced.clear();
       saveLayout(layoutKey(), pos);
     },
   });
   cleanups.push(() => diagram.destroy());
   // A phone's canvas runs top to bottom and a wide one left to right: each keeps its own layout.
-  const layoutKey = () => (diagram.direction() === 'TB' ? `${slug}.narrow` : slug);
+  const layoutKey = () => (diagram.narrow() ? `${slug}.narrow` : slug);
   state.positions = loadLayout(layoutKey());
   const palette = new Palette(paletteBox, {
     catalog,
@@ -236,12 +237,9 @@ export async function levelView(main, slug, opts = {}) {
     const base = ID_BASE[kind] || kind;
     let id = base;
     for (let k = 2; state.design.components.some((c) => c.id === id); k++) id = `${base}-${k}`;
-    if (!pos) {
-      pos = diagram.freeSpot();
-      state.autoPlaced.add(id);
-    }
     state.design.components.push({ id, type: kind });
-    state.positions[id] = pos;
+    if (pos) state.positions = { ...diagram.positions, [id]: pos };
+    else if (!diagram.auto) state.autoPlaced.add(id);
     commit();
     select(id);
     toast(`Added ${id}. ${state.design.components.length > 1 ? 'Connect it: drag from its blue dot to another box, or use “calls” in the side panel.' : ''}`);
@@ -311,7 +309,7 @@ export async function levelView(main, slug, opts = {}) {
   function redrawDiagram() {
     clearTimeout(redrawTimer);
     diagram.setDesign(state.design, state.positions, chaos);
-    Object.assign(state.positions, diagram.positions);
+    state.positions = diagram.auto ? {} : { ...diagram.positions };
     const why = state.run && !state.stale ? whyOf(state.run.response.evaluation) : [];
     diagram.highlight(why.map((w) => w.component));
   }
