@@ -134,7 +134,7 @@ test('A challenges B by their player id; B sees the challenge arrive and accepts
   const incoming = pb.locator(`#duels-pending .duel-card[data-id="${duelId}"]`);
   await incoming.waitFor();
   assert.match(await incoming.innerText(), new RegExp(`vs ${names.a}.*they challenged you`, 's'));
-  assert.match(await incoming.locator('.countdown').innerText(), /\d+:\d\d left to accept/);
+  assert.match(await incoming.locator('.countdown').innerText(), /^(\d+ h \d\d min|\d+ min \d\d s|\d+ s) left to accept/);
   await snap('b-challenged', pb);
   await incoming.locator('[data-action="accept"]').focus();
   await pb.keyboard.press('Enter');
@@ -143,7 +143,7 @@ test('A challenges B by their player id; B sees the challenge arrive and accepts
   // A's page follows the duel's stream: the card moves to "in play" without a reload.
   const started = pa.locator(`#duels-active .duel-card[data-id="${duelId}"]`);
   await started.waitFor();
-  assert.match(await started.locator('.countdown').innerText(), /\d+:\d\d left to hand in a design/);
+  assert.match(await started.locator('.countdown').innerText(), /^(\d+ min \d\d s|\d+ s) left to hand in a design/);
   await snap('a-active', pa);
 });
 

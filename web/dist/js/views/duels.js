@@ -28,7 +28,7 @@ export async function duelsView(main) {
   const cleanups = [];
   const intro = h('section', { class: 'panel intro' },
     h('h1', {}, 'Duels'),
-    h('p', {}, 'Challenge another player on a level. You each hand in a design before the deadline; the same traffic, and one surprise chaos event neither of you knows in advance, hit both. The better verdict wins, and both ratings move. Your opponent\u2019s design stays hidden until the end.'),
+    h('p', {}, 'Challenge another player on a level. You each hand in a design before the deadline; the same traffic hits both and, on a level with chaos, one surprise chaos event neither of you knows in advance. The better verdict wins, and both ratings move. Your opponent\u2019s design stays hidden until the end.'),
     h('p', {}, h('a', { href: '#/ratings' }, 'The ratings board')));
   const youBox = h('section', { class: 'panel', 'aria-labelledby': 'you-h' });
   const challengeBox = h('section', { class: 'panel', 'aria-labelledby': 'challenge-h' });
@@ -71,13 +71,39 @@ export async function duelsView(main) {
   }
 
   function renderChallenge() {
-    const levelSel = h('select', { id: 'duel-level' }, levels.map((l) => h('option', { value: l.slug }, l.title)));
+    const levelSel = h('select', { id: 'duel-level', 'aria-describedby': 'duel-level-help' }, levels.map((l) => h('option', { value: l.slug }, l.title)));
+    const levelHelp = h('p', { class: 'help', id: 'duel-level-help' });
+    // Only a level with chaos has a surprise (the server draws it from the level's own chaos
+    // events): each option says which, as the levels arrive one by one.
+    const surprise = new Map();
+    const sayLevel = () => {
+      const has = surprise.get(levelSel.value);
+      levelHelp.textContent = has === undefined ? ''
+        : has ? 'This level has chaos: one surprise chaos event, drawn from its own, hits both designs.'
+          : 'This level has no chaos, so no surprise: the same traffic decides.';
+    };
+    levelSel.addEventListener('change', sayLevel);
+    (async () => {
+      for (const l of levels) {
+        if (stopped) return;
+        try {
+          const lv = await api.level(l.slug);
+          const has = (lv.definition?.run?.chaos || []).length > 0;
+          surprise.set(l.slug, has);
+          const opt = [...levelSel.options].find((o) => o.value === l.slug);
+          if (opt) opt.textContent = `${l.title}${has ? ' · surprise chaos' : ' · no chaos'}`;
+          if (l.slug === levelSel.value) sayLevel();
+        } catch {
+          /* the option keeps its plain title */
+        }
+      }
+    })();
     const opponent = h('input', { id: 'duel-opponent', type: 'text', maxlength: 64, autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'duel-opponent-help' });
     const status = h('p', { class: 'run-status', role: 'status', 'aria-live': 'polite', id: 'challenge-status' });
     const send = h('button', { type: 'submit', class: 'primary', id: 'challenge' }, 'Challenge');
     const match = h('button', { type: 'button', class: 'secondary', id: 'find-opponent' }, 'Find me an opponent');
     const form = h('form', { class: 'challenge-form' },
-      h('div', { class: 'field' }, h('label', { for: levelSel.id }, 'Level'), levelSel),
+      h('div', { class: 'field' }, h('label', { for: levelSel.id }, 'Level'), levelSel, levelHelp),
       h('div', { class: 'field' }, h('label', { for: opponent.id }, 'Opponent'), opponent,
         h('p', { class: 'help', id: 'duel-opponent-help' }, 'Their player id (shown on their duels page), or the name of a past opponent or of a player on the ratings board.')),
       h('div', { class: 'toolbar' }, send, match));

@@ -3,7 +3,7 @@
 // view's canvas, runs and submit flow, submitting to the event) and the live standings over
 // Server-Sent Events; after it, the hidden chaos that was revealed, the final standings, and
 // for each entrant a re-run of their final design that shows it gives the same evaluation.
-import { h, clear, fmt, fmtSec, fmtPct, fmtDuration, fmtWhen, problemText } from '../util.js';
+import { h, clear, fmt, fmtSec, fmtPct, fmtDuration, fmtWhen, whenText, problemText } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
 import { markdown } from '../md.js';
@@ -42,7 +42,7 @@ function phaseBadge(phase) {
 function countdownText(e, now) {
   const start = Date.parse(e.starts_at);
   const end = Date.parse(e.ends_at);
-  if (e.phase === 'finished') return `Finished ${new Date(e.finished_at || e.ends_at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })}`;
+  if (e.phase === 'finished') return `Finished ${whenText(e.finished_at || e.ends_at)}`;
   if (now < start) return `Starts in ${fmtDuration(start - now)}`;
   if (now < end) return `Ends in ${fmtDuration(end - now)}`;
   return 'Ended: the final runs with the hidden chaos are under way';

@@ -570,7 +570,7 @@ export async function levelView(main, slug, opts = {}) {
     }
     if (receipt) parts.push(receipt);
     const progress = loadProgress(slug);
-    if (progress?.passed) parts.push(h('p', { class: 'muted' }, `Your best here: ${progress.best}${progress.rank ? `, rank ${progress.rank}` : ''}.`));
+    if (progress?.passed && progress.best != null) parts.push(h('p', { class: 'muted' }, `Your best here: ${progress.best}${progress.rank ? `, rank ${progress.rank}` : ''}.`));
     clear(submitBox, parts);
   }
 
