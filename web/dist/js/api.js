@@ -161,9 +161,9 @@ export function eventResult(id, playerId) {
 
 // rerunFinal runs a final design again against the event's level with its hidden chaos (a
 // dry run, nothing stored): {evaluation, result, ...}.
-export function rerunFinal(eventId, slug, version, design, { signal } = {}) {
+export function rerunFinal(eventId, slug, version, design, { signal, maxPoints = 2 } = {}) {
   return call('POST', '/v1/simulations', {
-    body: { level: slug, version, design, event: eventId, max_points: 2 }, auth: 'optional', signal,
+    body: { level: slug, version, design, event: eventId, max_points: maxPoints }, auth: 'optional', signal,
   });
 }
 
