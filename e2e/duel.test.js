@@ -119,7 +119,7 @@ test('A challenges B by their player id; B sees the challenge arrive and accepts
   await pa.locator('#duel-opponent').fill(names.b);
   await pa.locator('#challenge').click();
   await pa.locator('#challenge-status.bad').waitFor();
-  assert.match(await pa.locator('#challenge-status').innerText(), /Ask them for their player id/);
+  assert.match(await pa.locator('#challenge-status').innerText(), /ask them for their player id/);
   const idB = (await pb.locator('#my-id').innerText()).trim();
   await pa.locator('#duel-opponent').fill(idB);
   await pa.locator('#challenge').click();
@@ -314,6 +314,24 @@ test('two players who ask to be matched on the same level are paired', async () 
   await pc.locator(`#duels-active .duel-card[data-id="${id}"]`).waitFor();
   assert.match(await pc.locator(`#duels-active .duel-card[data-id="${id}"]`).innerText(), new RegExp(`vs duel-d-${tag}`));
   await snap('matched', pc);
+});
+
+test('A challenges B from B\'s player page on a level without chaos, where the picker says there is no surprise', async () => {
+  const b = await pb.evaluate(() => JSON.parse(localStorage.getItem('bp.player')));
+  await pa.goto(`${BASE}/#/players/${b.id}`);
+  const level = pa.locator('#challenge-level');
+  await level.waitFor();
+  await pa.locator('#challenge-level option[value="first-request"]', { hasText: 'no chaos' }).waitFor({ state: 'attached' });
+  await pa.locator('#challenge-level option[value="thundering-herd"]', { hasText: 'surprise chaos' }).waitFor({ state: 'attached' });
+  await level.selectOption('first-request');
+  assert.match(await pa.locator('#challenge-level-help').innerText(), /no chaos, so no surprise/);
+  await snap('player-page-challenge', pa);
+  await pa.locator('#player-challenge').click();
+  await pa.waitForURL(/#\/duels\/[0-9a-f-]{36}$/);
+  const id = decodeURIComponent(pa.url().split('#/duels/')[1]);
+  await pb.goto(`${BASE_B}/#/duels`);
+  await pb.locator(`#duels-pending .duel-card[data-id="${id}"]`).waitFor();
+  assert.match(await pb.locator(`#duels-pending .duel-card[data-id="${id}"]`).innerText(), new RegExp(names.a));
 });
 
 test('no script errors in any context', () => {

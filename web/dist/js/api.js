@@ -175,6 +175,13 @@ export async function seasons() {
   return data.seasons || [];
 }
 
+// globalBoard reads one page of the global board (every player with a score).
+export function globalBoard({ cursor, limit = 100 } = {}) {
+  const q = new URLSearchParams({ limit: String(limit) });
+  if (cursor) q.set('cursor', cursor);
+  return call('GET', `/v1/leaderboard?${q}`, { auth: 'optional' });
+}
+
 // seasonBoard reads one page of a season's board (the leaderboard's page shape).
 export function seasonBoard(id, { aroundMe, cursor, limit = 25 } = {}) {
   const q = new URLSearchParams();

@@ -159,3 +159,35 @@ export function fillStatus(el, text, bad = false) {
   el.classList.toggle('bad', bad);
   clear(el, text);
 }
+
+// levelPicker is a level choice for a duel whose options say which levels have a surprise:
+// only a level with chaos has one (the server draws it from the level's own chaos events).
+// The levels' chaos arrives one level at a time, until stopped() says the page is gone.
+export function levelPicker(levels, stopped, { id = 'duel-level' } = {}) {
+  const help = h('p', { class: 'help', id: `${id}-help` });
+  const select = h('select', { id, 'aria-describedby': help.id }, levels.map((l) => h('option', { value: l.slug }, l.title)));
+  const surprise = new Map();
+  const say = () => {
+    const has = surprise.get(select.value);
+    help.textContent = has === undefined ? ''
+      : has ? 'This level has chaos: one surprise chaos event, drawn from its own, hits both designs.'
+        : 'This level has no chaos, so no surprise: the same traffic decides.';
+  };
+  select.addEventListener('change', say);
+  (async () => {
+    for (const l of levels) {
+      if (stopped()) return;
+      try {
+        const lv = await api.level(l.slug);
+        const has = (lv.definition?.run?.chaos || []).length > 0;
+        surprise.set(l.slug, has);
+        const opt = [...select.options].find((o) => o.value === l.slug);
+        if (opt) opt.textContent = `${l.title}${has ? ' · surprise chaos' : ' · no chaos'}`;
+        if (l.slug === select.value) say();
+      } catch {
+        /* the option keeps its plain title */
+      }
+    }
+  })();
+  return { select, help };
+}
