@@ -9,7 +9,7 @@ import { h, clear, uid, fmt, fmtMs, fmtPct, fmtCost, fmtSec, kindLabel, toast, d
 import * as api from '../api.js';
 import { loadDesign, saveDesign, forgetDesign, loadPlayer, loadProgress, saveProgress, loadLayout, saveLayout, passedCount } from '../store.js';
 import { markdown } from '../md.js';
-import { catalogOf, connectProblem } from '../catalog.js';
+import { catalogOf, connectProblem, designProblems } from '../catalog.js';
 import { Editor } from '../editor.js';
 import { Palette } from '../palette.js';
 import { meanRate } from '../cost.js';
@@ -618,12 +618,26 @@ export async function levelView(main, slug, opts = {}) {
     if (!file) return;
     try {
       const d = JSON.parse(await file.text());
+      if (d && (d.starting_design || d.catalog)) throw new Error('it is a level file, not a design: export a design from a level page, or use the level\u2019s starting design');
       const design = d && d.design && !d.components ? d.design : d;
       if (!design || !Array.isArray(design.components)) throw new Error('the file holds no design (a JSON object with "components" and "edges")');
+      // Every problem at once, as soon as the file is read: the design loads, and the panel
+      // lists what to fix before it can run.
+      const problems = designProblems(design, catalog, kindLabel);
       design.edges ||= [];
-      state.design = design;
+      state.design = { components: design.components.filter((c) => c && typeof c === 'object'), edges: design.edges.filter((e) => e && typeof e === 'object') };
+      state.positions = {};
+      diagram.viewSet = false;
+      clearRun();
       commit();
-      toast(`Imported ${file.name}.`);
+      if (problems.length) {
+        editor.showErrors(problems);
+        runStatus.classList.add('bad');
+        runStatus.textContent = `Imported ${file.name} with ${problems.length} problem${problems.length === 1 ? '' : 's'}: ${problems.map((p) => `${p.field || 'the file'} ${p.reason}`).join('; ')}.`;
+        toast(`Imported ${file.name}: ${problems.length} problem${problems.length === 1 ? '' : 's'} to fix, listed beside the design.`);
+      } else {
+        toast(`Imported ${file.name}.`);
+      }
     } catch (e) {
       toast(`Cannot import ${file.name}: ${e.message}`);
     }
