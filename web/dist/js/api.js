@@ -167,6 +167,19 @@ export function rerunFinal(eventId, slug, version, design, { signal, maxPoints =
   });
 }
 
+// publishLevel stores a level document as its slug's new version (a new slug: a new level
+// the caller owns): {outcome: created | new_version | unchanged, challenge}. The server checks
+// it as upload does (every field, then its starting design is run) and answers 422 with
+// every problem at its path.
+export function publishLevel(doc) {
+  return call('PUT', `/v1/challenges/${enc(doc.slug)}`, { body: doc, auth: true });
+}
+
+// createEvent schedules an event (author of the level, or admin): the Event.
+export function createEvent(body) {
+  return call('POST', '/v1/events', { body, auth: true });
+}
+
 // --- Seasons and players ---------------------------------------------------------------
 
 // seasons: [{id, name, starts_at, ends_at, current}].

@@ -16,8 +16,7 @@ import { meanRate } from '../cost.js';
 import { renderEstimate } from '../estimate.js';
 import { clientWords, idleSummary, plainReason } from '../words.js';
 import { Diagram, chaosId, describeChaos } from '../diagram.js';
-import { TimeChart, PALETTE } from '../charts.js';
-import { curve, eventBands } from '../traffic.js';
+import { curve, trafficChart, chaosList } from '../traffic.js';
 import { Playback } from '../playback.js';
 import { applyPatch } from '../patch.js';
 import { renderVerdict, renderCharts, renderStepTable, whyOf } from './results.js';
@@ -71,11 +70,7 @@ export async function levelView(main, slug, opts = {}) {
     h('p', { class: 'help' }, 'So the load your design sees can exceed the traffic below: each failed or late request may come back as a retry.'));
   const trafficBox = h('div', { class: 'chart-box' });
   const warmupSec = 0.2 * def.run.duration_sec;
-  const chaosList = chaos.length
-    ? h('ul', { class: 'chaos-list' }, chaos.map((e) => h('li', {},
-      h('strong', {}, `${fmt(e.at_sec)} s`), e.duration_sec ? `–${fmt(e.at_sec + e.duration_sec)} s` : '',
-      ': ', describeChaos(e), ` (${chaosId(e)})`)))
-    : h('p', { class: 'muted' }, 'No chaos in this level.');
+  const chaosWords = chaosList(chaos);
   const brief = h('section', { class: 'panel brief', 'aria-labelledby': 'brief-h' },
     h('div', { class: 'brief-grid' },
       h('div', {},
@@ -88,7 +83,7 @@ export async function levelView(main, slug, opts = {}) {
       h('div', {},
         h('h3', {}, 'Traffic and chaos'),
         trafficBox,
-        chaosList)));
+        chaosWords)));
 
   // --- Design: palette, canvas, side panel, toolbar ------------------------------------
   const tc = curve(def.run);
@@ -148,15 +143,8 @@ export async function levelView(main, slug, opts = {}) {
   clear(main, forEvent ? null : header, opts.banner, brief, stage, resultsBox, hintBox, submitBox);
 
   // Traffic chart (drawn once the box has a width).
-  const bands = eventBands(chaos, describeChaos, lv.definition);
-  const trafficSeries = [{ label: 'offered load', values: tc.base, color: PALETTE[0], width: 2 }];
-  if (tc.hasSpike) trafficSeries.push({ label: 'with spikes', values: tc.withChaos, color: PALETTE[1], dash: [5, 4] });
-  const trafficChart = new TimeChart(trafficBox, tc.xs, trafficSeries, {
-    title: 'Fresh requests per second (before retries)',
-    desc: `Offered load over ${fmt(def.run.duration_sec)} seconds; the shaded start is the warm-up; chaos events are marked.`,
-    events: bands, warmupSec, height: 150, sync: false,
-  });
-  cleanups.push(() => trafficChart.destroy());
+  const traffic = trafficChart(trafficBox, def, chaos);
+  cleanups.push(() => traffic.destroy());
 
   // --- Canvas, palette and side panel ---------------------------------------------------
   const diagram = new Diagram(canvasBox, {
