@@ -11,7 +11,7 @@
 // where the zoom would take the labels below 11 px the canvas grows taller instead.
 import cytoscape from '../vendor/cytoscape/cytoscape.esm.min.mjs';
 import { h, fmt, fmtPct, KIND_SHORT } from './util.js';
-import { BOX, USERS, USERS_BOX, layoutDesign, placeNew, usersSpot, entries, designEdges } from './layout.js';
+import { BOX, NARROW_BOX, USERS, USERS_BOX, layoutDesign, placeNew, usersSpot, entries, designEdges } from './layout.js';
 
 // edgehandles is a UMD bundle loaded by index.html as a classic script.
 if (window.cytoscapeEdgehandles && !cytoscape.bpEdgehandles) {
@@ -23,8 +23,8 @@ const NODE_W = BOX.w;
 const NODE_H = BOX.h;
 const FONT_PX = 12;
 const FONT = `${FONT_PX}px system-ui, sans-serif`;
-// LABEL_PX is the width a label line may take inside its box.
-const LABEL_PX = NODE_W - 10;
+// LABEL_PAD is the room a label line leaves inside its box.
+const LABEL_PAD = 10;
 // MIN_TEXT_PX: no label is ever drawn smaller than this, so the zoom has a floor.
 export const MIN_TEXT_PX = 11;
 const HANDLE = '__handle';
@@ -59,7 +59,7 @@ const STYLE = [
     style: {
       shape: 'round-rectangle', width: NODE_W, height: NODE_H, 'background-color': '#ffffff',
       'border-width': 1.5, 'border-color': '#6b7280', label: 'data(label)', 'text-wrap': 'wrap',
-      'text-max-width': LABEL_PX + 4, 'font-size': FONT_PX, 'font-family': 'system-ui, sans-serif',
+      'text-max-width': NODE_W - LABEL_PAD + 4, 'font-size': FONT_PX, 'font-family': 'system-ui, sans-serif',
       color: '#1a1a1a', 'text-valign': 'center', 'text-halign': 'center', 'line-height': 1.25,
     },
   },
@@ -133,6 +133,7 @@ export class Diagram {
     this.host.bpDiagram = this;
     this.design = { components: [], edges: [] };
     this.positions = {};
+    this.box = BOX;
     this.chaos = [];
     this.eh = this.cy.edgehandles ? this.cy.edgehandles({
       canConnect: (src, dst) => dst.hasClass('comp') && !src.same(dst),
@@ -226,20 +227,25 @@ export class Diagram {
   }
 
   // arrangement is how this canvas lays the design out: columns left to right when that
-  // fits the canvas's width at the smallest zoom; else top to bottom, data stores last if
-  // that fits, then not, then at most three (or two) boxes a row, however dagre aligns the
-  // rows (a phone); else the narrowest.
+  // fits the canvas's width at the smallest zoom; else top to bottom (a phone), rows of at
+  // most three boxes (or four narrower ones, or two), however dagre aligns them, the data
+  // stores last if that fits, else where their callers put them; else the narrowest.
   arrangement(design = this.design) {
     const w = this.host.clientWidth;
-    const tries = [['LR', {}], ['TB', {}], ['TB', { storesLast: false }]];
-    for (const most of [3, 2]) for (const align of [undefined, 'UL', 'UR']) tries.push(['TB', { storesLast: false, most, align }]);
-    if (!(w > 0)) return { dir: 'LR', laid: layoutDesign(design, 'LR') };
+    const tries = [['LR', {}], ['TB', {}]];
+    for (const storesLast of [true, false]) {
+      for (const box of [BOX, NARROW_BOX]) {
+        for (const most of [box === BOX ? 3 : 4, 3, 2]) for (const align of [undefined, 'UL', 'UR']) tries.push(['TB', { storesLast, most, align, box }]);
+      }
+    }
+    if (!(w > 0)) return { dir: 'LR', laid: layoutDesign(design, 'LR'), box: BOX };
     const room = (w - 2 * FIT_PAD) / this.cy.minZoom() - 8;
     let best = null;
     for (const [dir, opts] of tries) {
       const laid = layoutDesign(design, dir, opts);
-      if (laid.width <= room) return { dir, laid };
-      if (!best || laid.width < best.laid.width) best = { dir, laid };
+      const box = opts.box || BOX;
+      if (laid.width <= room) return { dir, laid, box };
+      if (!best || laid.width < best.laid.width) best = { dir, laid, box };
     }
     return best;
   }
@@ -259,8 +265,9 @@ export class Diagram {
     const ids = new Set(comps.map((c) => c.id));
     const given = Object.fromEntries(Object.entries(positions || {}).filter(([id, p]) => ids.has(id) && p));
     if (!Object.keys(given).length) {
-      const { dir, laid } = this.arrangement(design);
+      const { dir, laid, box } = this.arrangement(design);
       this.dir = dir;
+      this.box = box;
       this.positions = Object.fromEntries(comps.map((c) => [c.id, laid.pos[c.id]]));
       this.usersPos = laid.pos[USERS];
       this.routes = laid.routes;
@@ -271,9 +278,9 @@ export class Diagram {
       this.dir = this.dir || this.orientationOf(design, given);
       this.positions = given;
       for (const c of comps) {
-        if (!this.positions[c.id]) this.positions[c.id] = placeNew(design, c.id, this.positions, this.dir, this.validRoutes());
+        if (!this.positions[c.id]) this.positions[c.id] = placeNew(design, c.id, this.positions, this.dir, this.validRoutes(), this.box);
       }
-      this.usersPos = usersSpot(design, this.positions, this.dir);
+      this.usersPos = usersSpot(design, this.positions, this.dir, this.box);
     }
     const cy = this.cy;
     const selected = cy.$(':selected').map((e) => e.id());
@@ -281,7 +288,7 @@ export class Diagram {
       cy.elements().remove();
       if (comps.length) cy.add({ group: 'nodes', data: { id: USERS, label: 'users' }, classes: 'users', grabbable: false, selectable: false, position: { ...this.usersPos } });
       for (const c of comps) {
-        cy.add({ group: 'nodes', data: { id: c.id, label: this.idleLabel(c) }, classes: 'comp status-none', position: { ...this.positions[c.id] } });
+        cy.add({ group: 'nodes', data: { id: c.id, label: this.idleLabel(c) }, classes: 'comp status-none', position: { ...this.positions[c.id] }, style: this.box === BOX ? {} : { width: this.box.w, 'text-max-width': this.box.w - LABEL_PAD + 4 } });
       }
       for (const id of entries(design)) {
         cy.add({ group: 'edges', data: { id: `in:${id}`, source: USERS, target: id }, classes: 'ingress', selectable: false });
@@ -390,7 +397,7 @@ export class Diagram {
   placeUsers() {
     const users = this.cy.getElementById(USERS);
     if (!users.nonempty() || this.auto) return;
-    this.usersPos = usersSpot(this.design, this.positions, this.dir);
+    this.usersPos = usersSpot(this.design, this.positions, this.dir, this.box);
     users.position({ ...this.usersPos });
   }
 
@@ -406,7 +413,7 @@ export class Diagram {
     }
     const n = this.cy.getElementById(id);
     this.handleFor = id;
-    handle.position({ x: n.position('x') + NODE_W / 2, y: n.position('y') });
+    handle.position({ x: n.position('x') + this.box.w / 2, y: n.position('y') });
     handle.style('display', 'element');
   }
 
@@ -502,7 +509,9 @@ export class Diagram {
   }
 
   idleLabel(c) {
-    return [`${KIND_SHORT[c.type] || c.type} ${c.id}`, this.opts.summary ? this.opts.summary(c) : ''].map(fitLine).join('\n');
+    // A narrow box keeps the name whole: the instance type below says the kind.
+    const name = this.box === BOX ? `${KIND_SHORT[c.type] || c.type} ${c.id}` : c.id;
+    return [name, this.opts.summary ? this.opts.summary(c) : ''].map((t) => fitLine(t, this.box.w - LABEL_PAD)).join('\n');
   }
 
   // showTick paints one tick of a run whose components are listed in order (the run's
@@ -539,7 +548,7 @@ export class Diagram {
           `${statusGlyph(ct.status)}${c.id}${struck.has(c.id) ? ' ⚡' : ''}`,
           `${STATUS_TEXT[ct.status] || ''} · ${fmtPct(u, 0)}`,
           ct.backlog > 0.5 ? `${fmt(ct.input_rps)} rps · q ${fmt(ct.backlog)}` : `${fmt(ct.input_rps)} rps`,
-        ].map(fitLine).join('\n'));
+        ].map((t) => fitLine(t, this.box.w - LABEL_PAD)).join('\n'));
       }
       const users = this.cy.getElementById(USERS);
       if (users.nonempty()) users.data('label', tick ? `users\n${fmt(tick.offered_rps)} rps` : 'users');
@@ -569,13 +578,13 @@ function statusGlyph(s) {
 // fitLine shortens a label line with an ellipsis until it fits inside its box at the
 // labels' font, measured the way the canvas draws it.
 let measure = null;
-function fitLine(text) {
+function fitLine(text, maxPx) {
   if (!measure) {
     measure = document.createElement('canvas').getContext('2d');
     measure.font = FONT;
   }
-  if (measure.measureText(text).width <= LABEL_PX) return text;
+  if (measure.measureText(text).width <= maxPx) return text;
   let n = text.length - 1;
-  while (n > 1 && measure.measureText(`${text.slice(0, n)}…`).width > LABEL_PX) n--;
+  while (n > 1 && measure.measureText(`${text.slice(0, n)}…`).width > maxPx) n--;
   return `${text.slice(0, n)}…`;
 }

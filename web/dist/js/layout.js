@@ -8,6 +8,8 @@ import dagre from '../vendor/dagre/dagre.esm.js';
 export const USERS = '__users';
 // A component's box and the users' box, in canvas units (the zoom scales both).
 export const BOX = { w: 108, h: 54 };
+// NARROW_BOX is a box for a phone's canvas when four of the usual ones do not fit a row.
+export const NARROW_BOX = { w: 80, h: 54 };
 export const USERS_BOX = { w: 64, h: 40 };
 // Data stores answer and call nobody: they stand in the last column, whoever calls them.
 const STORES = new Set(['database', 'cache']);
@@ -81,7 +83,7 @@ export function wrapColumns(design, col, most) {
 // layoutDesign places every box with dagre, columns running dir ('LR': left to right, 'TB':
 // top to bottom): {pos: {id: {x, y}} (box centres, the users' box under USERS), routes:
 // {'from>to': [{x, y}, …]} (the bends of each line, users' lines as '__users>id'), width, height}.
-export function layoutDesign(design, dir, { storesLast = true, most = 0, align } = {}) {
+export function layoutDesign(design, dir, { storesLast = true, most = 0, align, box = BOX } = {}) {
   const comps = design.components || [];
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: dir, align, nodesep: dir === 'TB' ? 10 : 18, ranksep: dir === 'TB' ? 36 : 44, edgesep: 8, marginx: 0, marginy: 0 });
@@ -92,7 +94,7 @@ export function layoutDesign(design, dir, { storesLast = true, most = 0, align }
   // A component nothing reaches yet waits beyond the last column, off every line.
   const linked = new Set([...entries(design), ...designEdges(design).flatMap((e) => [e.from, e.to])]);
   const waiting = comps.filter((c) => !linked.has(c.id)).map((c) => c.id);
-  for (const c of comps) if (linked.has(c.id)) g.setNode(c.id, { width: BOX.w, height: BOX.h });
+  for (const c of comps) if (linked.has(c.id)) g.setNode(c.id, { width: box.w, height: box.h });
   for (const id of entries(design)) g.setEdge(USERS, id, { minlen: 1 });
   for (const e of designEdges(design)) g.setEdge(e.from, e.to, { minlen: Math.max(1, col[e.to] - col[e.from]) });
   dagre.layout(g);
@@ -103,17 +105,17 @@ export function layoutDesign(design, dir, { storesLast = true, most = 0, align }
   }
   const main0 = dir === 'TB' ? 'y' : 'x';
   const cross0 = dir === 'TB' ? 'x' : 'y';
-  const far = Math.max(...Object.values(pos).map((p) => p[main0])) + (dir === 'TB' ? BOX.h + 36 : BOX.w + 44);
-  const step = dir === 'TB' ? BOX.w + 10 : BOX.h + 18;
+  const far = Math.max(...Object.values(pos).map((p) => p[main0])) + (dir === 'TB' ? box.h + 36 : box.w + 44);
+  const step = dir === 'TB' ? box.w + 10 : box.h + 18;
   waiting.forEach((id, i) => {
-    pos[id] = { [main0]: far, [cross0]: (dir === 'TB' ? BOX.w : BOX.h) / 2 + i * step };
+    pos[id] = { [main0]: far, [cross0]: (dir === 'TB' ? box.w : box.h) / 2 + i * step };
   });
   // A line leaves its box and enters the next straight across the column's edge, and it
   // crosses a column only where dagre kept a gap for it: only in the space between columns
   // does it run at a slant, where there is no box to run through.
   const main = dir === 'TB' ? 'y' : 'x';
   const cross = dir === 'TB' ? 'x' : 'y';
-  const half = (id) => ((id === USERS ? USERS_BOX : BOX)[dir === 'TB' ? 'h' : 'w']) / 2;
+  const half = (id) => ((id === USERS ? USERS_BOX : box)[dir === 'TB' ? 'h' : 'w']) / 2;
   const columnHalf = new Map();
   for (const id of Object.keys(pos)) {
     const at = Math.round(pos[id][main]);
@@ -133,22 +135,23 @@ export function layoutDesign(design, dir, { storesLast = true, most = 0, align }
     bends.push(pt(b[main] - half(w) - 6, b[cross]));
     routes[`${v}>${w}`] = bends;
   }
-  const xs = Object.entries(pos).map(([id, p]) => [p.x - (id === USERS ? USERS_BOX : BOX).w / 2, p.x + (id === USERS ? USERS_BOX : BOX).w / 2]);
-  const ys = Object.entries(pos).map(([id, p]) => [p.y - (id === USERS ? USERS_BOX : BOX).h / 2, p.y + (id === USERS ? USERS_BOX : BOX).h / 2]);
+  const sz = (id) => (id === USERS ? USERS_BOX : box);
+  const xs = Object.entries(pos).map(([id, p]) => [p.x - sz(id).w / 2, p.x + sz(id).w / 2]);
+  const ys = Object.entries(pos).map(([id, p]) => [p.y - sz(id).h / 2, p.y + sz(id).h / 2]);
   const span = (r) => Math.max(...r.map((q) => q[1])) - Math.min(...r.map((q) => q[0]));
   return { pos, routes, width: span(xs), height: span(ys) };
 }
 
 // usersSpot is the users' box beside the entries: left of (or above) every box, level with
 // the entries' middle.
-export function usersSpot(design, pos, dir) {
+export function usersSpot(design, pos, dir, box = BOX) {
   const ids = (design.components || []).map((c) => c.id).filter((id) => pos[id]);
   if (!ids.length) return { x: 0, y: 0 };
   const ent = entries(design).filter((id) => pos[id]);
   const src = ent.length ? ent : ids;
   const mean = (axis) => src.reduce((s, id) => s + pos[id][axis], 0) / src.length;
-  if (dir === 'TB') return { x: mean('x'), y: Math.min(...ids.map((id) => pos[id].y)) - BOX.h / 2 - 36 - USERS_BOX.h / 2 };
-  return { x: Math.min(...ids.map((id) => pos[id].x)) - BOX.w / 2 - 44 - USERS_BOX.w / 2, y: mean('y') };
+  if (dir === 'TB') return { x: mean('x'), y: Math.min(...ids.map((id) => pos[id].y)) - box.h / 2 - 36 - USERS_BOX.h / 2 };
+  return { x: Math.min(...ids.map((id) => pos[id].x)) - box.w / 2 - 44 - USERS_BOX.w / 2, y: mean('y') };
 }
 
 // boxAt is the rectangle of a box centred on p.
@@ -194,9 +197,9 @@ export function lines(design, pos, routes = {}) {
 }
 
 // conflicts lists what is wrong with a drawing: boxes on boxes, lines through boxes.
-export function conflicts(design, pos, routes = {}) {
+export function conflicts(design, pos, routes = {}, size = BOX) {
   const ids = [USERS, ...(design.components || []).map((c) => c.id)].filter((id) => pos[id]);
-  const box = (id, pad) => boxAt(pos[id], id === USERS ? USERS_BOX : BOX, pad);
+  const box = (id, pad) => boxAt(pos[id], id === USERS ? USERS_BOX : size, pad);
   const out = [];
   for (let i = 0; i < ids.length; i++) {
     for (let j = i + 1; j < ids.length; j++) if (boxesOverlap(box(ids[i], 2), box(ids[j], 2))) out.push(`${ids[i]} overlaps ${ids[j]}`);
@@ -221,13 +224,13 @@ export function conflicts(design, pos, routes = {}) {
 // below the column it belongs to, on the nearest spot where it overlaps no box, none of the
 // lines (the users' included, which follow the entries) runs through a box, and the users'
 // box stays clear. routes are the bends still valid for lines between unmoved boxes.
-export function placeNew(design, id, pos, dir, routes = {}) {
+export function placeNew(design, id, pos, dir, routes = {}, box = BOX) {
   const comp = (design.components || []).find((c) => c.id === id);
   const placed = (design.components || []).filter((c) => c.id !== id && pos[c.id]).map((c) => c.id);
   if (!comp || !placed.length) return { x: 0, y: 0 };
   const main = dir === 'TB' ? 'y' : 'x';
   const cross = dir === 'TB' ? 'x' : 'y';
-  const size = dir === 'TB' ? { main: BOX.h, cross: BOX.w } : { main: BOX.w, cross: BOX.h };
+  const size = dir === 'TB' ? { main: box.h, cross: box.w } : { main: box.w, cross: box.h };
   const mainStep = size.main + (dir === 'TB' ? 36 : 40);
   const crossStep = size.cross + 18;
   const edges = designEdges(design);
@@ -257,12 +260,12 @@ export function placeNew(design, id, pos, dir, routes = {}) {
   const kept = Object.fromEntries(Object.entries(routes).filter(([k]) => !k.startsWith(`${USERS}>`) && !k.split('>').includes(id)));
   // What the player's own arrangement already has is not the new box's fault.
   const before = Object.fromEntries(placed.map((k) => [k, pos[k]]));
-  before[USERS] = usersSpot(design, before, dir);
-  const known = new Set(conflicts(design, before, kept));
+  before[USERS] = usersSpot(design, before, dir, box);
+  const known = new Set(conflicts(design, before, kept, box));
   for (const { p } of candidates) {
     const trial = { ...before, [id]: p };
-    trial[USERS] = usersSpot(design, trial, dir);
-    if (conflicts(design, trial, kept).every((c) => known.has(c))) return p;
+    trial[USERS] = usersSpot(design, trial, dir, box);
+    if (conflicts(design, trial, kept, box).every((c) => known.has(c))) return p;
   }
   // Nothing near is free: beyond everything, across the columns.
   return { [main]: want[main], [cross]: Math.max(...all.map((q) => q[cross])) + 3 * crossStep };
