@@ -228,17 +228,27 @@ export class Diagram {
 
   // arrangement is how this canvas lays the design out: columns left to right when that
   // fits the canvas's width at the smallest zoom; else top to bottom (a phone), rows of at
-  // most three boxes (or four narrower ones, or two), however dagre aligns them, the data
-  // stores last if that fits, else where their callers put them; else the narrowest.
+  // most three boxes (or four narrower ones, or fewer), however dagre aligns them, the data
+  // stores last if that fits, else where their callers put them; else the narrowest (each
+  // try is a dagre layout: a design that fits nothing costs them all). Only its structure and
+  // the canvas's width decide, so an edit to a value reuses the last arrangement.
   arrangement(design = this.design) {
     const w = this.host.clientWidth;
+    const key = JSON.stringify([w, (design.components || []).map((c) => [c.id, c.type]), design.edges || []]);
+    if (this.arranged?.key === key) return this.arranged.value;
+    const value = this.arrange(design, w);
+    this.arranged = { key, value };
+    return value;
+  }
+
+  arrange(design, w) {
+    if (!(w > 0)) return { dir: 'LR', laid: layoutDesign(design, 'LR'), box: BOX };
     const tries = [['LR', {}], ['TB', {}]];
     for (const storesLast of [true, false]) {
       for (const box of [BOX, NARROW_BOX]) {
-        for (const most of [box === BOX ? 3 : 4, 3, 2]) for (const align of [undefined, 'UL', 'UR']) tries.push(['TB', { storesLast, most, align, box }]);
+        for (const most of box === BOX ? [3, 2] : [4, 3, 2]) for (const align of [undefined, 'UL', 'UR']) tries.push(['TB', { storesLast, most, align, box }]);
       }
     }
-    if (!(w > 0)) return { dir: 'LR', laid: layoutDesign(design, 'LR'), box: BOX };
     const room = (w - 2 * FIT_PAD) / this.cy.minZoom() - 8;
     let best = null;
     for (const [dir, opts] of tries) {
