@@ -119,7 +119,7 @@ test('A challenges B by their player id; B sees the challenge arrive and accepts
   await pa.locator('#duel-opponent').fill(names.b);
   await pa.locator('#challenge').click();
   await pa.locator('#challenge-status.bad').waitFor();
-  assert.match(await pa.locator('#challenge-status').innerText(), /Ask them for their player id/);
+  assert.match(await pa.locator('#challenge-status').innerText(), /ask them for their player id/);
   const idB = (await pb.locator('#my-id').innerText()).trim();
   await pa.locator('#duel-opponent').fill(idB);
   await pa.locator('#challenge').click();
@@ -134,7 +134,7 @@ test('A challenges B by their player id; B sees the challenge arrive and accepts
   const incoming = pb.locator(`#duels-pending .duel-card[data-id="${duelId}"]`);
   await incoming.waitFor();
   assert.match(await incoming.innerText(), new RegExp(`vs ${names.a}.*they challenged you`, 's'));
-  assert.match(await incoming.locator('.countdown').innerText(), /\d+:\d\d left to accept/);
+  assert.match(await incoming.locator('.countdown').innerText(), /^(\d+ h \d\d min|\d+ min \d\d s|\d+ s) left to accept/);
   await snap('b-challenged', pb);
   await incoming.locator('[data-action="accept"]').focus();
   await pb.keyboard.press('Enter');
@@ -143,7 +143,7 @@ test('A challenges B by their player id; B sees the challenge arrive and accepts
   // A's page follows the duel's stream: the card moves to "in play" without a reload.
   const started = pa.locator(`#duels-active .duel-card[data-id="${duelId}"]`);
   await started.waitFor();
-  assert.match(await started.locator('.countdown').innerText(), /\d+:\d\d left to hand in a design/);
+  assert.match(await started.locator('.countdown').innerText(), /^(\d+ min \d\d s|\d+ s) left to hand in a design/);
   await snap('a-active', pa);
 });
 
@@ -314,6 +314,24 @@ test('two players who ask to be matched on the same level are paired', async () 
   await pc.locator(`#duels-active .duel-card[data-id="${id}"]`).waitFor();
   assert.match(await pc.locator(`#duels-active .duel-card[data-id="${id}"]`).innerText(), new RegExp(`vs duel-d-${tag}`));
   await snap('matched', pc);
+});
+
+test('A challenges B from B\'s player page on a level without chaos, where the picker says there is no surprise', async () => {
+  const b = await pb.evaluate(() => JSON.parse(localStorage.getItem('bp.player')));
+  await pa.goto(`${BASE}/#/players/${b.id}`);
+  const level = pa.locator('#challenge-level');
+  await level.waitFor();
+  await pa.locator('#challenge-level option[value="first-request"]', { hasText: 'no chaos' }).waitFor({ state: 'attached' });
+  await pa.locator('#challenge-level option[value="thundering-herd"]', { hasText: 'surprise chaos' }).waitFor({ state: 'attached' });
+  await level.selectOption('first-request');
+  assert.match(await pa.locator('#challenge-level-help').innerText(), /no chaos, so no surprise/);
+  await snap('player-page-challenge', pa);
+  await pa.locator('#player-challenge').click();
+  await pa.waitForURL(/#\/duels\/[0-9a-f-]{36}$/);
+  const id = decodeURIComponent(pa.url().split('#/duels/')[1]);
+  await pb.goto(`${BASE_B}/#/duels`);
+  await pb.locator(`#duels-pending .duel-card[data-id="${id}"]`).waitFor();
+  assert.match(await pb.locator(`#duels-pending .duel-card[data-id="${id}"]`).innerText(), new RegExp(names.a));
 });
 
 test('no script errors in any context', () => {

@@ -228,6 +228,12 @@ test('after the end: the revealed chaos and the final board on both replicas; a 
   await watcher.keyboard.press('Enter');
   await row.locator('.rerun-out.pass').waitFor({ timeout: 30_000 });
   assert.match(await row.locator('.rerun-out').innerText(), /^✓ Same evaluation as the final run: (passed, score \d+|not passed)/);
+  // The re-run shows its verdict, why it happened and its charts under the board.
+  const detail = watcher.locator('#rerun-detail');
+  await detail.locator('#verdict').waitFor();
+  assert.match(await detail.locator('#rerun-h').innerText(), new RegExp(`${p2.name}’s final run, re-run`));
+  assert.match(await detail.locator('#verdict').innerText(), /^(PASSED — score \d+|FAILED — )/);
+  assert.ok(await detail.locator('.uplot').count() >= 1, 'no chart for the re-run');
   await snap('finished-rerun', watcher);
   await snap('finished-a', builder);
   const phone = await playerPage(p2, { width: 390, height: 844 });

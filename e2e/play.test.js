@@ -280,6 +280,12 @@ test('a value the level forbids is refused with the level\'s own limits, and the
   assert.match(await page.locator('.run-status').innerText(), /Not run: .*enter a number from 1 to 6/);
   await replicas.fill('1');
   assert.doesNotMatch(await page.locator('.run-status').innerText(), /Not run/);
+  // The panel's price follows each edit, and says what the estimate says.
+  await replicas.fill('2');
+  assert.match(await page.locator('#comp-cost').innerText(), /^\$0\.110\/h · app\.small/);
+  assert.match(await page.locator('#cost-estimate').innerText(), /app \$0\.110\/h/);
+  await replicas.fill('1');
+  assert.match(await page.locator('#comp-cost').innerText(), /^\$0\.055\/h · app\.small/);
 });
 
 test('the fix hint shows its patch, and applying it passes and offers the next level', async () => {
@@ -356,6 +362,28 @@ test('everything the canvas does can be done from the keyboard', async () => {
   await page.keyboard.press('Enter');
   assert.match(await page.locator('fieldset.comp[data-id="cache"] .connections').innerText(), /makes none/);
   await snap('keyboard-built');
+});
+
+test('an imported design is checked as soon as it loads, every problem at once', async () => {
+  await openLevel(page, 'cache-me-if-you-can');
+  const design = {
+    components: [
+      { id: 'app', type: 'app_service', params: { replicas: 99, colour: 'blue' } },
+      { id: 'db', type: 'database' },
+    ],
+    edges: [{ from: 'app', to: 'db' }, { from: 'app', to: 'nowhere' }],
+    notes: 'hello',
+  };
+  await page.locator('input[type="file"]').setInputFiles({ name: 'mine.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(design)) });
+  const status = page.locator('.run-status');
+  await status.filter({ hasText: 'Imported mine.json with 4 problems' }).waitFor();
+  const said = await status.innerText();
+  assert.match(said, /notes is not a field of a design/);
+  assert.match(said, /components\[0\]\.params\.replicas replicas: this level allows 1 to \d+/);
+  assert.match(said, /components\[0\]\.params\.colour colour: is not a parameter of an app service/);
+  assert.match(said, /edges\[1\]\.to "nowhere" is not a component of the design/);
+  assert.deepEqual(await canvasBoxes(page), ['app', 'db']);
+  await snap('import-problems');
 });
 
 test('a level with chaos: instance types priced, each event against its allowance, and why', async () => {

@@ -16,6 +16,7 @@ packages=(
 	"cytoscape@3.35.0"
 	"cytoscape-edgehandles@4.0.1"
 	"lodash@4.17.21"
+	"@cfworker/json-schema@4.1.6"
 )
 
 tmp=$(mktemp -d)
@@ -32,6 +33,7 @@ unpack 'dompurify-*.tgz' dompurify
 unpack 'cytoscape-3*.tgz' cytoscape
 unpack 'cytoscape-edgehandles-*.tgz' edgehandles
 unpack 'lodash-*.tgz' lodash
+unpack 'cfworker-json-schema-*.tgz' json-schema
 
 # copy SRC DEST: the file without its trailing sourceMappingURL comment.
 copy() {
@@ -39,7 +41,7 @@ copy() {
 	grep -v '^//# sourceMappingURL=' "$1" | sed 's|//# sourceMappingURL=.*$||' >"$2"
 }
 
-rm -rf "$out/uplot" "$out/dagre" "$out/marked" "$out/dompurify" "$out/cytoscape" "$out/edgehandles" "$out/lodash"
+rm -rf "$out/uplot" "$out/dagre" "$out/marked" "$out/dompurify" "$out/cytoscape" "$out/edgehandles" "$out/lodash" "$out/json-schema"
 copy "$tmp/uplot/package/dist/uPlot.esm.js" "$out/uplot/uPlot.esm.js"
 copy "$tmp/uplot/package/dist/uPlot.min.css" "$out/uplot/uPlot.min.css"
 cp "$tmp/uplot/package/LICENSE" "$out/uplot/LICENSE"
@@ -58,4 +60,10 @@ copy "$tmp/edgehandles/package/cytoscape-edgehandles.js" "$out/edgehandles/cytos
 cp "$tmp/edgehandles/package/LICENSE" "$out/edgehandles/LICENSE"
 copy "$tmp/lodash/package/lodash.min.js" "$out/lodash/lodash.min.js"
 cp "$tmp/lodash/package/LICENSE" "$out/lodash/LICENSE"
+# @cfworker/json-schema: the ES modules as shipped (no eval, so the page's CSP holds); the
+# package names its MIT licence in package.json and ships no LICENSE file.
+for f in deep-compare-strict dereference format index pointer types ucs2-length validate validator; do
+	copy "$tmp/json-schema/package/dist/esm/$f.js" "$out/json-schema/$f.js"
+done
+cp "$tmp/json-schema/package/package.json" "$out/json-schema/package.json"
 echo "vendored: ${packages[*]}"

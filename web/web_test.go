@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -132,5 +134,21 @@ func TestCallees(t *testing.T) {
 				t.Errorf("%s → %s: the client allows it: %v, the engine refuses it: %v", from, to, allowed, refused)
 			}
 		}
+	}
+}
+
+// TestLevelSchema: the studio checks levels against the schema the server's level format is
+// generated from, byte for byte (copy challenges/level.schema.json to web/dist when it changes).
+func TestLevelSchema(t *testing.T) {
+	served, err := fs.ReadFile(FS(), "level.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../challenges/level.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(served, want) {
+		t.Error("web/dist/level.schema.json differs from challenges/level.schema.json: copy it again")
 	}
 }

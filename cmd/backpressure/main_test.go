@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -332,4 +333,35 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestSwappedFilesAreNamed: a level file passed as the design (or a design as the level)
+// is named as such in one line, not reported as a dozen unknown fields.
+func TestSwappedFilesAreNamed(t *testing.T) {
+	solution := filepath.Join(solutionDir, "first-request.json")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a level as the design", []string{"run", "--level", "first-request", "--design", tutorialFile}, "is a level file, not a design: pass it as --level"},
+		{"a level as the hint's design", []string{"hint", "--level", "first-request", "--design", tutorialFile}, "is a level file, not a design"},
+		{"a design as the level", []string{"run", "--level", solution, "--design", solution}, "is a design, not a level file: pass it as --design"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), tt.args, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr)
+			if code := exitCode(err); code != exitInvalid {
+				t.Errorf("exit code %d, want %d", code, exitInvalid)
+			}
+			out := fmt.Sprint(err) + stdout.String() + stderr.String()
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output does not say %q:\n%s", tt.want, out)
+			}
+			if strings.Contains(out, "unknown field") {
+				t.Errorf("output lists unknown fields:\n%s", out)
+			}
+		})
+	}
 }

@@ -338,9 +338,33 @@ func loadInputs(ctx context.Context, o options) (*challenges.Level, sim.Design, 
 	}
 	d, err := challenges.ParseDesign(data)
 	if err != nil {
+		if documentKind(data) == "level" {
+			return nil, sim.Design{}, invalidf("design: %s is a level file, not a design: pass it as --level %s, and write its starting design to edit with: backpressure init %s", o.design, o.design, o.design)
+		}
 		return nil, sim.Design{}, reportInvalid(o, "design", err)
 	}
 	return l, d, nil
+}
+
+// documentKind tells a level file from a design by their top-level fields: "level",
+// "design" or "" (neither, or not a JSON object). Passing one for the other is the common
+// mistake, and its dozen "unknown field" problems would hide it.
+func documentKind(data []byte) string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return ""
+	}
+	_, slug := top["slug"]
+	_, starting := top["starting_design"]
+	_, catalog := top["catalog"]
+	_, components := top["components"]
+	switch {
+	case starting || catalog || (slug && !components):
+		return "level"
+	case components && !slug:
+		return "design"
+	}
+	return ""
 }
 
 func loadLevel(ctx context.Context, ref string) (*challenges.Level, error) {
@@ -357,6 +381,9 @@ func loadLevel(ctx context.Context, ref string) (*challenges.Level, error) {
 	}
 	l, err := challenges.Parse(data)
 	if err != nil {
+		if documentKind(data) == "design" {
+			return nil, invalidf("level: %s is a design, not a level file: pass it as --design %s, and the level as --level SLUG or a level file (see: backpressure levels)", ref, ref)
+		}
 		if ps, ok := challenges.AsProblems(err); ok {
 			var b strings.Builder
 			fmt.Fprintf(&b, "level %s is invalid (run: backpressure validate %s):\n", ref, ref)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 )
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -147,7 +148,7 @@ func validate(d Design, cfg Config) (*validated, error) {
 		seen[[2]string{e.From, e.To}] = i
 		fk, tk := d.Components[from].Type, d.Components[to].Type
 		if allowed, ok := calleeKinds[fk]; ok && !allowed[tk] {
-			errs.addf(path(""), "a %s cannot call a %s%s", fk, tk, calleeHint(fk))
+			errs.addf(path(""), "%s cannot call %s%s", kindInWords(fk), kindInWords(tk), calleeHint(fk))
 			continue
 		}
 		incoming[to]++
@@ -206,6 +207,22 @@ func validateReplicas(v *validated, i int, path func() string, errs *Problems) I
 		errs.add(path()+".replica_instance_type", "names a type for read replicas the database does not have: add read_replicas or remove it")
 	}
 	return resolveInstanceType(v.catalog, KindDatabase, name, func() string { return path() + ".replica_instance_type" }, errs)
+}
+
+// kindInWords names a kind for a sentence, with its article: "an app service", not
+// "a app_service".
+func kindInWords(k Kind) string {
+	w := strings.ReplaceAll(string(k), "_", " ")
+	if k == KindCDN {
+		w = "CDN"
+	}
+	if k == KindAPIGateway {
+		w = "API gateway"
+	}
+	if strings.ContainsRune("aeiouAEIU", rune(w[0])) {
+		return "an " + w
+	}
+	return "a " + w
 }
 
 func calleeHint(k Kind) string {

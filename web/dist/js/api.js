@@ -161,10 +161,23 @@ export function eventResult(id, playerId) {
 
 // rerunFinal runs a final design again against the event's level with its hidden chaos (a
 // dry run, nothing stored): {evaluation, result, ...}.
-export function rerunFinal(eventId, slug, version, design, { signal } = {}) {
+export function rerunFinal(eventId, slug, version, design, { signal, maxPoints = 2 } = {}) {
   return call('POST', '/v1/simulations', {
-    body: { level: slug, version, design, event: eventId, max_points: 2 }, auth: 'optional', signal,
+    body: { level: slug, version, design, event: eventId, max_points: maxPoints }, auth: 'optional', signal,
   });
+}
+
+// publishLevel stores a level document as its slug's new version (a new slug: a new level
+// the caller owns): {outcome: created | new_version | unchanged, challenge}. The server checks
+// it as upload does (every field, then its starting design is run) and answers 422 with
+// every problem at its path.
+export function publishLevel(doc) {
+  return call('PUT', `/v1/challenges/${enc(doc.slug)}`, { body: doc, auth: true });
+}
+
+// createEvent schedules an event (author of the level, or admin): the Event.
+export function createEvent(body) {
+  return call('POST', '/v1/events', { body, auth: true });
 }
 
 // --- Seasons and players ---------------------------------------------------------------
@@ -173,6 +186,13 @@ export function rerunFinal(eventId, slug, version, design, { signal } = {}) {
 export async function seasons() {
   const data = await call('GET', '/v1/seasons');
   return data.seasons || [];
+}
+
+// globalBoard reads one page of the global board (every player with a score).
+export function globalBoard({ cursor, limit = 100 } = {}) {
+  const q = new URLSearchParams({ limit: String(limit) });
+  if (cursor) q.set('cursor', cursor);
+  return call('GET', `/v1/leaderboard?${q}`, { auth: 'optional' });
 }
 
 // seasonBoard reads one page of a season's board (the leaderboard's page shape).

@@ -134,3 +134,80 @@ export function rangeProblem(p, v) {
   if (n < p.min || n > p.max) return `this level allows ${p.min.toLocaleString('en')} to ${p.max.toLocaleString('en')}`;
   return '';
 }
+
+const DESIGN_KEYS = new Set(['components', 'edges']);
+const COMPONENT_KEYS = new Set(['id', 'type', 'params']);
+const EDGE_KEYS = new Set(['from', 'to']);
+const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+// designProblems lists every problem of a design against the level at once ({field,
+// reason}, paths from the design's root, as the server names them): what the server would
+// refuse and the browser can tell without running it — unknown fields, kinds the level does
+// not offer, too many of a kind, names, parameters out of the level's ranges or set by the
+// level, connections to nothing or that the engine forbids.
+export function designProblems(design, catalog, labelOf) {
+  const out = [];
+  const add = (field, reason) => out.push({ field, reason });
+  if (!design || typeof design !== 'object' || Array.isArray(design)) return [{ field: '', reason: 'is not a design (a JSON object with "components" and "edges")' }];
+  for (const k of Object.keys(design)) if (!DESIGN_KEYS.has(k)) add(k, 'is not a field of a design');
+  if (!Array.isArray(design.components)) add('components', 'must be a list of components');
+  if (design.edges !== undefined && !Array.isArray(design.edges)) add('edges', 'must be a list of connections');
+  const comps = Array.isArray(design.components) ? design.components : [];
+  const seen = new Map();
+  const counts = {};
+  comps.forEach((c, i) => {
+    const path = `components[${i}]`;
+    if (!c || typeof c !== 'object' || Array.isArray(c)) {
+      add(path, 'must be an object with "id", "type" and "params"');
+      return;
+    }
+    for (const k of Object.keys(c)) if (!COMPONENT_KEYS.has(k)) add(`${path}.${k}`, 'is not a field of a component');
+    if (typeof c.id !== 'string' || !ID.test(c.id)) add(`${path}.id`, 'must be a name of letters, digits, ".", "_" or "-", starting with a letter or digit');
+    else if (seen.has(c.id)) add(`${path}.id`, `"${c.id}" is also the name of components[${seen.get(c.id)}]`);
+    else seen.set(c.id, i);
+    const info = catalog.find((k) => k.kind === c.type);
+    if (!info) {
+      add(`${path}.type`, KIND_ORDER.includes(c.type) ? `this level offers no ${labelOf(c.type).toLowerCase()}` : `"${c.type}" is not a component type`);
+      return;
+    }
+    counts[c.type] = (counts[c.type] || 0) + 1;
+    if (counts[c.type] === info.maxCount + 1) add(path, `this level allows at most ${info.maxCount} ${labelOf(c.type).toLowerCase()}${info.maxCount === 1 ? '' : 's'}`);
+    if (c.params === undefined) return;
+    if (!c.params || typeof c.params !== 'object' || Array.isArray(c.params)) {
+      add(`${path}.params`, 'must be an object');
+      return;
+    }
+    for (const [name, v] of Object.entries(c.params)) {
+      const p = info.params.find((q) => q.name === name);
+      const at = `${path}.params.${name}`;
+      const add = (field, reason) => out.push({ field, reason: `${humanize(name).toLowerCase()}: ${reason}` });
+      if (!p) add(at, `is not a parameter of ${article(labelOf(c.type).toLowerCase())}`);
+      else if (!p.knob) {
+        if (v !== p.default) add(at, 'is set by the level');
+      } else if (p.type === 'enum') {
+        if (!p.enum.includes(v)) add(at, `this level offers ${p.enum.filter(Boolean).join(', ')}`);
+      } else if (p.type === 'boolean') {
+        if (typeof v !== 'boolean') add(at, 'must be true or false');
+      } else {
+        const r = typeof v === 'number' ? rangeProblem(p, v) : 'must be a number';
+        if (r) add(at, r);
+      }
+    }
+  });
+  const edges = Array.isArray(design.edges) ? design.edges : [];
+  edges.forEach((e, i) => {
+    const path = `edges[${i}]`;
+    if (!e || typeof e !== 'object' || Array.isArray(e)) {
+      add(path, 'must be an object with "from" and "to"');
+      return;
+    }
+    for (const k of Object.keys(e)) if (!EDGE_KEYS.has(k)) add(`${path}.${k}`, 'is not a field of a connection');
+    for (const end of ['from', 'to']) if (!seen.has(e[end])) add(`${path}.${end}`, `"${e[end]}" is not a component of the design`);
+    if (seen.has(e.from) && seen.has(e.to)) {
+      const earlier = { components: comps, edges: edges.slice(0, i) };
+      const problem = connectProblem(earlier, e.from, e.to, labelOf);
+      if (problem) add(path, problem);
+    }
+  });
+  return out;
+}

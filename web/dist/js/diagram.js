@@ -4,9 +4,14 @@
 // the graph out on request (requests flow from the users on the left to the data stores on
 // the right). During playback each box shows its load and status. The diagram never edits
 // the design itself: it reports gestures, and the level view applies them and redraws.
+//
+// Until the player moves a box the whole drawing is dagre's (layout.js), laid out again on
+// every change, its lines bent around the boxes; once they move one, their places are kept
+// and a new box goes where no line runs through a box. Fit always shows the whole design:
+// where the zoom would take the labels below 11 px the canvas grows taller instead.
 import cytoscape from '../vendor/cytoscape/cytoscape.esm.min.mjs';
-import dagre from '../vendor/dagre/dagre.esm.js';
-import { h, fmt, fmtPct, kindLabel, KIND_SHORT } from './util.js';
+import { h, fmt, fmtPct, KIND_SHORT } from './util.js';
+import { BOX, NARROW_BOX, USERS, USERS_BOX, layoutDesign, placeNew, usersSpot, entries, designEdges } from './layout.js';
 
 // edgehandles is a UMD bundle loaded by index.html as a classic script.
 if (window.cytoscapeEdgehandles && !cytoscape.bpEdgehandles) {
@@ -14,13 +19,21 @@ if (window.cytoscapeEdgehandles && !cytoscape.bpEdgehandles) {
   cytoscape.bpEdgehandles = true;
 }
 
-const NODE_W = 156;
-const NODE_H = 76;
+const NODE_W = BOX.w;
+const NODE_H = BOX.h;
 const FONT_PX = 12;
+const FONT = `${FONT_PX}px system-ui, sans-serif`;
+// LABEL_PAD is the room a label line leaves inside its box.
+const LABEL_PAD = 10;
 // MIN_TEXT_PX: no label is ever drawn smaller than this, so the zoom has a floor.
 export const MIN_TEXT_PX = 11;
-const USERS = '__users';
 const HANDLE = '__handle';
+// FIT_PAD is the margin Fit leaves around the design, in screen pixels.
+const FIT_PAD = 8;
+// TOOLS_PX is the strip along the top that the view's buttons cover.
+const TOOLS_PX = 36;
+// MAX_CANVAS_PX bounds how tall Fit may make the canvas.
+const MAX_CANVAS_PX = 2400;
 
 export const STATUS_TEXT = { idle: 'idle', ok: 'ok', busy: 'busy', saturated: 'saturated', failed: 'failed' };
 
@@ -46,8 +59,8 @@ const STYLE = [
     style: {
       shape: 'round-rectangle', width: NODE_W, height: NODE_H, 'background-color': '#ffffff',
       'border-width': 1.5, 'border-color': '#6b7280', label: 'data(label)', 'text-wrap': 'wrap',
-      'text-max-width': NODE_W - 14, 'font-size': FONT_PX, 'font-family': 'system-ui, sans-serif',
-      color: '#1a1a1a', 'text-valign': 'center', 'text-halign': 'center', 'line-height': 1.35,
+      'text-max-width': NODE_W - LABEL_PAD + 4, 'font-size': FONT_PX, 'font-family': 'system-ui, sans-serif',
+      color: '#1a1a1a', 'text-valign': 'center', 'text-halign': 'center', 'line-height': 1.25,
     },
   },
   { selector: 'node.comp.status-idle', style: { 'background-color': '#f3f4f6', 'border-color': '#8a919e' } },
@@ -61,7 +74,7 @@ const STYLE = [
   {
     selector: 'node.users',
     style: {
-      shape: 'round-rectangle', width: 84, height: 48, 'background-color': '#eef3fb', 'border-color': '#1f4e8c',
+      shape: 'round-rectangle', width: USERS_BOX.w, height: USERS_BOX.h, 'background-color': '#eef3fb', 'border-color': '#1f4e8c',
       'border-width': 1.5, label: 'data(label)', 'text-wrap': 'wrap', 'font-size': FONT_PX, 'font-weight': 700,
       color: '#1f4e8c', 'text-valign': 'center', 'text-halign': 'center',
     },
@@ -80,6 +93,7 @@ const STYLE = [
       'target-arrow-shape': 'triangle', 'arrow-scale': 1.1,
     },
   },
+  { selector: 'edge.routed', style: { 'curve-style': 'round-segments', 'edge-distances': 'node-position', 'segment-radius': 10 } },
   { selector: 'edge.async', style: { 'line-color': '#7b3294', 'target-arrow-color': '#7b3294', 'line-style': 'dashed' } },
   { selector: 'edge.ingress', style: { 'line-color': '#9aa3b2', 'target-arrow-color': '#9aa3b2', 'line-style': 'dotted' } },
   { selector: 'edge.cut', style: { 'line-color': '#b00020', 'target-arrow-color': '#b00020', 'line-style': 'dashed' } },
@@ -119,6 +133,7 @@ export class Diagram {
     this.host.bpDiagram = this;
     this.design = { components: [], edges: [] };
     this.positions = {};
+    this.box = BOX;
     this.chaos = [];
     this.eh = this.cy.edgehandles ? this.cy.edgehandles({
       canConnect: (src, dst) => dst.hasClass('comp') && !src.same(dst),
@@ -144,9 +159,11 @@ export class Diagram {
     });
     cy.on('dragfree', 'node.comp', (e) => {
       const n = e.target;
+      this.auto = false;
       this.positions[n.id()] = { ...n.position() };
-      this.opts.onMove?.(n.id(), { ...n.position() });
+      this.opts.onMove?.(n.id(), { ...n.position() }, { ...this.positions });
       this.placeUsers();
+      this.drawRoutes();
       this.placeHandle();
     });
     cy.on('drag', 'node.comp', () => this.placeHandle());
@@ -203,40 +220,90 @@ export class Diagram {
     this.cy.destroy();
   }
 
-  // direction is the canvas's orientation: top to bottom on a narrow canvas (a phone).
-  direction() {
+  // narrow says whether this is a phone's canvas, which keeps a layout of its own.
+  narrow() {
     const w = this.host.clientWidth;
-    return w > 0 && w < 560 ? 'TB' : 'LR';
+    return w > 0 && w < 560;
   }
 
-  // setDesign draws a design; positions ({id: {x, y}}) places the boxes, and those without
-  // one are placed by dagre. chaos is the level's schedule (to mark cut and slowed edges).
+  // arrangement is how this canvas lays the design out: columns left to right when that
+  // fits the canvas's width at the smallest zoom; else top to bottom (a phone), rows of at
+  // most three boxes (or four narrower ones, or fewer), however dagre aligns them, the data
+  // stores last if that fits, else where their callers put them; else the narrowest (each
+  // try is a dagre layout: a design that fits nothing costs them all). Only its structure and
+  // the canvas's width decide, so an edit to a value reuses the last arrangement.
+  arrangement(design = this.design) {
+    const w = this.host.clientWidth;
+    const key = JSON.stringify([w, (design.components || []).map((c) => [c.id, c.type]), design.edges || []]);
+    if (this.arranged?.key === key) return this.arranged.value;
+    const value = this.arrange(design, w);
+    this.arranged = { key, value };
+    return value;
+  }
+
+  arrange(design, w) {
+    if (!(w > 0)) return { dir: 'LR', laid: layoutDesign(design, 'LR'), box: BOX };
+    const tries = [['LR', {}], ['TB', {}]];
+    for (const storesLast of [true, false]) {
+      for (const box of [BOX, NARROW_BOX]) {
+        for (const most of box === BOX ? [3, 2] : [4, 3, 2]) for (const align of [undefined, 'UL', 'UR']) tries.push(['TB', { storesLast, most, align, box }]);
+      }
+    }
+    const room = (w - 2 * FIT_PAD) / this.cy.minZoom() - 8;
+    let best = null;
+    for (const [dir, opts] of tries) {
+      const laid = layoutDesign(design, dir, opts);
+      const box = opts.box || BOX;
+      if (laid.width <= room) return { dir, laid, box };
+      if (!best || laid.width < best.laid.width) best = { dir, laid, box };
+    }
+    return best;
+  }
+
+  direction(design = this.design) {
+    return this.arrangement(design).dir;
+  }
+
+  // setDesign draws a design. positions ({id: {x, y}}) are the places the player gave the
+  // boxes; with none, the whole design is laid out (and laid out again on every change: the
+  // diagram is then "auto"), else boxes without a place get one where no line runs through a
+  // box. chaos is the level's schedule (to mark cut and slowed edges).
   setDesign(design, positions = {}, chaos = this.chaos) {
     this.design = design;
     this.chaos = chaos;
-    this.positions = { ...positions };
     const comps = design.components || [];
     const ids = new Set(comps.map((c) => c.id));
-    const edges = (design.edges || []).filter((e) => ids.has(e.from) && ids.has(e.to));
-    const missing = comps.filter((c) => !this.positions[c.id]);
-    if (missing.length) {
-      const laid = this.layout(design);
-      for (const c of missing) this.positions[c.id] = laid[c.id];
-      this.nudgeApart(missing.map((c) => c.id));
+    const given = Object.fromEntries(Object.entries(positions || {}).filter(([id, p]) => ids.has(id) && p));
+    if (!Object.keys(given).length) {
+      const { dir, laid, box } = this.arrangement(design);
+      this.dir = dir;
+      this.box = box;
+      this.positions = Object.fromEntries(comps.map((c) => [c.id, laid.pos[c.id]]));
+      this.usersPos = laid.pos[USERS];
+      this.routes = laid.routes;
+      this.routeEnds = this.endsOf(laid.routes, laid.pos);
+      this.auto = true;
+    } else {
+      this.auto = false;
+      this.dir = this.dir || this.orientationOf(design, given);
+      this.positions = given;
+      for (const c of comps) {
+        if (!this.positions[c.id]) this.positions[c.id] = placeNew(design, c.id, this.positions, this.dir, this.validRoutes(), this.box);
+      }
+      this.usersPos = usersSpot(design, this.positions, this.dir, this.box);
     }
     const cy = this.cy;
     const selected = cy.$(':selected').map((e) => e.id());
     cy.batch(() => {
       cy.elements().remove();
-      const called = new Set(edges.map((e) => e.to));
-      if (comps.length) cy.add({ group: 'nodes', data: { id: USERS, label: 'users' }, classes: 'users', grabbable: false, selectable: false });
+      if (comps.length) cy.add({ group: 'nodes', data: { id: USERS, label: 'users' }, classes: 'users', grabbable: false, selectable: false, position: { ...this.usersPos } });
       for (const c of comps) {
-        cy.add({ group: 'nodes', data: { id: c.id, label: this.idleLabel(c) }, classes: 'comp status-none', position: { ...this.positions[c.id] } });
+        cy.add({ group: 'nodes', data: { id: c.id, label: this.idleLabel(c) }, classes: 'comp status-none', position: { ...this.positions[c.id] }, style: this.box === BOX ? {} : { width: this.box.w, 'text-max-width': this.box.w - LABEL_PAD + 4 } });
       }
-      for (const c of comps) {
-        if (!called.has(c.id)) cy.add({ group: 'edges', data: { id: `in:${c.id}`, source: USERS, target: c.id }, classes: 'ingress', selectable: false });
+      for (const id of entries(design)) {
+        cy.add({ group: 'edges', data: { id: `in:${id}`, source: USERS, target: id }, classes: 'ingress', selectable: false });
       }
-      for (const e of edges) {
+      for (const e of designEdges(design)) {
         const to = comps.find((c) => c.id === e.to);
         cy.add({ group: 'edges', data: { id: `e:${e.from}>${e.to}`, source: e.from, target: e.to }, classes: ['link', to?.type === 'queue' ? 'async' : ''].join(' ') });
       }
@@ -245,11 +312,13 @@ export class Diagram {
         cy.getElementById(HANDLE).style('display', 'none');
       }
     });
-    this.placeUsers();
+    this.drawRoutes();
     for (const id of selected) cy.getElementById(id).select();
     if (!this.viewSet && comps.length) {
       this.fit();
       this.viewSet = true;
+    } else if (this.auto && !this.showsAll()) {
+      this.fit();
     } else {
       this.keepInView();
     }
@@ -262,89 +331,84 @@ export class Diagram {
     if (this.lastTick) this.showTick(this.lastTick, this.lastOrder);
   }
 
-  // layout is dagre's placement of every component: {id: {x, y}} (box centres), left to
-  // right when that fits the canvas at the smallest zoom, else top to bottom.
-  layout(design) {
-    let dir = this.direction();
-    let out = this.layoutIn(design, dir);
-    if (dir === 'LR' && out.width * this.cy.minZoom() > this.host.clientWidth - 16) {
-      const tb = this.layoutIn(design, 'TB');
-      if (tb.width < out.width) {
-        out = tb;
-        dir = 'TB';
+  // endsOf remembers where both ends of each routed line stood: a bend is only good while
+  // neither end has moved.
+  endsOf(routes, pos) {
+    const out = {};
+    for (const key of Object.keys(routes)) {
+      const [a, b] = key.split('>');
+      if (pos[a] && pos[b]) out[key] = [{ ...pos[a] }, { ...pos[b] }];
+    }
+    return out;
+  }
+
+  // validRoutes are the bends whose lines' ends are where they were laid out.
+  validRoutes() {
+    const out = {};
+    const at = (id) => (id === USERS ? this.usersPos : this.positions[id]);
+    const same = (p, q) => p && q && Math.abs(p.x - q.x) < 0.5 && Math.abs(p.y - q.y) < 0.5;
+    for (const [key, pts] of Object.entries(this.routes || {})) {
+      const [a, b] = key.split('>');
+      const ends = this.routeEnds?.[key];
+      if (ends && same(at(a), ends[0]) && same(at(b), ends[1])) out[key] = pts;
+    }
+    return out;
+  }
+
+  // drawRoutes bends every line that has a valid route through its points; the others run
+  // straight.
+  drawRoutes() {
+    const routes = this.validRoutes();
+    this.cy.edges().forEach((e) => {
+      const pts = routes[`${e.data('source')}>${e.data('target')}`];
+      const s = e.source().position();
+      const t = e.target().position();
+      const dx = t.x - s.x;
+      const dy = t.y - s.y;
+      const len2 = dx * dx + dy * dy;
+      if (!pts || !pts.length || len2 < 1) {
+        e.removeClass('routed');
+        e.removeStyle('segment-weights segment-distances');
+        return;
       }
-    }
-    this.dir = dir;
-    return out.pos;
+      const len = Math.sqrt(len2);
+      // Cytoscape places a bend by its share of the way from source to target and its
+      // distance from that line (positive to the right of the direction of travel).
+      const weights = pts.map((p) => ((p.x - s.x) * dx + (p.y - s.y) * dy) / len2);
+      const distances = pts.map((p) => ((p.y - s.y) * dx - (p.x - s.x) * dy) / len);
+      e.addClass('routed');
+      e.style({ 'segment-weights': weights.join(' '), 'segment-distances': distances.join(' ') });
+    });
   }
 
-  layoutIn(design, dir) {
-    const comps = design.components || [];
-    const g = new dagre.graphlib.Graph();
-    g.setGraph({ rankdir: dir, nodesep: 26, ranksep: dir === 'TB' ? 44 : 52, marginx: 16, marginy: 16 });
-    g.setDefaultEdgeLabel(() => ({}));
-    const ids = new Set(comps.map((c) => c.id));
-    const edges = (design.edges || []).filter((e) => ids.has(e.from) && ids.has(e.to));
-    const called = new Set(edges.map((e) => e.to));
-    g.setNode(USERS, { width: 84, height: 48 });
-    for (const c of comps) g.setNode(c.id, { width: NODE_W, height: NODE_H });
-    for (const c of comps) if (!called.has(c.id)) g.setEdge(USERS, c.id);
-    for (const e of edges) g.setEdge(e.from, e.to);
-    dagre.layout(g);
-    const pos = {};
-    for (const c of comps) {
-      const n = g.node(c.id);
-      pos[c.id] = { x: n.x, y: n.y };
-    }
-    return { pos, width: g.graph().width || 0 };
-  }
-
-  // autoLayout places every box by dagre and reports the new positions.
+  // autoLayout lays the whole design out again and reports that the player's places are
+  // gone (onLayout with none).
   autoLayout(report) {
-    this.positions = this.layout(this.design);
-    for (const [id, p] of Object.entries(this.positions)) this.cy.getElementById(id).position({ ...p });
-    this.placeUsers();
+    this.viewSet = false;
+    this.setDesign(this.design, {}, this.chaos);
     this.fit();
-    if (report) this.opts.onLayout?.({ ...this.positions });
+    if (report) this.opts.onLayout?.({});
   }
 
-  // nudgeApart moves newly placed boxes off boxes that already stand there.
-  nudgeApart(ids) {
-    for (const id of ids) {
-      const p = this.positions[id];
-      for (let tries = 0; tries < 30; tries++) {
-        const clash = Object.entries(this.positions).some(([o, q]) => o !== id && Math.abs(q.x - p.x) < NODE_W && Math.abs(q.y - p.y) < NODE_H + 8);
-        if (!clash) break;
-        p.y += NODE_H + 24;
-      }
-    }
+  // orientationOf reads how the player's boxes run: top to bottom when the components users
+  // call sit above the rest rather than to their left.
+  orientationOf(design, pos) {
+    const ent = new Set(entries(design));
+    const all = Object.keys(pos);
+    const first = all.filter((id) => ent.has(id));
+    const rest = all.filter((id) => !ent.has(id));
+    if (!first.length || !rest.length) return this.direction(design);
+    const mean = (ids, axis) => ids.reduce((sum, id) => sum + pos[id][axis], 0) / ids.length;
+    return mean(rest, 'y') - mean(first, 'y') > mean(rest, 'x') - mean(first, 'x') ? 'TB' : 'LR';
   }
 
-  // orientation is how the boxes run, read from where they stand: top to bottom when the
-  // components users call sit above the rest rather than to their left.
-  orientation() {
-    const entries = this.cy.edges('.ingress').targets();
-    const rest = this.cy.nodes('.comp').difference(entries);
-    if (!entries.nonempty() || !rest.nonempty()) return this.dir || this.direction();
-    const mean = (els, axis) => els.reduce((sum, n) => sum + n.position(axis), 0) / els.length;
-    const down = mean(rest, 'y') - mean(entries, 'y');
-    const right = mean(rest, 'x') - mean(entries, 'x');
-    return down > right ? 'TB' : 'LR';
-  }
-
-  // placeUsers keeps the users box to the left of (or above) the components nobody calls.
+  // placeUsers keeps the users box beside the components nobody calls, once the player
+  // arranges the boxes.
   placeUsers() {
     const users = this.cy.getElementById(USERS);
-    if (!users.nonempty()) return;
-    const entries = this.cy.edges('.ingress').targets();
-    const all = this.cy.nodes('.comp');
-    if (!all.nonempty()) return;
-    const bb = all.boundingBox();
-    const src = entries.nonempty() ? entries : all;
-    const ys = src.map((n) => n.position('y'));
-    const xs = src.map((n) => n.position('x'));
-    if (this.orientation() === 'TB') users.position({ x: xs.reduce((a, b) => a + b, 0) / xs.length, y: bb.y1 - 70 });
-    else users.position({ x: bb.x1 - 90, y: ys.reduce((a, b) => a + b, 0) / ys.length });
+    if (!users.nonempty() || this.auto) return;
+    this.usersPos = usersSpot(this.design, this.positions, this.dir, this.box);
+    users.position({ ...this.usersPos });
   }
 
   // placeHandle shows the connect handle on the right edge of the hovered or selected box.
@@ -359,7 +423,7 @@ export class Diagram {
     }
     const n = this.cy.getElementById(id);
     this.handleFor = id;
-    handle.position({ x: n.position('x') + NODE_W / 2, y: n.position('y') });
+    handle.position({ x: n.position('x') + this.box.w / 2, y: n.position('y') });
     handle.style('display', 'element');
   }
 
@@ -393,6 +457,14 @@ export class Diagram {
     if (dx || dy) this.cy.panBy({ x: dx, y: dy });
   }
 
+  // showsAll says whether every box is on screen.
+  showsAll() {
+    const els = this.cy.nodes().not(`#${HANDLE}`);
+    if (!els.nonempty()) return true;
+    const bb = els.renderedBoundingBox();
+    return bb.x1 >= 0 && bb.y1 >= 0 && bb.x2 <= this.host.clientWidth && bb.y2 <= this.host.clientHeight;
+  }
+
   // keepInView pans (never zooms) so that the whole design shows when it fits at this zoom.
   keepInView() {
     const els = this.cy.nodes().not(`#${HANDLE}`);
@@ -408,13 +480,27 @@ export class Diagram {
     if (dx || dy) this.cy.panBy({ x: dx, y: dy });
   }
 
+  // fit shows the whole design: as large as fits (never above 1.2×), and where that would
+  // take the labels below MIN_TEXT_PX, at the smallest zoom on a canvas grown tall enough.
   fit() {
     const els = this.cy.nodes().not(`#${HANDLE}`);
-    if (els.nonempty()) this.cy.fit(els, 24);
-    if (this.cy.zoom() > 1.2) {
-      this.cy.zoom(1.2);
-      this.cy.center(els);
+    this.host.style.height = '';
+    this.cy.resize();
+    if (!els.nonempty()) return;
+    const bb = els.boundingBox();
+    const w = this.host.clientWidth - 2 * FIT_PAD;
+    const hh = this.host.clientHeight - 2 * FIT_PAD - TOOLS_PX;
+    const byWidth = Math.min(1.2, w / bb.w);
+    let z = Math.max(this.cy.minZoom(), Math.min(byWidth, hh / bb.h));
+    if (bb.h * z > hh) {
+      z = Math.max(this.cy.minZoom(), Math.min(byWidth, (MAX_CANVAS_PX - 2 * FIT_PAD) / bb.h));
+      this.host.style.height = `${Math.ceil(bb.h * z + 2 * FIT_PAD + TOOLS_PX)}px`;
+      this.cy.resize();
     }
+    this.cy.zoom(z);
+    this.cy.center(els);
+    this.cy.panBy({ x: 0, y: TOOLS_PX / 2 });
+    this.placeHandle();
   }
 
   zoomBy(f) {
@@ -432,19 +518,10 @@ export class Diagram {
     return { x: (clientX - r.left - pan.x) / z, y: (clientY - r.top - pan.y) / z };
   }
 
-  // freeSpot is a place for a new box: right of everything, level with the first row.
-  freeSpot() {
-    const all = this.cy.nodes('.comp');
-    if (!all.nonempty()) {
-      const ext = this.cy.extent();
-      return { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
-    }
-    const bb = all.boundingBox();
-    return this.orientation() === 'TB' ? { x: (bb.x1 + bb.x2) / 2, y: bb.y2 + NODE_H } : { x: bb.x2 + NODE_W / 2 + 50, y: bb.y1 + NODE_H / 2 };
-  }
-
   idleLabel(c) {
-    return `${KIND_SHORT[c.type] || c.type} · ${truncate(c.id, 18)}\n${this.opts.summary ? this.opts.summary(c) : kindLabel(c.type)}`;
+    // A narrow box keeps the name whole: the instance type below says the kind.
+    const name = this.box === BOX ? `${KIND_SHORT[c.type] || c.type} ${c.id}` : c.id;
+    return [name, this.opts.summary ? this.opts.summary(c) : ''].map((t) => fitLine(t, this.box.w - LABEL_PAD)).join('\n');
   }
 
   // showTick paints one tick of a run whose components are listed in order (the run's
@@ -477,7 +554,11 @@ export class Diagram {
         }
         n.addClass(`status-${ct.status}`);
         const u = Math.max(0, ct.utilization || 0);
-        n.data('label', `${KIND_SHORT[c.type] || c.type} · ${truncate(c.id, 14)}  ${statusGlyph(ct.status)}${STATUS_TEXT[ct.status] || ''}${struck.has(c.id) ? ' ⚡' : ''}\n${fmt(ct.input_rps)} rps · ${fmtPct(u, 0)} busy${ct.backlog > 0.5 ? `\nqueue ${fmt(ct.backlog)}` : ''}`);
+        n.data('label', [
+          `${statusGlyph(ct.status)}${c.id}${struck.has(c.id) ? ' ⚡' : ''}`,
+          `${STATUS_TEXT[ct.status] || ''} · ${fmtPct(u, 0)}`,
+          ct.backlog > 0.5 ? `${fmt(ct.input_rps)} rps · q ${fmt(ct.backlog)}` : `${fmt(ct.input_rps)} rps`,
+        ].map((t) => fitLine(t, this.box.w - LABEL_PAD)).join('\n'));
       }
       const users = this.cy.getElementById(USERS);
       if (users.nonempty()) users.data('label', tick ? `users\n${fmt(tick.offered_rps)} rps` : 'users');
@@ -504,6 +585,16 @@ function statusGlyph(s) {
   return { ok: '● ', busy: '▲ ', saturated: '■ ', failed: '✖ ', idle: '○ ' }[s] || '';
 }
 
-function truncate(s, n) {
-  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+// fitLine shortens a label line with an ellipsis until it fits inside its box at the
+// labels' font, measured the way the canvas draws it.
+let measure = null;
+function fitLine(text, maxPx) {
+  if (!measure) {
+    measure = document.createElement('canvas').getContext('2d');
+    measure.font = FONT;
+  }
+  if (measure.measureText(text).width <= maxPx) return text;
+  let n = text.length - 1;
+  while (n > 1 && measure.measureText(`${text.slice(0, n)}…`).width > maxPx) n--;
+  return `${text.slice(0, n)}…`;
 }

@@ -6,7 +6,8 @@
 // are shown next to the field whose JSON path they name.
 import { h, clear, kindLabel, uid, fmt } from './util.js';
 import { valueOf, humanize, connectProblem, rangeProblem } from './catalog.js';
-import { buys, priceWords, componentCost, perHour, typeOf } from './cost.js';
+import { buys, priceWords, designCost, typeOf } from './cost.js';
+import { partWords } from './estimate.js';
 
 // CALLEES_NONE: kinds that answer calls and make none.
 const CALLEES_NONE = new Set(['cache']);
@@ -43,7 +44,19 @@ export class Editor {
     this.render();
   }
 
+  // refreshCost says what the selected component costs, from the estimate's own sum (so the
+  // panel and the estimate never disagree), after every edit.
+  refreshCost() {
+    if (!this.costLine) return;
+    const { el, comp: c, info } = this.costLine;
+    const part = designCost(this.opts.catalog, { components: [c], edges: [] }, this.opts.rps || 0).parts[0];
+    const { name: typeName } = typeOf(info, c);
+    clear(el, part ? h('strong', {}, partWords(part)) : '', part?.perUse > 0.0005 ? ` at ${fmt(this.opts.rps)} rps` : '',
+      ` · ${typeName}: ${priceWords(c.type, info.prices[typeName])}`);
+  }
+
   changed() {
+    this.refreshCost();
     this.opts.onChange?.(this.design, { structural: false });
   }
 
@@ -96,14 +109,9 @@ export class Editor {
       if (p.knob) fields.push(this.paramField(c, i, p, info));
       else fixed.push(p);
     }
-    const cost = info ? componentCost(info, c, this.opts.rps || 0) : null;
-    const { name: typeName } = typeOf(info, c);
-    const costLine = cost
-      ? h('p', { class: 'comp-cost', id: 'comp-cost' },
-        h('strong', {}, cost.fixedMax > cost.fixed ? `${perHour(cost.fixed)}–${perHour(cost.fixedMax)}` : perHour(cost.fixed)),
-        cost.perUse > 0.0005 ? ` + ≈ ${perHour(cost.perUse)} per-request charges at ${fmt(this.opts.rps)} rps` : '',
-        ` · ${typeName}: ${priceWords(c.type, info.prices[typeName])}`)
-      : null;
+    const costLine = info ? h('p', { class: 'comp-cost', id: 'comp-cost' }) : null;
+    this.costLine = costLine && { el: costLine, comp: c, info };
+    this.refreshCost();
     const fs = h('fieldset', { class: 'comp', dataset: { path, id: c.id }, id: `comp-${cssId(c.id)}` },
       h('legend', {}, h('span', { class: 'comp-id' }, c.id), ' ', h('span', { class: 'comp-kind' }, kindLabel(c.type))),
       costLine,

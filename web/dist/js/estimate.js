@@ -4,6 +4,12 @@
 import { h, clear, fmt, fmtCost } from './util.js';
 import { designCost } from './cost.js';
 
+// partWords is one component's share of the estimate, as the estimate and the side panel
+// both say it: "$0.110/h", "$0.110/h–$0.550/h", "+ ≈ $0.027/h per request".
+export function partWords(p) {
+  return `${p.fixedMax > p.fixed ? `${fmtCost(p.fixed)}–${fmtCost(p.fixedMax)}` : fmtCost(p.fixed)}${p.perUse > 0.0005 ? ` + ≈ ${fmtCost(p.perUse)} per request` : ''}`;
+}
+
 export function renderEstimate(box, catalog, design, budget, meanRps) {
   const est = designCost(catalog, design, meanRps);
   const over = est.low > budget;
@@ -19,7 +25,7 @@ export function renderEstimate(box, catalog, design, budget, meanRps) {
       h('span', { class: 'fill', style: { width: `${Math.min(100, share / 1.5 * 100)}%` } }),
       h('span', { class: 'budget-mark', style: { left: `${100 / 1.5}%` } })),
     h('p', { class: 'help' },
-      est.parts.map((p, i) => [i ? ' · ' : '', `${p.id} ${p.fixedMax > p.fixed ? `${fmtCost(p.fixed)}–${fmtCost(p.fixedMax)}` : fmtCost(p.fixed)}${p.perUse > 0.0005 ? ` + ≈ ${fmtCost(p.perUse)} per request` : ''}`]),
+      est.parts.map((p, i) => [i ? ' · ' : '', `${p.id} ${partWords(p)}`]),
       est.perUse > 0.0005 || est.fixedMax > est.fixed
         ? ` (per-request charges at the level's mean ${fmt(meanRps)} rps as if every request passed through; autoscaled pools from their minimum to their maximum)`
         : ''));

@@ -14,6 +14,7 @@ import { duelsView } from './views/duels.js';
 import { duelView } from './views/duel.js';
 import { duelDesignView } from './views/duel-design.js';
 import { ratingsView } from './views/duel-ratings.js';
+import { studioView } from './views/studio.js';
 
 const main = document.getElementById('main');
 let current = null; // the mounted view's cleanup
@@ -43,6 +44,7 @@ function parse(hash) {
   if (parts[0] === 'duels' && parts[1]) return { view: 'duel', id: parts[1], section: 'duels' };
   if (parts[0] === 'duels') return { view: 'duels', section: 'duels' };
   if (parts[0] === 'ratings') return { view: 'ratings', section: 'ratings' };
+  if (parts[0] === 'studio') return { view: 'studio', section: 'studio' };
   return { view: 'levels', section: 'levels' };
 }
 
@@ -75,6 +77,7 @@ async function route() {
     else if (r.view === 'duel') done = await duelView(main, r.id);
     else if (r.view === 'duel-design') done = await duelDesignView(main, r.id);
     else if (r.view === 'ratings') done = await ratingsView(main);
+    else if (r.view === 'studio') done = await studioView(main);
     else done = await levelsView(main);
   } catch (err) {
     if (seq !== routeSeq) return;
@@ -100,4 +103,10 @@ window.addEventListener('hashchange', () => {
 renderWho();
 route();
 // A server started afresh (in-memory store) no longer knows a stored token: find out now.
-me().catch(() => {});
+// Authors (and admins) get the studio in the menu.
+function showStudioLink(p) {
+  const link = document.querySelector('header nav a[data-section="studio"]');
+  if (link) link.hidden = !(p && (p.role === 'author' || p.role === 'admin'));
+}
+me().then(showStudioLink, () => {});
+window.addEventListener('bp:player', () => me().then(showStudioLink, () => {}));

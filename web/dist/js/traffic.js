@@ -1,7 +1,32 @@
 // The level's offered load over time, for the briefing's chart before any run. It mirrors
 // the engine's traffic curve (internal/sim/traffic.go: constant, ramp, step, wave, spikes)
 // and its traffic_spike chaos (ingress × multiplier while the event lasts).
-import { chaosId } from './diagram.js';
+import { chaosId, describeChaos } from './diagram.js';
+import { TimeChart, PALETTE } from './charts.js';
+import { h, fmt } from './util.js';
+
+// trafficChart draws a level's offered load into box as its page shows it: the fresh
+// requests per second, spikes dashed, the warm-up shaded and each chaos event marked
+// (chaos: the level's own, or with an event's hidden chaos added). Destroy it when done.
+export function trafficChart(box, def, chaos = def.run.chaos || []) {
+  const tc = curve({ ...def.run, chaos });
+  const series = [{ label: 'offered load', values: tc.base, color: PALETTE[0], width: 2 }];
+  if (tc.hasSpike) series.push({ label: 'with spikes', values: tc.withChaos, color: PALETTE[1], dash: [5, 4] });
+  return new TimeChart(box, tc.xs, series, {
+    title: 'Fresh requests per second (before retries)',
+    desc: `Offered load over ${fmt(def.run.duration_sec)} seconds; the shaded start is the warm-up; chaos events are marked.`,
+    events: eventBands(chaos, describeChaos, def), warmupSec: 0.2 * def.run.duration_sec, height: 150, sync: false,
+  });
+}
+
+// chaosList is the chaos schedule in words, one event a line.
+export function chaosList(chaos) {
+  return chaos.length
+    ? h('ul', { class: 'chaos-list' }, chaos.map((e) => h('li', {},
+      h('strong', {}, `${fmt(e.at_sec)} s`), e.duration_sec ? `–${fmt(e.at_sec + e.duration_sec)} s` : '',
+      ': ', describeChaos(e), ` (${chaosId(e)})`)))
+    : h('p', { class: 'muted' }, 'No chaos in this level.');
+}
 
 export function rateAt(tr, t) {
   let r = tr.rps || 0;

@@ -184,10 +184,15 @@ export function fmtDuration(ms) {
   return `${sec} s`;
 }
 
-// fmtWhen is a time for people, in their own time zone, inside a <time> element.
+// whenText is a time for people, in their own time zone: the one date format of every page.
+export function whenText(iso) {
+  return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '–';
+}
+
+// fmtWhen is whenText inside a <time> element.
 export function fmtWhen(iso) {
   if (!iso) return '–';
-  return h('time', { datetime: iso }, new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }));
+  return h('time', { datetime: iso }, whenText(iso));
 }
 
 // problemText is a refused request as the server put it: the problem's title and detail.

@@ -1,7 +1,7 @@
 // Words for what a level and a design say in numbers: how the clients behave, what a box
 // on the canvas holds before any run, and the engine's type names in a problem.
 import { fmt, fmtMs, fmtPct, kindLabel } from './util.js';
-import { valueOf } from './catalog.js';
+import { rangeProblem, valueOf } from './catalog.js';
 import { typeOf } from './cost.js';
 
 // clientWords says how the level's clients behave: timeout, retries, backoff, budget.
@@ -18,23 +18,28 @@ export function clientWords(cl) {
   return `Clients ${timeout} and ${retries}.`;
 }
 
-// idleSummary is what a box says before any run: its size and instance type.
+// idleSummary is what a box says before any run, short enough for its box: its size and
+// instance type ("3 × app.small"). A value the level refuses shows as "?", as the field
+// refuses it.
 export function idleSummary(c, catalog) {
   const info = catalog.find((k) => k.kind === c.type);
   const v = (name, dflt) => {
     const p = info?.params.find((q) => q.name === name);
-    return p ? valueOf(c, p) : dflt;
+    if (!p) return fmt(dflt);
+    return rangeProblem(p, valueOf(c, p)) ? '?' : fmt(valueOf(c, p));
   };
-  const plural = (n, w) => `${fmt(n)} ${w}${n === 1 ? '' : 's'}`;
   const { name } = typeOf(info, c);
   switch (c.type) {
-    case 'app_service': return `${plural(v('replicas', 1), 'replica')} · ${name}`;
-    case 'container_pool': return `${v('min_replicas', 2)}–${v('max_replicas', 10)} replicas · ${name}`;
-    case 'database': return `${plural(v('read_replicas', 0), 'read replica')} · ${name}`;
-    case 'queue': return `${plural(v('workers', 4), 'worker')}`;
+    case 'app_service': return `${v('replicas', 1)} × ${name}`;
+    case 'container_pool': return `${v('min_replicas', 2)}–${v('max_replicas', 10)} × ${name}`;
+    case 'database': {
+      const r = v('read_replicas', 0);
+      return r === '0' ? name : `${name} + ${r} read`;
+    }
+    case 'queue': return `${v('workers', 4)} workers`;
     case 'load_balancer':
-    case 'api_gateway': return `${plural(v('instances', 1), 'instance')} · ${name}`;
-    case 'serverless': return `≤ ${fmt(v('max_concurrency', 1000))} concurrent`;
+    case 'api_gateway': return `${v('instances', 1)} × ${name}`;
+    case 'serverless': return `≤ ${v('max_concurrency', 1000)} at once`;
     default: return name || kindLabel(c.type);
   }
 }

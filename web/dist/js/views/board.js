@@ -2,7 +2,7 @@
 // on it, else the top; previous and next pages by cursor. It follows the board's live
 // stream: each change (a player's new best) reloads the page in view, whose ranks the
 // server computes exactly, and says who moved.
-import { h, clear } from '../util.js';
+import { h, clear, fmtWhen } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer, saveProgress } from '../store.js';
 import { follow } from '../live.js';
@@ -31,7 +31,7 @@ export function entriesTable(page, player, { id = 'board', caption } = {}) {
         h('td', { class: 'num' }, String(e.rank)),
         h('th', { scope: 'row' }, h('a', { href: `#/players/${encodeURIComponent(e.player_id)}` }, e.player_name), me ? h('span', { class: 'you' }, ' (you)') : ''),
         h('td', { class: 'num' }, String(e.score)),
-        h('td', {}, e.achieved_at ? h('time', { datetime: e.achieved_at }, new Date(e.achieved_at).toLocaleString()) : '–'));
+        h('td', {}, fmtWhen(e.achieved_at)));
     })));
 }
 

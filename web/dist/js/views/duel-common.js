@@ -1,7 +1,7 @@
 // What the duel views share: a duel's state in words, who is who, the live stream of a
 // duel's changes (Server-Sent Events), the countdown to its next deadline, and the form
 // that gives this browser a player name.
-import { h, clear, uid } from '../util.js';
+import { h, clear, uid, fmtDuration } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
 
@@ -40,7 +40,7 @@ export function deadline(d) {
   return null;
 }
 
-// Countdown is a live "m:ss left" for a deadline (an RFC 3339 time). It announces only
+// Countdown is a live "23 h 59 min left" for a deadline (an RFC 3339 time). It announces only
 // the whole minutes to screen readers, not every second.
 export class Countdown {
   constructor() {
@@ -57,9 +57,7 @@ export class Countdown {
     const end = Date.parse(dl.at);
     const tick = () => {
       const left = Math.max(0, Math.round((end - Date.now()) / 1000));
-      const m = Math.floor(left / 60);
-      const s = String(left % 60).padStart(2, '0');
-      this.el.textContent = left > 0 ? `${m}:${s} left ${dl.what}` : `time is up ${dl.what}`;
+      this.el.textContent = left > 0 ? `${fmtDuration(left * 1000)} left ${dl.what}` : `time is up ${dl.what}`;
       this.el.dataset.left = String(left);
       if (left <= 0) clearInterval(this.timer);
     };
@@ -160,4 +158,36 @@ export function problemText(err) {
 export function fillStatus(el, text, bad = false) {
   el.classList.toggle('bad', bad);
   clear(el, text);
+}
+
+// levelPicker is a level choice for a duel whose options say which levels have a surprise:
+// only a level with chaos has one (the server draws it from the level's own chaos events).
+// The levels' chaos arrives one level at a time, until stopped() says the page is gone.
+export function levelPicker(levels, stopped, { id = 'duel-level' } = {}) {
+  const help = h('p', { class: 'help', id: `${id}-help` });
+  const select = h('select', { id, 'aria-describedby': help.id }, levels.map((l) => h('option', { value: l.slug }, l.title)));
+  const surprise = new Map();
+  const say = () => {
+    const has = surprise.get(select.value);
+    help.textContent = has === undefined ? ''
+      : has ? 'This level has chaos: one surprise chaos event, drawn from its own, hits both designs.'
+        : 'This level has no chaos, so no surprise: the same traffic decides.';
+  };
+  select.addEventListener('change', say);
+  (async () => {
+    for (const l of levels) {
+      if (stopped()) return;
+      try {
+        const lv = await api.level(l.slug);
+        const has = (lv.definition?.run?.chaos || []).length > 0;
+        surprise.set(l.slug, has);
+        const opt = [...select.options].find((o) => o.value === l.slug);
+        if (opt) opt.textContent = `${l.title}${has ? ' · surprise chaos' : ' · no chaos'}`;
+        if (l.slug === select.value) say();
+      } catch {
+        /* the option keeps its plain title */
+      }
+    }
+  })();
+  return { select, help };
 }

@@ -10,6 +10,8 @@ import { FINAL, sides, deadline, Countdown, watchDuel, stateBadge, problemText, 
 
 export async function duelDesignView(main, id) {
   let d = await api.duel(id);
+  // Only a level with chaos has a surprise: the banner says which this is.
+  const hasChaos = await api.level(d.level, d.version).then((lv) => (lv.definition?.run?.chaos || []).length > 0, () => true);
   const href = `#/duels/${encodeURIComponent(id)}`;
   const countdown = new Countdown();
   const bannerText = h('div', { class: 'duel-banner-text' });
@@ -32,7 +34,9 @@ export async function duelDesignView(main, id) {
     else lead = [`Against ${them?.name || 'your opponent'}: build your design on this level, run it as often as you like, then hand it in below. `, theirs];
     const open = me && d.state === 'active' && !me.submitted && !handedIn;
     clear(bannerText, h('p', { class: 'duel-lead', role: 'status', 'aria-live': 'polite' }, lead),
-      open ? h('p', { class: 'help' }, 'A run here has the level\u2019s own chaos only: the duel adds one surprise event that neither of you knows until the end.') : null,
+      open ? h('p', { class: 'help' }, hasChaos
+        ? 'A run here has the level\u2019s own chaos only: the duel adds one surprise event that neither of you knows until the end.'
+        : 'This level has no chaos, so the duel has no surprise: both designs meet the same traffic.') : null,
       open ? h('p', {}, h('button', { type: 'button', class: 'link', onclick: goToSubmit }, 'Go to “Hand in this design”')) : null);
     renderSubmit();
   }

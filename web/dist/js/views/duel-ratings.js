@@ -4,6 +4,7 @@
 import { h, clear, fmt } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
+import { nameForm, levelPicker, fillStatus, problemText } from './duel-common.js';
 
 const LIMIT = 20;
 
@@ -34,12 +35,46 @@ export function ratingBlock(player) {
 // ratingSection is a player's page's duel block: the rating, and a way to duel them.
 export function ratingSection(p) {
   const me = loadPlayer();
-  return h('section', { class: 'panel', 'aria-labelledby': 'player-rating-h', id: 'player-rating' },
+  const section = h('section', { class: 'panel', 'aria-labelledby': 'player-rating-h', id: 'player-rating' },
     h('h2', { id: 'player-rating-h' }, 'Duels'),
-    ratingBlock(p),
-    me && me.id !== p.id
-      ? h('p', {}, h('a', { href: '#/duels' }, `Challenge ${p.name}`), ' with their player id, ', h('code', {}, p.id), '.')
-      : null);
+    ratingBlock(p));
+  if (!me) {
+    const box = h('div');
+    clear(box, nameForm(() => clear(box, challengeForm(p)),
+      { label: `Pick a player name to challenge ${p.name} to a duel. Your token stays in this browser.` }));
+    section.append(box);
+  } else if (me.id !== p.id) {
+    section.append(challengeForm(p));
+  }
+  return section;
+}
+
+// challengeForm challenges the player of this page on a level, then opens the duel.
+function challengeForm(p) {
+  const box = h('div', { class: 'player-challenge' }, h('p', { class: 'muted' }, 'Loading the levels…'));
+  api.levels().then((levels) => {
+    const { select, help } = levelPicker(levels, () => !box.isConnected, { id: 'challenge-level' });
+    const status = h('p', { class: 'run-status', role: 'status', 'aria-live': 'polite', id: 'player-challenge-status' });
+    const send = h('button', { type: 'submit', class: 'primary', id: 'player-challenge' }, `Challenge ${p.name}`);
+    const form = h('form', { class: 'challenge-form' },
+      h('div', { class: 'field' }, h('label', { for: select.id }, 'Level'), select, help),
+      h('div', { class: 'toolbar' }, send), status);
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      send.disabled = true;
+      fillStatus(status, `Challenging ${p.name}…`);
+      try {
+        const d = await api.createDuel(select.value, p.id);
+        location.hash = `#/duels/${encodeURIComponent(d.id)}`;
+      } catch (err) {
+        fillStatus(status, problemText(err), true);
+      } finally {
+        send.disabled = false;
+      }
+    });
+    clear(box, form);
+  }, (err) => clear(box, h('p', { class: 'muted' }, problemText(err))));
+  return box;
 }
 
 export async function ratingsView(main) {

@@ -261,7 +261,9 @@ function renderResult(box, d, lv) {
         h('ul', { class: 'chaos-list' }, surprise.map((e) => h('li', { dataset: { event: chaosId(e) } },
           h('span', { 'aria-hidden': 'true' }, '⚡ '), h('strong', {}, `${fmt(e.at_sec)} s`),
           e.duration_sec ? `–${fmt(e.at_sec + e.duration_sec)} s` : '', ': ', describeChaos(e), ` (${chaosId(e)})`)))]
-      : h('p', {}, 'This duel had no surprise beyond the level\u2019s own chaos.'));
+      : h('p', {}, (def.run.chaos || []).length
+        ? 'This duel had no surprise beyond the level\u2019s own chaos.'
+        : 'This level has no chaos, so a duel on it has no surprise: both designs met the same traffic.'));
 
   // --- Replay: both canvases, one scrubber -----------------------------------------------
   const stage = h('div', { class: 'duel-stage' });

@@ -4,7 +4,7 @@
 import { h, clear, toast } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
-import { FINAL, sides, deadline, Countdown, watchDuel, nameForm, stateBadge, problemText, fillStatus } from './duel-common.js';
+import { FINAL, sides, deadline, Countdown, watchDuel, nameForm, stateBadge, problemText, fillStatus, levelPicker } from './duel-common.js';
 import { ratingBlock } from './duel-ratings.js';
 
 // LIST_POLL_MS: how often the newest POLL_LIMIT duels are read again, for duels this
@@ -17,7 +17,7 @@ const LIST_LIMIT = 50;
 // MAX_STREAMS: at most this many duels are followed live at once (browsers allow six
 // connections per server over HTTP/1.1; the rest of the page needs some).
 const MAX_STREAMS = 3;
-// NAME_SEARCH: how far down the ratings board a name is looked for.
+// NAME_SEARCH: how far down the ratings board, then the global board, a name is looked for.
 const NAME_SEARCH = 500;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -28,7 +28,7 @@ export async function duelsView(main) {
   const cleanups = [];
   const intro = h('section', { class: 'panel intro' },
     h('h1', {}, 'Duels'),
-    h('p', {}, 'Challenge another player on a level. You each hand in a design before the deadline; the same traffic, and one surprise chaos event neither of you knows in advance, hit both. The better verdict wins, and both ratings move. Your opponent\u2019s design stays hidden until the end.'),
+    h('p', {}, 'Challenge another player on a level. You each hand in a design before the deadline; the same traffic hits both and, on a level with chaos, one surprise chaos event neither of you knows in advance. The better verdict wins, and both ratings move. Your opponent\u2019s design stays hidden until the end.'),
     h('p', {}, h('a', { href: '#/ratings' }, 'The ratings board')));
   const youBox = h('section', { class: 'panel', 'aria-labelledby': 'you-h' });
   const challengeBox = h('section', { class: 'panel', 'aria-labelledby': 'challenge-h' });
@@ -71,15 +71,15 @@ export async function duelsView(main) {
   }
 
   function renderChallenge() {
-    const levelSel = h('select', { id: 'duel-level' }, levels.map((l) => h('option', { value: l.slug }, l.title)));
+    const { select: levelSel, help: levelHelp } = levelPicker(levels, () => stopped);
     const opponent = h('input', { id: 'duel-opponent', type: 'text', maxlength: 64, autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'duel-opponent-help' });
     const status = h('p', { class: 'run-status', role: 'status', 'aria-live': 'polite', id: 'challenge-status' });
     const send = h('button', { type: 'submit', class: 'primary', id: 'challenge' }, 'Challenge');
     const match = h('button', { type: 'button', class: 'secondary', id: 'find-opponent' }, 'Find me an opponent');
     const form = h('form', { class: 'challenge-form' },
-      h('div', { class: 'field' }, h('label', { for: levelSel.id }, 'Level'), levelSel),
+      h('div', { class: 'field' }, h('label', { for: levelSel.id }, 'Level'), levelSel, levelHelp),
       h('div', { class: 'field' }, h('label', { for: opponent.id }, 'Opponent'), opponent,
-        h('p', { class: 'help', id: 'duel-opponent-help' }, 'Their player id (shown on their duels page), or the name of a past opponent or of a player on the ratings board.')),
+        h('p', { class: 'help', id: 'duel-opponent-help' }, 'Their name (a past opponent, a rated player or anyone with a score), or their player id. A player\u2019s own page has a Challenge button too.')),
       h('div', { class: 'toolbar' }, send, match));
     const go = async (who, btn) => {
       btn.disabled = true;
@@ -87,7 +87,7 @@ export async function duelsView(main) {
       try {
         const id = who ? await resolveOpponent(who) : '';
         if (who && !id) {
-          fillStatus(status, `No past opponent or rated player is called ${who}. Ask them for their player id: it is on their duels page.`, true);
+          fillStatus(status, `No past opponent, rated player or player with a score is called ${who}. Open their player page and challenge them there, or ask them for their player id: it is on their duels page.`, true);
           opponent.setAttribute('aria-invalid', 'true');
           opponent.focus();
           return;
@@ -136,6 +136,15 @@ export async function duelsView(main) {
       const e = (page.entries || []).find((x) => key(x.player_name) === key(text));
       if (e) return e.player_id;
       if (offset + 100 >= (page.total ?? 0)) break;
+    }
+    // Then everyone with a score on any level.
+    let cursor = '';
+    for (let seen = 0; seen < NAME_SEARCH; seen += 100) {
+      const page = await api.globalBoard({ cursor });
+      const e = (page.entries || []).find((x) => key(x.player_name) === key(text));
+      if (e) return e.player_id;
+      cursor = page.next;
+      if (!cursor) break;
     }
     return '';
   }

@@ -3,13 +3,15 @@
 // view's canvas, runs and submit flow, submitting to the event) and the live standings over
 // Server-Sent Events; after it, the hidden chaos that was revealed, the final standings, and
 // for each entrant a re-run of their final design that shows it gives the same evaluation.
-import { h, clear, fmt, fmtSec, fmtPct, fmtDuration, fmtWhen, problemText } from '../util.js';
+import { h, clear, fmt, fmtSec, fmtPct, fmtDuration, fmtWhen, whenText, problemText } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
 import { markdown } from '../md.js';
 import { describeChaos, chaosId } from '../diagram.js';
 import { follow, STATE_WORDS } from '../live.js';
 import { levelView, failingWords } from './level.js';
+import { renderVerdict, renderCharts } from './results.js';
+import { nameForm } from './duel-common.js';
 
 const PHASE_WORDS = { upcoming: 'Upcoming', live: 'Live', finishing: 'Finishing', finished: 'Finished' };
 
@@ -42,7 +44,7 @@ function phaseBadge(phase) {
 function countdownText(e, now) {
   const start = Date.parse(e.starts_at);
   const end = Date.parse(e.ends_at);
-  if (e.phase === 'finished') return `Finished ${new Date(e.finished_at || e.ends_at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })}`;
+  if (e.phase === 'finished') return `Finished ${whenText(e.finished_at || e.ends_at)}`;
   if (now < start) return `Starts in ${fmtDuration(start - now)}`;
   if (now < end) return `Ends in ${fmtDuration(end - now)}`;
   return 'Ended: the final runs with the hidden chaos are under way';
@@ -120,13 +122,18 @@ export async function eventView(main, id) {
     if (gone) return;
     document.title = `${e.title} · Events · Backpressure`;
     const player = loadPlayer();
+    const state = new EventState(e);
     const clock = h('p', { class: 'countdown', id: 'countdown', role: 'timer', 'aria-live': 'off' });
+    const count = h('span', { id: 'entrant-count' });
+    state.on((s) => {
+      count.textContent = ` · ${s.total} entrant${s.total === 1 ? '' : 's'}`;
+    });
     const head = h('header', { class: 'level-head' },
       h('p', { class: 'crumbs' }, h('a', { href: '#/events' }, 'Events'), ' / ', phaseBadge(e.phase)),
       h('h1', {}, e.title),
       clock,
       h('p', { class: 'muted' }, fmtWhen(e.starts_at), ' – ', fmtWhen(e.ends_at),
-        ` · ${e.entrants} entrant${e.entrants === 1 ? '' : 's'}`,
+        count,
         e.level ? [' · level ', h('a', { href: `#/levels/${encodeURIComponent(e.level)}` }, e.level), ` version ${e.version}`] : ''));
     const about = h('section', { class: 'panel', 'aria-labelledby': 'ev-brief-h' },
       h('h2', { id: 'ev-brief-h' }, 'Briefing'),
@@ -136,7 +143,7 @@ export async function eventView(main, id) {
     const boardBox = h('section', { class: 'panel', 'aria-labelledby': 'ev-board-h', id: 'event-standings' });
     const playBox = h('div', { class: 'event-play' });
     const joinBox = h('div', { class: 'join-box' });
-    clear(main, head, about, e.phase === 'upcoming' ? joinPanel(e, joinBox) : null, boardBox, playBox);
+    clear(main, head, about, e.phase === 'upcoming' ? joinPanel(state, joinBox, () => mount().catch(showFailure)) : null, boardBox, playBox);
 
     // The clock: a phase that ends re-mounts the page.
     let remounting = false;
@@ -154,7 +161,7 @@ export async function eventView(main, id) {
       await finishedBoard(e, boardBox, player);
       return;
     }
-    const board = liveBoard(e, boardBox, player, {
+    const board = liveBoard(state, boardBox, player, {
       onFinal: () => {
         if (!remounting) {
           remounting = true;
@@ -163,6 +170,11 @@ export async function eventView(main, id) {
       },
     });
     cleanups.push(board.close);
+    // A join sends no change down the stream: a fresh look now and then brings others' joins.
+    if (e.phase === 'upcoming' || e.phase === 'live') {
+      const t = setInterval(() => state.refresh().catch(() => {}), 10_000);
+      cleanups.push(() => clearInterval(t));
+    }
     if (e.phase === 'finishing') {
       // The stream says when the final standings are frozen; a look now and then covers a
       // stream that cannot be opened.
@@ -185,7 +197,7 @@ export async function eventView(main, id) {
       const stopLevel = await levelView(play, e.level, {
         version: e.version,
         event: e,
-        submitPanel: (ctx) => submitPanel(e, ctx, board),
+        submitPanel: (ctx) => submitPanel(state, ctx),
       });
       if (gone) stopLevel();
       else cleanups.push(stopLevel);
@@ -205,16 +217,82 @@ export async function eventView(main, id) {
   };
 }
 
-// joinPanel offers to join an upcoming event that asks for it.
-function joinPanel(e, box) {
+// EventState is the one source of an event page's entrants, join state and the player's
+// standing: the event, then its standings (the stream's snapshot and changes, and a fresh
+// look after the player's own join and now and then, since a join sends no change). Every
+// part of the page draws from it, so no two parts can disagree.
+class EventState {
+  constructor(e) {
+    this.event = e;
+    this.board = null;
+    this.joined = false;
+    this.subs = [];
+  }
+
+  on(f) {
+    this.subs.push(f);
+    f(this);
+  }
+
+  emit() {
+    for (const f of this.subs) f(this);
+  }
+
+  get total() {
+    return this.board ? this.board.total : this.event.entrants;
+  }
+
+  mine(pid) {
+    return (pid && this.board?.entries.find((x) => x.player_id === pid)) || null;
+  }
+
+  // isIn says whether the player is an entrant: on the board, or told so by the server.
+  isIn(pid) {
+    return Boolean(pid) && (this.joined || Boolean(this.mine(pid)));
+  }
+
+  setBoard(b) {
+    this.board = b;
+    this.emit();
+  }
+
+  async refresh() {
+    const b = await api.eventStandings(this.event.id);
+    // A fresher board from the stream wins over an older look.
+    if (!this.board || (b.seq ?? 0) >= (this.board.seq ?? 0)) this.setBoard(b);
+  }
+
+  async join() {
+    await api.joinEvent(this.event.id);
+    this.joined = true;
+    this.emit();
+    await this.refresh().catch(() => {});
+  }
+}
+
+// standingWords is the player's own place: rank, score and attempts, or that they are not in.
+function standingWords(s, pid) {
+  const me = s.mine(pid);
+  if (me) {
+    return `You are in: ${me.passed ? `rank ${me.rank} of ${s.total}, score ${me.score}` : me.attempts ? `no passing design yet (${me.attempts} attempt${me.attempts === 1 ? '' : 's'})` : 'joined, no design submitted yet'}.`;
+  }
+  if (s.isIn(pid)) return 'You are in: joined, no design submitted yet.';
+  return '';
+}
+
+// joinPanel offers to join an upcoming event that asks for it, to a player who has a name
+// (or picks one here) and is not in yet.
+function joinPanel(state, box, onName) {
+  const e = state.event;
   if (!e.join_required) return null;
   const player = loadPlayer();
   const status = h('p', { role: 'status', id: 'join-status' });
   const btn = h('button', { type: 'button', class: 'primary', id: 'join' }, 'Join the event');
+  const lead = h('p', { id: 'join-lead' });
   btn.addEventListener('click', async () => {
     btn.disabled = true;
     try {
-      await api.joinEvent(e.id);
+      await state.join();
       status.className = 'receipt pass';
       status.textContent = 'You are in. Come back when it starts.';
     } catch (err) {
@@ -224,21 +302,35 @@ function joinPanel(e, box) {
       btn.disabled = false;
     }
   });
-  clear(box, h('h2', {}, 'Join'),
-    player ? [h('p', {}, `This event takes entrants who join first. Playing as ${player.name}.`), h('div', { class: 'toolbar' }, btn)]
-      : h('p', {}, 'Pick a player name on any level page first, then join here.'),
-    status);
+  if (!player) {
+    clear(box, h('h2', {}, 'Join'), nameForm(onName, { label: 'This event takes entrants who join first. Pick a player name to join with; your token stays in this browser.' }));
+  } else {
+    const toolbar = h('div', { class: 'toolbar' }, btn);
+    state.on((s) => {
+      const inNow = s.isIn(player.id);
+      toolbar.hidden = inNow;
+      lead.textContent = inNow ? `Playing as ${player.name}.` : `This event takes entrants who join first. Playing as ${player.name}.`;
+    });
+    clear(box, h('h2', {}, 'Join'), lead, toolbar, status);
+  }
   return h('section', { class: 'panel', 'aria-label': 'Join' }, box);
 }
 
 // submitPanel is the event's part of the level view's submit section.
-function submitPanel(e, ctx, board) {
+function submitPanel(state, ctx) {
+  const e = state.event;
   const player = loadPlayer();
   const receipt = h('div', { id: 'event-receipt' });
-  const mine = board.entryOf(player.id);
-  const attemptsLine = h('p', { class: 'muted', id: 'attempts' }, attemptsWords(e, mine?.attempts ?? null));
+  const attemptsLine = h('p', { class: 'muted', id: 'attempts' });
   const submit = h('button', { type: 'button', class: 'primary', id: 'event-submit' }, 'Submit to the event');
   const join = h('button', { type: 'button', class: 'secondary', id: 'join' }, 'Join the event');
+  let lastAttempts = null;
+  state.on((s) => {
+    const mine = s.mine(player.id);
+    if (mine) lastAttempts = Math.max(lastAttempts ?? 0, mine.attempts);
+    attemptsLine.textContent = attemptsWords(e, lastAttempts);
+    join.hidden = !e.join_required || s.isIn(player.id);
+  });
   const refused = (err) => {
     if (err.fields?.length) ctx.showError(err);
     clear(receipt, h('div', { class: 'receipt fail', role: 'alert' }, h('p', {}, h('strong', {}, 'Refused'), ' — ', problemText(err))));
@@ -250,7 +342,9 @@ function submitPanel(e, ctx, board) {
     clear(receipt);
     try {
       const res = await api.submitEvent(e.id, ctx.design());
-      attemptsLine.textContent = attemptsWords(e, res.attempts);
+      lastAttempts = res.attempts;
+      state.joined = true;
+      state.emit();
       clear(receipt, res.passed
         ? h('div', { class: 'receipt pass', role: 'status' }, h('p', {}, h('strong', {}, `Passed — score ${res.score}`), ` on the level as published (attempt ${res.attempts}).`))
         : h('div', { class: 'receipt fail', role: 'status' }, h('p', {}, h('strong', {}, 'Not passed'), ` — ${failingWords(res.evaluation)} (attempt ${res.attempts}).`)));
@@ -265,7 +359,7 @@ function submitPanel(e, ctx, board) {
   join.addEventListener('click', async () => {
     join.disabled = true;
     try {
-      await api.joinEvent(e.id);
+      await state.join();
       clear(receipt, h('div', { class: 'receipt pass', role: 'status' }, h('p', {}, 'You are in: submit when your design is ready.')));
     } catch (err) {
       refused(err);
@@ -277,7 +371,7 @@ function submitPanel(e, ctx, board) {
     h('p', {}, 'Playing as ', h('strong', {}, player.name), ` in ${e.title}.`),
     h('p', { class: 'help' }, 'The server runs your design on the level as published and stores it as an attempt; the live standings rank each entrant\u2019s best passing score.'),
     attemptsLine,
-    h('div', { class: 'toolbar' }, e.join_required ? join : null, submit),
+    h('div', { class: 'toolbar' }, join, submit),
     receipt,
   ];
 }
@@ -321,23 +415,30 @@ function statusWords(s, final) {
   return h('span', { class: 'muted' }, s.submission_id ? 'no pass yet' : 'joined');
 }
 
-// liveBoard follows an event's standings: a snapshot, then each change applied in place.
-function liveBoard(e, box, player, { onFinal }) {
+// liveBoard follows an event's standings into state: a snapshot, then each change applied
+// in place; it draws the board and the player's own standing from state.
+function liveBoard(state, box, player, { onFinal }) {
+  const e = state.event;
   const status = h('p', { class: 'live-state', role: 'status', id: 'live-state', dataset: { state: 'connecting' } });
   const body = h('div', { class: 'table-wrap' });
+  const mineLine = h('p', { id: 'my-standing' });
   const news = h('p', { class: 'sr-only', 'aria-live': 'polite' });
   const title = { upcoming: 'Entrants so far', finishing: 'Standings (final runs under way)' }[e.phase] || 'Live standings';
-  clear(box, h('h2', { id: 'ev-board-h' }, title), status, body, news);
-  let board = null;
-  const draw = () => {
+  clear(box, h('h2', { id: 'ev-board-h' }, title), status, mineLine, body, news);
+  let moved = null;
+  state.on((s) => {
+    const board = s.board;
+    mineLine.textContent = player ? standingWords(s, player.id) : '';
+    mineLine.hidden = !mineLine.textContent;
     if (!board) return;
     clear(body, board.entries.length ? standingsTable(board.entries, board.total, player)
       : h('p', { id: 'event-board-empty' }, e.phase === 'upcoming' ? 'Nobody has joined yet.' : 'Nobody has submitted yet. Be the first.'));
-  };
+    if (moved) body.querySelector(`tr[data-player="${moved}"]`)?.classList.add('moved');
+  });
   const stream = follow(api.eventStreamURL(e.id), {
     standings: (b) => {
-      board = b;
-      draw();
+      moved = null;
+      state.setBoard(b);
       if (b.final) onFinal();
     },
     change: (c) => {
@@ -345,25 +446,21 @@ function liveBoard(e, box, player, { onFinal }) {
         onFinal();
         return;
       }
+      const board = state.board;
       if (!board || !c.standing) return;
       const list = board.entries.filter((x) => x.player_id !== c.standing.player_id);
       const shown = board.entries.length >= board.total || list.length >= c.standing.rank - 1;
       if (shown && c.standing.rank <= list.length + 1) list.splice(c.standing.rank - 1, 0, c.standing);
       list.forEach((x, i) => { x.rank = i + 1; });
-      board = { ...board, entries: list, total: c.total, seq: c.seq };
-      draw();
-      body.querySelector(`tr[data-player="${c.standing.player_id}"]`)?.classList.add('moved');
+      moved = c.standing.player_id;
+      state.setBoard({ ...board, entries: list, total: c.total, seq: c.seq });
       news.textContent = `${c.standing.player_name} is now ranked ${c.standing.rank}.`;
     },
-  }, (state) => {
-    status.dataset.state = state;
-    status.textContent = STATE_WORDS[state];
+  }, (st) => {
+    status.dataset.state = st;
+    status.textContent = STATE_WORDS[st];
   });
-  return {
-    close: stream.close,
-    onFinal,
-    entryOf: (pid) => board?.entries.find((x) => x.player_id === pid) || null,
-  };
+  return { close: stream.close, onFinal };
 }
 
 // finishedBoard shows the revealed chaos and the final standings, each with a re-run.
@@ -380,6 +477,19 @@ async function finishedBoard(e, box, player) {
       : h('p', {}, 'This event had no hidden chaos: the final runs met the level as published.'),
     res ? h('p', {}, `During each event: errors at most ${fmtPct(res.error_ceiling)}, back to normal within ${fmtSec(res.recovery_deadline_sec)} after it ends.`) : null,
     h('p', { class: 'help' }, 'Every entrant\u2019s final design ran once more against the level with this chaos added. The engine is deterministic: re-run a design and you get the same evaluation, byte for byte.'));
+  // The re-run's verdict, why it happened and its charts, under the board (one at a time).
+  const detail = h('section', { class: 'panel', id: 'rerun-detail', 'aria-labelledby': 'rerun-h', hidden: true });
+  let detailCharts = [];
+  const showDetail = (s, proof) => {
+    for (const c of detailCharts) c.destroy();
+    detail.hidden = false;
+    const chartsBox = h('div', { class: 'charts' });
+    clear(detail, h('h2', { id: 'rerun-h' }, `${s.player_name}\u2019s final run, re-run`),
+      h('p', { class: 'help' }, 'The level as the final runs met it: its own chaos and the hidden chaos.'),
+      renderVerdict(proof.evaluation, proof.def, proof.result, {}), h('h3', {}, 'Over time'), chartsBox);
+    detail.querySelector('.next')?.remove();
+    detailCharts = proof.result?.ticks?.length ? renderCharts(chartsBox, proof.result, proof.def, proof.evaluation) : [];
+  };
   const rerun = (s) => {
     const out = h('span', { class: 'rerun-out', role: 'status' });
     const btn = h('button', { type: 'button', class: 'secondary rerun', 'aria-label': `Re-run ${s.player_name}'s final design` }, 'Re-run');
@@ -388,8 +498,10 @@ async function finishedBoard(e, box, player) {
       out.textContent = 'Running…';
       out.className = 'rerun-out';
       try {
-        out.replaceChildren(await proveRerun(e, s));
+        const proof = await proveRerun(e, s);
+        out.replaceChildren(proof.words);
         out.classList.add(out.textContent.startsWith('✓') ? 'pass' : 'fail-word');
+        if (proof.evaluation?.conditions) showDetail(s, proof);
       } catch (err) {
         out.textContent = problemText(err);
         out.classList.add('fail-word');
@@ -407,23 +519,33 @@ async function finishedBoard(e, box, player) {
   }
   clear(box, parts);
   box.before(chaosBox);
+  box.after(detail);
 }
 
-// proveRerun runs an entrant's final design again (a dry run with the event's hidden chaos)
-// and says whether the evaluation is the stored one.
+// proveRerun runs an entrant's final design again (a dry run with the event's hidden chaos):
+// {words: whether the evaluation is the stored one, evaluation, result, def: the level as
+// the final runs met it}.
 async function proveRerun(e, s) {
   const final = await api.eventResult(e.id, s.player_id);
   let again;
   try {
-    again = await api.rerunFinal(e.id, final.level, final.version, final.design);
+    again = await api.rerunFinal(e.id, final.level, final.version, final.design, { maxPoints: 300 });
   } catch (err) {
     // A design the level with the hidden chaos refuses was refused by the final run too.
-    if (err.status === 422 && final.evaluation?.error) return `✓ Refused again, as in the final run: ${err.message}`;
+    if (err.status === 422 && final.evaluation?.error) return { words: `✓ Refused again, as in the final run: ${err.message}` };
     throw err;
   }
+  const lv = await api.level(final.level, final.version);
+  const hidden = Array.isArray(final.hidden_chaos) ? final.hidden_chaos : [];
+  const def = {
+    ...lv.definition,
+    resilience: final.resilience || lv.definition.resilience,
+    run: { ...lv.definition.run, chaos: [...(lv.definition.run.chaos || []), ...hidden] },
+  };
   const same = JSON.stringify(again.evaluation) === JSON.stringify(final.evaluation);
   const verdict = final.passed ? `passed, score ${final.score}` : `not passed (${failingWords(final.evaluation)})`;
-  return same
+  const words = same
     ? `✓ Same evaluation as the final run: ${verdict}`
     : `✗ The re-run differs from the final run (${again.evaluation?.passed ? `passed, score ${again.evaluation.score}` : 'not passed'})`;
+  return { words, evaluation: again.evaluation, result: again.result, def };
 }

@@ -9,15 +9,14 @@ import { h, clear, uid, fmt, fmtMs, fmtPct, fmtCost, fmtSec, kindLabel, toast, d
 import * as api from '../api.js';
 import { loadDesign, saveDesign, forgetDesign, loadPlayer, loadProgress, saveProgress, loadLayout, saveLayout, passedCount } from '../store.js';
 import { markdown } from '../md.js';
-import { catalogOf, connectProblem } from '../catalog.js';
+import { catalogOf, connectProblem, designProblems } from '../catalog.js';
 import { Editor } from '../editor.js';
 import { Palette } from '../palette.js';
 import { meanRate } from '../cost.js';
 import { renderEstimate } from '../estimate.js';
 import { clientWords, idleSummary, plainReason } from '../words.js';
 import { Diagram, chaosId, describeChaos } from '../diagram.js';
-import { TimeChart, PALETTE } from '../charts.js';
-import { curve, eventBands } from '../traffic.js';
+import { curve, trafficChart, chaosList } from '../traffic.js';
 import { Playback } from '../playback.js';
 import { applyPatch } from '../patch.js';
 import { renderVerdict, renderCharts, renderStepTable, whyOf } from './results.js';
@@ -39,8 +38,8 @@ export async function levelView(main, slug, opts = {}) {
   const state = {
     design: validStored(loadDesign(slug)) || clone(def.starting_design),
     positions: {},
-    // autoPlaced: boxes added without a place (from the keyboard); dagre re-places them as
-    // their connections change, until the player moves them.
+    // autoPlaced: boxes added without a place to a design the player arranged; they are
+    // placed again as their connections change, until the player moves them.
     autoPlaced: new Set(),
     run: null, // the last run: {design, response}
     stale: false,
@@ -71,11 +70,7 @@ export async function levelView(main, slug, opts = {}) {
     h('p', { class: 'help' }, 'So the load your design sees can exceed the traffic below: each failed or late request may come back as a retry.'));
   const trafficBox = h('div', { class: 'chart-box' });
   const warmupSec = 0.2 * def.run.duration_sec;
-  const chaosList = chaos.length
-    ? h('ul', { class: 'chaos-list' }, chaos.map((e) => h('li', {},
-      h('strong', {}, `${fmt(e.at_sec)} s`), e.duration_sec ? `–${fmt(e.at_sec + e.duration_sec)} s` : '',
-      ': ', describeChaos(e), ` (${chaosId(e)})`)))
-    : h('p', { class: 'muted' }, 'No chaos in this level.');
+  const chaosWords = chaosList(chaos);
   const brief = h('section', { class: 'panel brief', 'aria-labelledby': 'brief-h' },
     h('div', { class: 'brief-grid' },
       h('div', {},
@@ -88,7 +83,7 @@ export async function levelView(main, slug, opts = {}) {
       h('div', {},
         h('h3', {}, 'Traffic and chaos'),
         trafficBox,
-        chaosList)));
+        chaosWords)));
 
   // --- Design: palette, canvas, side panel, toolbar ------------------------------------
   const tc = curve(def.run);
@@ -148,15 +143,8 @@ export async function levelView(main, slug, opts = {}) {
   clear(main, forEvent ? null : header, opts.banner, brief, stage, resultsBox, hintBox, submitBox);
 
   // Traffic chart (drawn once the box has a width).
-  const bands = eventBands(chaos, describeChaos, lv.definition);
-  const trafficSeries = [{ label: 'offered load', values: tc.base, color: PALETTE[0], width: 2 }];
-  if (tc.hasSpike) trafficSeries.push({ label: 'with spikes', values: tc.withChaos, color: PALETTE[1], dash: [5, 4] });
-  const trafficChart = new TimeChart(trafficBox, tc.xs, trafficSeries, {
-    title: 'Fresh requests per second (before retries)',
-    desc: `Offered load over ${fmt(def.run.duration_sec)} seconds; the shaded start is the warm-up; chaos events are marked.`,
-    events: bands, warmupSec, height: 150, sync: false,
-  });
-  cleanups.push(() => trafficChart.destroy());
+  const traffic = trafficChart(trafficBox, def, chaos);
+  cleanups.push(() => traffic.destroy());
 
   // --- Canvas, palette and side panel ---------------------------------------------------
   const diagram = new Diagram(canvasBox, {
@@ -166,19 +154,20 @@ export async function levelView(main, slug, opts = {}) {
     onSelect: (id, { edge } = {}) => select(id, edge),
     onConnect: (from, to) => connect(from, to),
     onDelete: ({ node, edge }) => (node ? removeComponent(node) : disconnect(edge.from, edge.to)),
-    onMove: (id, p) => {
-      state.positions[id] = p;
+    onMove: (id, p, all) => {
+      state.positions = all;
       state.autoPlaced.delete(id);
       saveLayout(layoutKey(), state.positions);
     },
     onLayout: (pos) => {
       state.positions = pos;
+      state.autoPlaced.clear();
       saveLayout(layoutKey(), pos);
     },
   });
   cleanups.push(() => diagram.destroy());
   // A phone's canvas runs top to bottom and a wide one left to right: each keeps its own layout.
-  const layoutKey = () => (diagram.direction() === 'TB' ? `${slug}.narrow` : slug);
+  const layoutKey = () => (diagram.narrow() ? `${slug}.narrow` : slug);
   state.positions = loadLayout(layoutKey());
   const palette = new Palette(paletteBox, {
     catalog,
@@ -236,12 +225,9 @@ export async function levelView(main, slug, opts = {}) {
     const base = ID_BASE[kind] || kind;
     let id = base;
     for (let k = 2; state.design.components.some((c) => c.id === id); k++) id = `${base}-${k}`;
-    if (!pos) {
-      pos = diagram.freeSpot();
-      state.autoPlaced.add(id);
-    }
     state.design.components.push({ id, type: kind });
-    state.positions[id] = pos;
+    if (pos) state.positions = { ...diagram.positions, [id]: pos };
+    else if (!diagram.auto) state.autoPlaced.add(id);
     commit();
     select(id);
     toast(`Added ${id}. ${state.design.components.length > 1 ? 'Connect it: drag from its blue dot to another box, or use “calls” in the side panel.' : ''}`);
@@ -311,7 +297,7 @@ export async function levelView(main, slug, opts = {}) {
   function redrawDiagram() {
     clearTimeout(redrawTimer);
     diagram.setDesign(state.design, state.positions, chaos);
-    Object.assign(state.positions, diagram.positions);
+    state.positions = diagram.auto ? {} : { ...diagram.positions };
     const why = state.run && !state.stale ? whyOf(state.run.response.evaluation) : [];
     diagram.highlight(why.map((w) => w.component));
   }
@@ -572,7 +558,7 @@ export async function levelView(main, slug, opts = {}) {
     }
     if (receipt) parts.push(receipt);
     const progress = loadProgress(slug);
-    if (progress?.passed) parts.push(h('p', { class: 'muted' }, `Your best here: ${progress.best}${progress.rank ? `, rank ${progress.rank}` : ''}.`));
+    if (progress?.passed && progress.best != null) parts.push(h('p', { class: 'muted' }, `Your best here: ${progress.best}${progress.rank ? `, rank ${progress.rank}` : ''}.`));
     clear(submitBox, parts);
   }
 
@@ -620,12 +606,26 @@ export async function levelView(main, slug, opts = {}) {
     if (!file) return;
     try {
       const d = JSON.parse(await file.text());
+      if (d && (d.starting_design || d.catalog)) throw new Error('it is a level file, not a design: export a design from a level page, or use the level\u2019s starting design');
       const design = d && d.design && !d.components ? d.design : d;
       if (!design || !Array.isArray(design.components)) throw new Error('the file holds no design (a JSON object with "components" and "edges")');
+      // Every problem at once, as soon as the file is read: the design loads, and the panel
+      // lists what to fix before it can run.
+      const problems = designProblems(design, catalog, kindLabel);
       design.edges ||= [];
-      state.design = design;
+      state.design = { components: design.components.filter((c) => c && typeof c === 'object'), edges: design.edges.filter((e) => e && typeof e === 'object') };
+      state.positions = {};
+      diagram.viewSet = false;
+      clearRun();
       commit();
-      toast(`Imported ${file.name}.`);
+      if (problems.length) {
+        editor.showErrors(problems);
+        runStatus.classList.add('bad');
+        runStatus.textContent = `Imported ${file.name} with ${problems.length} problem${problems.length === 1 ? '' : 's'}: ${problems.map((p) => `${p.field || 'the file'} ${p.reason}`).join('; ')}.`;
+        toast(`Imported ${file.name}: ${problems.length} problem${problems.length === 1 ? '' : 's'} to fix, listed beside the design.`);
+      } else {
+        toast(`Imported ${file.name}.`);
+      }
     } catch (e) {
       toast(`Cannot import ${file.name}: ${e.message}`);
     }

@@ -1,0 +1,195 @@
+// End-to-end: the canvas holds a real architecture. A level that allows twelve components is
+// published through the API (the admin's token); a player adds seven components to its five
+// by pressing the palette's buttons (no drop point: the canvas places them) and connects them
+// from the side panel, at 1280×800 (all seven first, then the connections) and again on a
+// phone (390×844, each connected as soon as it can be). After every step and after
+// Fit, the canvas model must show every box on screen, no text under 11 px, no box on another
+// and no line through a box it does not join; every line runs from its caller's column to a
+// later one. Columns run from the users (left) to the data stores (right) on a desktop, top
+// to bottom on a phone.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { ADMIN_TOKEN, ART, BASE, launch, snapper, watch } from './lib.js';
+
+const SLUG = `canvas-twelve-${Date.now().toString(36)}`;
+const ADDED = ['cdn', 'load_balancer', 'app_service', 'app_service', 'cache', 'database', 'queue'];
+// The ids the level view gives those components, and the connections drawn from the panel.
+const CONNECTIONS = [
+  ['cdn', 'lb'], ['lb', 'app'], ['lb-2', 'app-2'], ['app', 'queue'], ['app', 'cache-2'],
+  ['app-2', 'db-2'], ['queue', 'db'], ['app-2', 'cache'],
+];
+
+let browser;
+const problems = [];
+
+before(async () => {
+  assert.ok(ADMIN_TOKEN, 'ADMIN_TOKEN is needed to publish the test level');
+  const level = await (await fetch(`${BASE}/v1/challenges/black-friday`)).json();
+  const def = structuredClone(level.definition);
+  def.slug = SLUG;
+  def.title = 'Twelve boxes';
+  const c = def.catalog.components;
+  c.load_balancer.max_count = 2;
+  c.app_service.max_count = 4;
+  c.cache.max_count = 2;
+  c.database.max_count = 2;
+  const res = await fetch(`${BASE}/v1/challenges`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ADMIN_TOKEN}` },
+    body: JSON.stringify(def),
+  });
+  assert.equal(res.status, 201, await res.text());
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+// drawingProblems reads the canvas model: every box (the users' included) inside the canvas,
+// no two boxes overlapping, no line through a box other than its ends (the line as drawn:
+// its end points and its bends), the labels at 11 px or more.
+function drawingProblems(p) {
+  return p.evaluate(() => {
+    const host = document.querySelector('.cy-host');
+    const { cy } = host.bpDiagram;
+    const out = [];
+    const nodes = cy.nodes('.comp, .users');
+    const box = (n) => n.boundingBox({ includeLabels: false, includeOverlays: false });
+    const w = host.clientWidth;
+    const hh = host.clientHeight;
+    nodes.forEach((n) => {
+      const r = n.renderedBoundingBox({ includeLabels: false, includeOverlays: false });
+      if (r.x1 < -1 || r.y1 < -1 || r.x2 > w + 1 || r.y2 > hh + 1) out.push(`${n.id()} is off screen`);
+    });
+    for (let i = 0; i < nodes.length; i++) {
+      for (let j = i + 1; j < nodes.length; j++) {
+        const a = box(nodes[i]);
+        const b = box(nodes[j]);
+        if (a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2) out.push(`${nodes[i].id()} overlaps ${nodes[j].id()}`);
+      }
+    }
+    const crosses = (p, q, r) => {
+      // Liang–Barsky: does the segment p–q enter the rectangle r?
+      let t0 = 0;
+      let t1 = 1;
+      const dx = q.x - p.x;
+      const dy = q.y - p.y;
+      for (const [pp, qq] of [[-dx, p.x - r.x1], [dx, r.x2 - p.x], [-dy, p.y - r.y1], [dy, r.y2 - p.y]]) {
+        if (pp === 0) {
+          if (qq < 0) return false;
+          continue;
+        }
+        const t = qq / pp;
+        if (pp < 0) t0 = Math.max(t0, t);
+        else t1 = Math.min(t1, t);
+        if (t0 >= t1) return false;
+      }
+      return true;
+    };
+    cy.edges('.link, .ingress').forEach((e) => {
+      const pts = [e.sourceEndpoint(), ...(e.hasClass('routed') ? e.segmentPoints() || [] : []), e.targetEndpoint()];
+      nodes.forEach((n) => {
+        if (n.same(e.source()) || n.same(e.target())) return;
+        const r = box(n);
+        for (let k = 1; k < pts.length; k++) {
+          if (crosses(pts[k - 1], pts[k], r)) {
+            out.push(`${e.data('source')} → ${e.data('target')} runs through ${n.id()}`);
+            return;
+          }
+        }
+      });
+    });
+    const px = host.bpDiagram.smallestTextPx();
+    if (px < 11 - 0.01) out.push(`labels at ${px.toFixed(1)} px`);
+    return out;
+  });
+}
+
+function canvasBoxes(p) {
+  return p.evaluate(() => document.querySelector('.cy-host').bpDiagram.cy.nodes('.comp').map((n) => n.id()).sort());
+}
+
+// flow reads which way the columns run and checks that every line runs that way (from the
+// caller's column to a later one: users first, data stores after whatever calls them), and
+// whether the data stores stand in the last column.
+function flow(p) {
+  return p.evaluate(() => {
+    const d = document.querySelector('.cy-host').bpDiagram;
+    const axis = d.dir === 'TB' ? 'y' : 'x';
+    const backwards = d.cy.edges('.link, .ingress')
+      .filter((e) => e.target().position(axis) <= e.source().position(axis))
+      .map((e) => `${e.data('source')} → ${e.data('target')}`);
+    const at = (id) => d.cy.getElementById(id).position(axis);
+    const last = Math.max(...d.cy.nodes('.comp').map((n) => n.position(axis)));
+    const storesLast = ['db', 'db-2', 'cache', 'cache-2'].every((id) => Math.abs(at(id) - last) < 1);
+    return { dir: d.dir, backwards, storesLast };
+  });
+}
+
+async function add(page, kind) {
+  await page.locator(`.pal-item[data-kind="${kind}"]`).click();
+  assert.deepEqual(await drawingProblems(page), [], `after adding a ${kind}`);
+}
+
+async function connect(page, from, to) {
+  await page.locator(`.comp-chips [data-select="${from}"]`).click();
+  await page.getByLabel(`Connect ${from} to`).selectOption(to);
+  await page.locator('#connect-btn').click();
+  await page.waitForTimeout(50);
+  assert.deepEqual(await drawingProblems(page), [], `after connecting ${from} → ${to}`);
+}
+
+// build adds the seven components, then connects them (oneByOne: each as soon as both its
+// ends are on the canvas, as a player on a phone does), checking the drawing at every step.
+async function build(page, snap, label, { oneByOne = false } = {}) {
+  await page.goto(`${BASE}/#/levels/${SLUG}`);
+  await page.locator('.cy-host canvas').first().waitFor();
+  assert.deepEqual(await drawingProblems(page), [], 'the starting design');
+  const ids = new Set(await canvasBoxes(page));
+  const pending = [...CONNECTIONS];
+  for (const kind of ADDED) {
+    await add(page, kind);
+    for (const id of await canvasBoxes(page)) ids.add(id);
+    while (oneByOne && pending.some(([f, t]) => ids.has(f) && ids.has(t))) {
+      const i = pending.findIndex(([f, t]) => ids.has(f) && ids.has(t));
+      const [[from, to]] = pending.splice(i, 1);
+      await connect(page, from, to);
+    }
+  }
+  assert.equal((await canvasBoxes(page)).length, 12);
+  for (const [from, to] of pending) await connect(page, from, to);
+  await page.getByRole('button', { name: 'Fit' }).click();
+  assert.deepEqual(await drawingProblems(page), [], 'after Fit');
+  const order = await flow(page);
+  assert.deepEqual(order.backwards, [], 'lines running against the columns');
+  await page.locator('.cy-host').scrollIntoViewIfNeeded();
+  await snap(`${label}-twelve`, page);
+  await page.locator('.canvas-wrap').screenshot({ path: join(ART, `canvas-${label}-twelve-canvas-only.png`) });
+  // Auto layout keeps all of it.
+  await page.getByRole('button', { name: 'Auto layout' }).click();
+  assert.deepEqual(await drawingProblems(page), [], 'after Auto layout');
+  return order;
+}
+
+test('a twelve-component design built and fitted at 1280×800 runs left to right', async () => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  watch(page, problems);
+  const order = await build(page, snapper('canvas'), 'desktop');
+  assert.equal(order.dir, 'LR');
+  assert.ok(order.storesLast, 'the data stores are not in the last column');
+  await page.close();
+});
+
+test('the same design built and fitted on a phone (390×844)', async () => {
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  watch(page, problems);
+  const order = await build(page, snapper('canvas-phone'), 'phone', { oneByOne: true });
+  assert.equal(order.dir, 'TB');
+  await page.close();
+});
+
+test('no script errors', () => {
+  assert.deepEqual(problems, []);
+});

@@ -1,0 +1,152 @@
+// End-to-end: an author writes a level in the studio, sees every schema problem at once while
+// typing, gets the server's own check when publishing (a chaos target the design lacks),
+// publishes, then schedules an event on the new level with a hidden chaos schedule, all in
+// the UI. The admin makes the player an author through the API first, as docs/api.md says.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { BASE, ADMIN_TOKEN, launch, watch, snapper } from './lib.js';
+
+const STEP = 15_000;
+const problems = [];
+const snap = snapper('studio');
+const tag = Date.now().toString(36);
+const SLUG = `studio-herd-${tag}`;
+let browser;
+let author;
+let page;
+
+async function call(method, path, { token, body } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(BASE + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await res.json().catch(() => null);
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
+  return data;
+}
+
+// edit rewrites the level document in the editor as a program would: parse, change, type.
+async function edit(p, change) {
+  const doc = JSON.parse(await p.locator('#level-json').inputValue());
+  change(doc);
+  await p.locator('#level-json').fill(`${JSON.stringify(doc, null, 2)}\n`);
+}
+
+before(async () => {
+  assert.ok(ADMIN_TOKEN, 'ADMIN_TOKEN is not set: run the e2e through e2e/run.sh');
+  const out = await call('POST', '/v1/players', { body: { name: `author-${tag}` } });
+  author = { id: out.player.id, name: out.player.name, token: out.token };
+  await call('PUT', `/v1/players/${author.id}/role`, { token: ADMIN_TOKEN, body: { role: 'author' } });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+async function authorPage(viewport) {
+  const ctx = await browser.newContext({ viewport });
+  await ctx.addInitScript((pl) => localStorage.setItem('bp.player', JSON.stringify(pl)), author);
+  const p = await ctx.newPage();
+  p.setDefaultTimeout(STEP);
+  watch(p, problems);
+  return p;
+}
+
+test('a player who is not an author is told what the studio needs', async () => {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const out = await call('POST', '/v1/players', { body: { name: `reader-${tag}` } });
+  await ctx.addInitScript((pl) => localStorage.setItem('bp.player', JSON.stringify(pl)), { id: out.player.id, name: out.player.name, token: out.token });
+  const p = await ctx.newPage();
+  watch(p, problems);
+  await p.goto(`${BASE}/#/studio`);
+  await p.locator('#studio-role').waitFor();
+  assert.match(await p.locator('#studio-role').innerText(), /takes the author role/);
+  assert.ok(await p.locator('header nav a[data-section="studio"]').isHidden(), 'the studio link is shown to a player');
+  await ctx.close();
+});
+
+test('an author writes a level with every schema problem shown at once, then publishes it', async () => {
+  page = await authorPage({ width: 1280, height: 800 });
+  await page.goto(`${BASE}/#/`);
+  await page.locator('header nav a[data-section="studio"]').waitFor();
+  await page.locator('header nav a[data-section="studio"]').click();
+  await page.locator('#studio-start').selectOption('thundering-herd');
+  await page.locator('#level-ok').waitFor();
+  await page.locator('#studio-traffic .uplot').waitFor();
+  assert.match(await page.locator('#studio-chaos').innerText(), /cache is flushed \(flush\)/);
+
+  // Three mistakes at once, each at its path.
+  await edit(page, (d) => {
+    d.slug = SLUG;
+    d.title = `Herd ${tag}`;
+    d.budget_per_hour = -1;
+    d.colour = 'blue';
+    d.run.duration_sec = 'long';
+  });
+  const list = page.locator('#level-problems');
+  await list.waitFor();
+  const said = await list.innerText();
+  assert.match(said, /budget_per_hour: .*less than/);
+  assert.match(said, /colour: is not a field here/);
+  assert.match(said, /run\.duration_sec: .*"string" is invalid/);
+  assert.ok(await page.locator('#publish').isDisabled(), 'publish is offered for an invalid level');
+  await snap('problems', page);
+
+  // What only the server knows: the chaos strikes a component the design does not have.
+  await edit(page, (d) => {
+    d.budget_per_hour = 0.5;
+    delete d.colour;
+    d.run.duration_sec = 200;
+    d.run.chaos[0].target = 'nope';
+    d.run.chaos.push({ id: 'late-flush', kind: 'cache_flush', at_sec: 100, target: 'cache' });
+  });
+  await page.locator('#level-ok').waitFor();
+  assert.match(await page.locator('#studio-chaos').innerText(), /100 s.*cache is flushed \(late-flush\)/);
+  await page.locator('#publish').click();
+  await page.locator('#publish-problems').waitFor();
+  assert.match(await page.locator('#publish-problems').innerText(), /run\.chaos\[0\]\.target: "nope" is not a component/);
+
+  await edit(page, (d) => {
+    d.run.chaos[0].target = 'cache';
+  });
+  await page.locator('#level-ok').waitFor();
+  await page.locator('#publish').click();
+  await page.locator('#publish-result .receipt').waitFor({ timeout: 60_000 });
+  assert.match(await page.locator('#publish-result').innerText(), new RegExp(`Published as a new level: Herd ${tag} \\(${SLUG}\\), version 1`));
+  await snap('published', page);
+});
+
+test('the author schedules an event on the new level with a hidden chaos schedule', async () => {
+  assert.equal(await page.locator('#event-level').inputValue(), SLUG);
+  await page.locator('#studio-event-h').scrollIntoViewIfNeeded();
+  await page.getByLabel('Title').fill(`Herd night ${tag}`);
+  await page.getByLabel('Attempts per entrant').fill('3');
+  await page.getByLabel('Entrants join before they submit').check();
+  await page.locator('#hidden-chaos-box summary').click();
+  await page.locator('#hidden-chaos').fill(JSON.stringify([{ id: 'spike', kind: 'traffic_spike', at_sec: 140, duration_sec: 20, params: { multiplier: 2 } }]));
+  await page.locator('#hidden-check').filter({ hasText: '1 hidden event' }).waitFor();
+  await page.locator('#hidden-traffic .uplot').waitFor();
+  assert.match(await page.locator('#hidden-chaos-box').innerText(), /140 s–160 s: traffic ×2 \(spike\)/);
+  await snap('event', page);
+  await page.locator('#schedule').click();
+  await page.locator('#schedule-ok').waitFor();
+  await page.locator('#schedule-ok a').click();
+  await page.locator('h1', { hasText: `Herd night ${tag}` }).waitFor();
+  assert.match(await page.locator('main').innerText(), /3 attempts per entrant/);
+  assert.match(await page.locator('main').innerText(), /join before you submit/);
+});
+
+test('the studio on a phone', async () => {
+  const phone = await authorPage({ width: 390, height: 844 });
+  await phone.goto(`${BASE}/#/studio`);
+  await phone.locator('#studio-start').selectOption(SLUG);
+  await phone.locator('#level-ok').waitFor();
+  await phone.locator('#studio-traffic .uplot').waitFor();
+  await snap('phone', phone);
+  await phone.context().close();
+});
+
+test('no script errors in any context', () => {
+  assert.deepEqual(problems, []);
+});

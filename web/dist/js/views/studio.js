@@ -1,0 +1,327 @@
+// The authors' studio (#/studio), for players with the author or admin role: write a level
+// as its JSON document, checked on every keystroke against the level schema (every problem at
+// once, each at its path) with its traffic curve and chaos timeline drawn as the player will
+// see them; publish it (the server checks it again, runs its starting design, and stores a
+// new version); then schedule an event on it, with a hidden chaos schedule drawn on the same
+// timeline. The browser checks only what the schema says; the server's checks (the starting
+// design fails, the cost bound) answer when the level is published.
+import { h, clear, uid, toast } from '../util.js';
+import * as api from '../api.js';
+import { loadPlayer } from '../store.js';
+import { Validator } from '../../vendor/json-schema/index.js';
+import { trafficChart, chaosList } from '../traffic.js';
+import { nameForm } from './duel-common.js';
+
+const AUTHORS = new Set(['author', 'admin']);
+let schemaPromise = null;
+
+// levelValidator checks a level document against web/dist/level.schema.json (a copy of
+// challenges/level.schema.json that web_test.go keeps identical).
+function levelValidator() {
+  schemaPromise ||= fetch('level.schema.json').then((r) => r.json()).then((s) => new Validator(s, '2020-12', false));
+  return schemaPromise;
+}
+
+// schemaProblems turns the validator's output into {field, reason}, paths as the server and
+// the CLI print them (run.chaos[0].at_sec): the errors that say what is wrong, not the
+// "a subschema had errors" that lead to them.
+export function schemaProblems(result) {
+  const out = [];
+  const seen = new Set();
+  for (const e of result.errors || []) {
+    if (['properties', '$ref', 'allOf', 'items', 'prefixItems', 'if', 'then', 'else', 'anyOf', 'oneOf', 'propertyNames', 'additionalProperties', 'unevaluatedProperties'].includes(e.keyword)) continue;
+    const field = pointerToPath(e.instanceLocation);
+    let reason = e.error;
+    if (e.keyword === 'false') reason = 'is not a field here';
+    const key = `${field}\u0000${reason}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ field, reason });
+  }
+  return out;
+}
+
+function pointerToPath(loc) {
+  const parts = String(loc || '#').replace(/^#\/?/, '').split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return parts.reduce((path, p) => (/^\d+$/.test(p) ? `${path}[${p}]` : path ? `${path}.${p}` : p), '');
+}
+
+// syntaxProblem says where a JSON text stops being JSON: {field: 'line L, column C', reason}.
+function syntaxProblem(text, err) {
+  const m = /position (\d+)/.exec(err.message);
+  if (!m) return { field: '', reason: err.message };
+  const upto = text.slice(0, Number(m[1]));
+  const line = upto.split('\n').length;
+  const col = upto.length - upto.lastIndexOf('\n');
+  return { field: `line ${line}, column ${col}`, reason: err.message.replace(/ in JSON at position \d+.*$/, '').replace(/^JSON\.parse: /, '') };
+}
+
+function problemList(id, problems) {
+  return h('ul', { class: 'problem-list', id }, problems.map((p) => h('li', { dataset: { field: p.field } },
+    p.field ? h('code', {}, p.field) : '', p.field ? ': ' : '', p.reason)));
+}
+
+// datetimeLocal is a time as an <input type="datetime-local"> shows it, in the browser's zone.
+function datetimeLocal(ms) {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 16);
+}
+
+export async function studioView(main) {
+  document.title = 'Studio · Backpressure';
+  const head = h('header', { class: 'level-head' },
+    h('h1', {}, 'Studio'),
+    h('p', {}, 'Write a level, see its traffic and chaos as players will, publish it, and schedule an event on it.'));
+  const who = loadPlayer();
+  if (!who) {
+    clear(main, head, h('section', { class: 'panel' }, nameForm(() => { location.reload(); }, {
+      label: 'The studio is for authors. Pick a player name first; an admin then makes you an author.',
+    })));
+    return () => {};
+  }
+  const me = await api.me();
+  if (!me || !AUTHORS.has(me.role)) {
+    clear(main, head, h('section', { class: 'panel', id: 'studio-role' },
+      h('p', {}, `You play as ${who.name}, with the role `, h('strong', {}, me?.role || 'player'), '. Publishing levels and scheduling events takes the author role.'),
+      h('p', {}, 'Ask an admin to make you an author; they need your player id: ', h('code', {}, who.id), '.')));
+    return () => {};
+  }
+  const levels = await api.levels();
+  const validator = await levelValidator();
+  const cleanups = [];
+
+  // --- The level ------------------------------------------------------------------------
+  const startSel = h('select', { id: 'studio-start' },
+    h('option', { value: '' }, 'Choose a level to start from…'),
+    levels.map((l) => h('option', { value: l.slug }, `${l.title} (${l.slug})`)));
+  const editor = h('textarea', {
+    id: 'level-json', class: 'code-editor', rows: 24, spellcheck: 'false', autocomplete: 'off',
+    'aria-describedby': 'level-check',
+  });
+  const check = h('div', { id: 'level-check', 'aria-live': 'polite' });
+  const trafficBox = h('div', { class: 'chart-box', id: 'studio-traffic' });
+  const chaosBox = h('div', { id: 'studio-chaos' });
+  const publishBtn = h('button', { type: 'button', class: 'primary', id: 'publish', disabled: true }, 'Publish a new version');
+  const publishOut = h('div', { id: 'publish-result', 'aria-live': 'polite' });
+  let chart = null;
+  let doc = null;
+
+  const draw = (def) => {
+    chart?.destroy();
+    chart = null;
+    clear(trafficBox);
+    clear(chaosBox);
+    if (!def?.run?.traffic || !(def.run.duration_sec > 0)) return;
+    try {
+      chart = trafficChart(trafficBox, def);
+      chaosBox.append(chaosList(def.run.chaos || []));
+    } catch {
+      clear(trafficBox, h('p', { class: 'muted' }, 'The traffic cannot be drawn until its fields are numbers.'));
+    }
+  };
+  cleanups.push(() => chart?.destroy());
+
+  const checkNow = () => {
+    doc = null;
+    publishBtn.disabled = true;
+    let parsed;
+    try {
+      parsed = JSON.parse(editor.value);
+    } catch (err) {
+      const p = syntaxProblem(editor.value, err);
+      editor.setAttribute('aria-invalid', 'true');
+      clear(check, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not JSON'), ' — ', p.field ? `${p.field}: ` : '', p.reason));
+      return;
+    }
+    const problems = schemaProblems(validator.validate(parsed));
+    draw(parsed);
+    if (problems.length) {
+      editor.setAttribute('aria-invalid', 'true');
+      clear(check, h('p', { class: 'receipt fail' }, h('strong', {}, `${problems.length} problem${problems.length === 1 ? '' : 's'}`), ' against the level schema:'),
+        problemList('level-problems', problems));
+      return;
+    }
+    editor.removeAttribute('aria-invalid');
+    doc = parsed;
+    publishBtn.disabled = false;
+    clear(check, h('p', { class: 'receipt pass', id: 'level-ok' }, h('strong', {}, 'The level matches the schema.'),
+      ' Publishing checks the rest on the server: its starting design must fail, and the cost bound must hold.'));
+  };
+  let timer = null;
+  editor.addEventListener('input', () => {
+    // What was checked is no longer what is written: nothing is publishable until it is.
+    doc = null;
+    publishBtn.disabled = true;
+    clear(check, h('p', { class: 'muted' }, 'Checking…'));
+    clearTimeout(timer);
+    timer = setTimeout(checkNow, 250);
+  });
+  cleanups.push(() => clearTimeout(timer));
+  startSel.addEventListener('change', async () => {
+    if (!startSel.value) return;
+    const lv = await api.level(startSel.value);
+    editor.value = `${JSON.stringify(lv.definition, null, 2)}\n`;
+    checkNow();
+  });
+
+  publishBtn.addEventListener('click', async () => {
+    if (!doc) return;
+    publishBtn.disabled = true;
+    publishBtn.textContent = 'Publishing…';
+    clear(publishOut);
+    try {
+      const res = await api.publishLevel(doc);
+      const c = res.challenge;
+      const words = { created: 'Published as a new level', new_version: 'Published as a new version', unchanged: 'Unchanged: this content is already the current version' }[res.outcome] || res.outcome;
+      clear(publishOut, h('p', { class: 'receipt pass', id: 'publish-ok' }, h('strong', {}, words), ': ',
+        h('a', { href: `#/levels/${encodeURIComponent(c.slug)}` }, `${c.title} (${c.slug}), version ${c.version}`), '.'));
+      await fillEventLevels(c.slug);
+    } catch (err) {
+      clear(publishOut, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not published'), ' — ', err.message),
+        err.fields?.length ? problemList('publish-problems', err.fields) : null);
+    } finally {
+      publishBtn.disabled = !doc;
+      publishBtn.textContent = 'Publish a new version';
+    }
+  });
+
+  const levelPanel = h('section', { class: 'panel', 'aria-labelledby': 'studio-level-h' },
+    h('h2', { id: 'studio-level-h' }, 'A level'),
+    h('p', { class: 'help' }, 'The level document, in the format of challenges/*.json. Start from a published level and change its slug to make a new one; keep the slug to publish a new version of a level you own.'),
+    h('div', { class: 'field' }, h('label', { for: startSel.id }, 'Start from'), startSel),
+    h('div', { class: 'studio-grid' },
+      h('div', { class: 'field' }, h('label', { for: editor.id }, 'Level document (JSON)'), editor, check),
+      h('div', {}, h('h3', {}, 'Traffic and chaos, as players see them'), trafficBox, chaosBox)),
+    h('div', { class: 'toolbar' }, publishBtn), publishOut);
+
+  // --- An event -------------------------------------------------------------------------
+  const id = (p) => uid(p);
+  const evLevel = h('select', { id: 'event-level' });
+  const evTitle = h('input', { id: id('ev-title'), type: 'text', maxlength: 100, required: true });
+  const evBrief = h('textarea', { id: id('ev-brief'), rows: 4, maxlength: 4000 });
+  const now = Date.now();
+  const evStart = h('input', { id: id('ev-start'), type: 'datetime-local', value: datetimeLocal(now + 3600_000) });
+  const evEnd = h('input', { id: id('ev-end'), type: 'datetime-local', value: datetimeLocal(now + 25 * 3600_000) });
+  const evAttempts = h('input', { id: id('ev-attempts'), type: 'number', min: 0, max: 1000, value: 0 });
+  const evJoin = h('input', { id: id('ev-join'), type: 'checkbox' });
+  const evCap = h('input', { id: id('ev-cap'), type: 'number', min: 0, max: 100000, value: 0 });
+  const evFinal = h('select', { id: id('ev-final') }, h('option', { value: 'best' }, 'their best passing design'), h('option', { value: 'last' }, 'their last design'));
+  const hidden = h('textarea', { id: 'hidden-chaos', class: 'code-editor', rows: 8, spellcheck: 'false' });
+  hidden.value = '[]';
+  const hiddenCheck = h('div', { id: 'hidden-check', 'aria-live': 'polite' });
+  const hiddenTraffic = h('div', { class: 'chart-box', id: 'hidden-traffic' });
+  const hiddenWords = h('div');
+  const evCeiling = h('input', { id: id('ev-ceiling'), type: 'number', min: 0, max: 1, step: 0.01, placeholder: 'the level’s' });
+  const evRecovery = h('input', { id: id('ev-recovery'), type: 'number', min: 1, step: 1, placeholder: 'the level’s' });
+  const scheduleBtn = h('button', { type: 'button', class: 'primary', id: 'schedule' }, 'Schedule the event');
+  const scheduleOut = h('div', { id: 'schedule-result', 'aria-live': 'polite' });
+  let hiddenChart = null;
+  cleanups.push(() => hiddenChart?.destroy());
+  let levelDef = null;
+
+  async function fillEventLevels(select) {
+    const list = await api.levels();
+    clear(evLevel, list.map((l) => h('option', { value: l.slug, selected: l.slug === select }, `${l.title} (${l.slug})`)));
+    await loadEventLevel();
+  }
+  async function loadEventLevel() {
+    levelDef = evLevel.value ? (await api.level(evLevel.value)).definition : null;
+    drawHidden();
+  }
+  // drawHidden checks the hidden chaos as the level's chaos list would be checked (the
+  // schema's) and draws it after the level's own on the level's traffic.
+  function drawHidden() {
+    hiddenChart?.destroy();
+    hiddenChart = null;
+    clear(hiddenTraffic);
+    clear(hiddenWords);
+    let list;
+    try {
+      list = JSON.parse(hidden.value || '[]');
+    } catch (err) {
+      const p = syntaxProblem(hidden.value, err);
+      clear(hiddenCheck, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not JSON'), ' — ', p.field ? `${p.field}: ` : '', p.reason));
+      return null;
+    }
+    if (!Array.isArray(list)) {
+      clear(hiddenCheck, h('p', { class: 'receipt fail' }, 'The hidden chaos is a list of chaos events, like a level\u2019s run.chaos.'));
+      return null;
+    }
+    if (!levelDef) return list;
+    const withHidden = { ...levelDef, run: { ...levelDef.run, chaos: [...(levelDef.run.chaos || []), ...list] } };
+    if (!withHidden.resilience && list.length) withHidden.resilience = { error_ceiling: 0.05, recovery_deadline_sec: 30 };
+    const problems = schemaProblems(validator.validate(withHidden)).filter((p) => p.field.startsWith('run.chaos'));
+    clear(hiddenCheck, problems.length
+      ? [h('p', { class: 'receipt fail' }, h('strong', {}, `${problems.length} problem${problems.length === 1 ? '' : 's'}`), ' (the hidden events follow the level\u2019s own in run.chaos):'), problemList('hidden-problems', problems)]
+      : h('p', { class: 'muted' }, list.length ? `${list.length} hidden event${list.length === 1 ? '' : 's'}, drawn after the level\u2019s own.` : 'No hidden chaos: the final runs meet the level as published.'));
+    try {
+      hiddenChart = trafficChart(hiddenTraffic, withHidden);
+      hiddenWords.append(chaosList(withHidden.run.chaos));
+    } catch {
+      /* drawn once the events' fields are numbers */
+    }
+    return list;
+  }
+  evLevel.addEventListener('change', loadEventLevel);
+  hidden.addEventListener('input', drawHidden);
+
+  scheduleBtn.addEventListener('click', async () => {
+    const list = drawHidden();
+    if (!list) return;
+    const body = {
+      level: evLevel.value, version: 0, title: evTitle.value.trim(), briefing: evBrief.value,
+      starts_at: new Date(evStart.value).toISOString(), ends_at: new Date(evEnd.value).toISOString(),
+      attempt_limit: Number(evAttempts.value) || 0, join_required: evJoin.checked,
+      max_entrants: Number(evCap.value) || 0, final: evFinal.value, hidden_chaos: list,
+    };
+    if (evCeiling.value !== '' || evRecovery.value !== '') {
+      body.resilience = {
+        error_ceiling: Number(evCeiling.value || levelDef?.resilience?.error_ceiling || 0.05),
+        recovery_deadline_sec: Number(evRecovery.value || levelDef?.resilience?.recovery_deadline_sec || 30),
+      };
+    }
+    scheduleBtn.disabled = true;
+    clear(scheduleOut);
+    try {
+      const e = await api.createEvent(body);
+      clear(scheduleOut, h('p', { class: 'receipt pass', id: 'schedule-ok' }, h('strong', {}, 'Scheduled'), ': ',
+        h('a', { href: `#/events/${encodeURIComponent(e.id)}` }, e.title), '. Its hidden chaos stays hidden from players until it ends.'));
+      toast(`Scheduled ${e.title}.`);
+    } catch (err) {
+      clear(scheduleOut, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not scheduled'), ' — ', err.message),
+        err.fields?.length ? problemList('schedule-problems', err.fields) : null);
+    } finally {
+      scheduleBtn.disabled = false;
+    }
+  });
+
+  const field = (input, label, help) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input, help ? h('p', { class: 'help' }, help) : null);
+  const eventPanel = h('section', { class: 'panel', 'aria-labelledby': 'studio-event-h' },
+    h('h2', { id: 'studio-event-h' }, 'An event'),
+    h('div', { class: 'fields' },
+      field(evLevel, 'Level', 'Its current version, fixed when the event is scheduled.'),
+      field(evTitle, 'Title'),
+      field(evStart, 'Starts'),
+      field(evEnd, 'Ends'),
+      field(evAttempts, 'Attempts per entrant', '0: no limit.'),
+      field(evCap, 'Entrants at most', '0: no cap.'),
+      field(evFinal, 'What counts'),
+      h('div', { class: 'field check' }, evJoin, h('label', { for: evJoin.id }, 'Entrants join before they submit'))),
+    field(evBrief, 'Briefing (Markdown)'),
+    h('details', { class: 'hidden-chaos', id: 'hidden-chaos-box' },
+      h('summary', {}, 'Hidden chaos (only you and admins see it until the event ends)'),
+      h('p', { class: 'help' }, 'A list of chaos events in the format of a level\u2019s run.chaos; after the end every final design runs again with them.'),
+      h('div', { class: 'studio-grid' },
+        h('div', {}, field(hidden, 'Hidden chaos (JSON)'), hiddenCheck,
+          h('div', { class: 'fields' },
+            field(evCeiling, 'Error ceiling during each event', 'A share: 0.05 is 5%. Empty: the level\u2019s rule.'),
+            field(evRecovery, 'Back to normal within (s)'))),
+        h('div', {}, h('h3', {}, 'With the hidden chaos'), hiddenTraffic, hiddenWords))),
+    h('div', { class: 'toolbar' }, scheduleBtn), scheduleOut);
+
+  clear(main, head, levelPanel, eventPanel);
+  await fillEventLevels(levels[0]?.slug);
+  return () => {
+    for (const f of cleanups) f();
+  };
+}
