@@ -308,15 +308,21 @@ func cmdLevels(o options) error {
 			Title      string                `json:"title"`
 			Difficulty challenges.Difficulty `json:"difficulty"`
 			Version    int                   `json:"version"`
+			Stars      *challenges.Stars     `json:"stars,omitempty"`
 		}
 		rows := make([]row, len(levels))
 		for i, l := range levels {
-			rows[i] = row{l.Slug, l.Title, l.Difficulty, l.Version}
+			rows[i] = row{l.Slug, l.Title, l.Difficulty, l.Version, l.Stars}
 		}
 		return writeJSON(o.stdout, rows)
 	}
+	fmt.Fprintf(o.stdout, "%2s  %-24s %-4s %-10s %-11s %s\n", "#", "level", "", "difficulty", "★★ / ★★★", "title")
 	for i, l := range levels {
-		fmt.Fprintf(o.stdout, "%2d  %-24s %-9s %s\n", i+1, l.Slug, l.Difficulty, l.Title)
+		par := ""
+		if l.Stars != nil {
+			par = fmt.Sprintf("%d / %d", l.Stars.Two, l.Stars.Three)
+		}
+		fmt.Fprintf(o.stdout, "%2d  %-24s v%-3d %-10s %-11s %s\n", i+1, l.Slug, l.Version, l.Difficulty, par, l.Title)
 	}
 	return nil
 }

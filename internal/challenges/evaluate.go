@@ -39,6 +39,10 @@ type Evaluation struct {
 	Passed bool `json:"passed"`
 	// Score is set only when Passed (see Score).
 	Score *int64 `json:"score"`
+	// ScoreParts is what each condition added to a passing run's score (see ScorePart).
+	ScoreParts []ScorePart `json:"score_parts,omitempty"`
+	// Stars: 0 for a failing run; 1 to 3 for a passing one, by the level's par (see Stars).
+	Stars int `json:"stars"`
 	// Conditions: latency, errors, cost and resilience, in that order.
 	Conditions []Condition `json:"conditions"`
 	// Failures are structural failures the engine found ("lost_data:jobs",
@@ -325,6 +329,8 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 	if ev.Passed {
 		s := Score(ev)
 		ev.Score = &s
+		ev.ScoreParts = scoreParts(ev)
+		ev.Stars = l.StarsFor(ev)
 	}
 	return ev
 }
