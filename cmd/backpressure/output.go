@@ -24,6 +24,9 @@ func printEvaluation(w io.Writer, l *challenges.Level, ev *challenges.Evaluation
 		fmt.Fprintf(w, "FAIL · %s\n", strings.Join(ev.Failing(), ", "))
 	}
 	printWhy(w, ev)
+	for _, p := range ev.Warnings {
+		fmt.Fprintf(w, "warning: %s: %s\n", p.Path, p.Reason)
+	}
 	var peaks []string
 	for _, c := range ev.Components {
 		mark := ""
@@ -70,6 +73,10 @@ func printConditions(w io.Writer, ev *challenges.Evaluation) {
 		var got, target, margin string
 		switch c.Name {
 		case challenges.CondLatency:
+			if c.Unmeasured {
+				fmt.Fprintf(w, "  %s %-11s %-18s %-18s %s\n", tick(c.Passed), c.Name, "no answers", fmt.Sprintf("≤ %s ms", num(c.Target)), "nothing to measure")
+				continue
+			}
 			got, target = fmt.Sprintf("p99 %s ms", num(c.Measured)), fmt.Sprintf("≤ %s ms", num(c.Target))
 			margin = signed(c.Margin, num) + " ms"
 		case challenges.CondErrors:
