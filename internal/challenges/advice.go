@@ -394,4 +394,3 @@ func reaches(d sim.Design, a, b string) bool {
 	}
 	return false
 }
-
