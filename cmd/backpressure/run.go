@@ -267,6 +267,8 @@ func cmdRun(ctx context.Context, o options) error {
 		}
 	} else {
 		printEvaluation(o.stdout, l, ev, o.width)
+		r := l.CostEstimate(d)
+		fmt.Fprintf(o.stdout, "cost estimated before the run: $%.3f–$%.3f/h (units idle to autoscaled ceilings and peak attempts)\n", r.Low, r.High)
 	}
 	if !ev.Passed {
 		return errFailed

@@ -245,57 +245,6 @@ func (l *Level) betterType(comp sim.Component, from, to string) bool {
 	return b.Speed > a.Speed || b.CapacityRPS > a.CapacityRPS || b.MemoryGB > a.MemoryGB
 }
 
-// fixedHourly is what a design's components cost an hour before any request: their units
-// (replicas, instances, nodes, workers) at their instance types' hourly prices. Per-request
-// prices are left out: a change the advice names is judged by what it adds for certain.
-func (l *Level) fixedHourly(d sim.Design) float64 {
-	cat := l.c.cfg.Catalog
-	sum := 0.0
-	for _, comp := range d.Components {
-		specs := map[string]sim.ParamSpec{}
-		for _, s := range sim.Params(comp.Type) {
-			specs[s.Name] = s
-		}
-		num := func(name string) float64 {
-			if s, ok := specs[name]; ok {
-				return numberOf(mustJSON(currentValue(comp, s)))
-			}
-			return 0
-		}
-		typ := func(name string) sim.InstanceType {
-			t := ""
-			if s, ok := specs[name]; ok {
-				t, _ = currentValue(comp, s).(string)
-			}
-			if t == "" {
-				t = defaultType(cat, comp.Type)
-			}
-			return cat[t]
-		}
-		it := typ("instance_type")
-		switch comp.Type {
-		case sim.KindLoadBalancer, sim.KindAPIGateway:
-			sum += it.PricePerHour * max(1, num("instances"))
-		case sim.KindAppService:
-			sum += it.PricePerHour * max(1, num("replicas"))
-		case sim.KindContainerPool:
-			sum += it.PricePerHour * max(1, num("min_replicas"))
-		case sim.KindDatabase:
-			rt := it
-			if t, _ := currentValue(comp, specs["replica_instance_type"]).(string); t != "" {
-				rt = cat[t]
-			}
-			sum += it.PricePerHour + rt.PricePerHour*num("read_replicas")
-		case sim.KindQueue:
-			sum += it.PricePerHour + it.PricePerWorkerHour*num("workers")
-		case sim.KindServerless:
-		default:
-			sum += it.PricePerHour
-		}
-	}
-	return sum
-}
-
 // callees are the ids component id calls.
 func callees(d sim.Design, id string) []string {
 	var out []string

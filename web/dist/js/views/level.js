@@ -94,6 +94,8 @@ export async function levelView(main, slug, opts = {}) {
   // --- Design: palette, canvas, side panel, toolbar ------------------------------------
   const tc = curve(def.run);
   const meanRps = meanRate(tc.xs, tc.withChaos);
+  // The most attempts a second the clients may send: the curve's peak, retries included.
+  const peakAttempts = Math.max(0, ...tc.withChaos) * (1 + Math.max(0, def.run.client?.max_retries ?? 0));
   const paletteBox = h('div', { class: 'palette-box' });
   const canvasBox = h('div', { class: 'canvas-box' });
   const sideBox = h('div', { class: 'side-box', 'aria-live': 'polite' });
@@ -317,7 +319,7 @@ export async function levelView(main, slug, opts = {}) {
   }
 
   function showCost() {
-    renderEstimate(costBox, catalog, state.design, def.budget_per_hour, meanRps);
+    renderEstimate(costBox, catalog, state.design, def.budget_per_hour, meanRps, peakAttempts);
   }
 
   let redrawTimer = null;
