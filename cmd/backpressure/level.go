@@ -78,6 +78,13 @@ func printLevel(w io.Writer, l *challenges.Level) {
 	fmt.Fprintf(w, "%s v%d · %s (%s)\n\n", l.Slug, l.Version, l.Title, l.Difficulty)
 	fmt.Fprintln(w, strings.TrimSpace(plainMarkdown(l.Briefing)))
 	fmt.Fprintln(w)
+	if ls := l.Lesson; ls != nil {
+		words := make([]string, len(ls.Mechanics))
+		for i, m := range ls.Mechanics {
+			words[i] = challenges.MechanicWords(m)
+		}
+		fmt.Fprintf(w, "Lesson: %s\n  A passing design cannot leave out %s.\n\n", ls.Teaches, strings.Join(words, ", nor "))
+	}
 
 	fmt.Fprintln(w, "Targets (over the last 80% of the run):")
 	fmt.Fprintf(w, "  p99 latency  ≤ %s ms\n", num(l.SLA.P99LatencyMs))

@@ -80,6 +80,9 @@ func (l *Level) suggestions(d sim.Design, ev *Evaluation, w *sim.Why, cands []ca
 		if l.fixedHourly(cd.design) > l.BudgetPerHour {
 			continue // the level's budget cannot pay for it, whatever the traffic
 		}
+		if _, err := l.prepare(cd.design); err != nil {
+			continue // a change the level refuses (min_replicas above max_replicas)
+		}
 		seen[key] = true
 		out = append(out, cd.change)
 		if len(out) == maxAdvised {

@@ -39,6 +39,8 @@ type Level struct {
 	StartingDesign sim.Design `json:"starting_design"`
 	// Stars are the scores that earn a passing run its second and third star.
 	Stars *Stars `json:"stars,omitempty"`
+	// Lesson is what the level teaches: mechanics a passing design cannot leave out.
+	Lesson *Lesson `json:"lesson,omitempty"`
 
 	c *compiled // derived by Parse
 }
@@ -248,6 +250,7 @@ func (l *Level) validate(ctx context.Context, ps *Problems, checkStart bool) {
 	}
 	l.validateHistory(ps)
 	l.validateStars(ps)
+	l.validateLesson(ps)
 	positive(ps, "sla.p99_latency_ms", l.SLA.P99LatencyMs, 3_600_000)
 	if finite(ps, "sla.error_rate", l.SLA.ErrorRate) && (l.SLA.ErrorRate <= 0 || l.SLA.ErrorRate >= 1) {
 		ps.addf("sla.error_rate", "must be a share between 0 and 1 (exclusive), like 0.01 for 1%%, not %g", l.SLA.ErrorRate)

@@ -55,6 +55,9 @@ var schemaDocs = map[string]string{
 	"Level.stars":           "The level's par: the scores that earn a passing run its second and third star (one star for passing).",
 	"Revision.version":      "The version this entry describes.",
 	"Revision.change":       "What the version changed, in words a player reads.",
+	"Level.lesson":          "What the level teaches: mechanics a passing design cannot leave out, proven by the server's search.",
+	"Lesson.mechanics":      "Mechanics a passing design must use; the server searches for the best design leaving each out and expects it to fail.",
+	"Lesson.teaches":        "The lesson in one sentence, for the player.",
 	"Stars.two":             "The score that earns a second star.",
 	"Stars.three":           "The score that earns a third star; above stars.two.",
 	"Level.run":             "The engine run: tick, duration, traffic, request mix, client behaviour and chaos schedule.",
@@ -174,6 +177,7 @@ var schemaRequired = map[string][]string{
 	"InstanceType": {"kind"},
 	"Revision":     {"version", "change"},
 	"Stars":        {"two", "three"},
+	"Lesson":       {"mechanics", "teaches"},
 }
 
 // schemaExtra adds keywords to a field's schema.
@@ -186,6 +190,8 @@ var schemaExtra = map[string]map[string]any{
 	"Revision.version":                 {"minimum": 1},
 	"Revision.change":                  {"minLength": 1, "maxLength": maxChangeLen},
 	"Stars.two":                        {"exclusiveMinimum": ScoreBase, "maximum": MaxScore},
+	"Lesson.mechanics":                 {"minItems": 1, "items": map[string]any{"type": "string", "enum": Mechanics()}},
+	"Lesson.teaches":                   {"minLength": 1, "maxLength": maxChangeLen},
 	"Stars.three":                      {"exclusiveMinimum": ScoreBase, "maximum": MaxScore},
 	"Level.budget_per_hour":            {"exclusiveMinimum": 0},
 	"Run.tick_ms":                      {"minimum": 10, "maximum": 10000},
