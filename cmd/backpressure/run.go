@@ -59,6 +59,8 @@ commands:
   run  --level SLUG|FILE --design FILE|-     run a design: conditions, score, why it happened, chart
   hint --level SLUG|FILE --design FILE|-     the smallest single change that makes it pass
   levels                                     list the built-in campaign
+  difficulty SOLUTIONS_DIR                   the campaign's difficulty table, measured with the
+                                             reference solutions in SOLUTIONS_DIR (SLUG.json)
   level SLUG|FILE                            the briefing: targets, clients, traffic, chaos, prices
   init SLUG|FILE [DESIGN_FILE]               write the level's starting design to a file to edit
                                              (default SLUG.design.json; never overwrites)
@@ -145,6 +147,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdHint(ctx, o)
 	case "levels":
 		return cmdLevels(o)
+	case "difficulty":
+		if len(pos) != 1 {
+			return invalidf("difficulty: name the directory of reference solutions")
+		}
+		return cmdDifficulty(ctx, o, pos[0])
 	case "level":
 		if len(pos) != 1 {
 			return invalidf("level: name one level (a slug or a file)")
