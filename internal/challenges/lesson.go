@@ -98,6 +98,13 @@ var mechanics = map[string]mechanic{
 			}
 			return out
 		}},
+	"capacity_balancing": {"a balancer that shares requests by what each backend can carry (not round robin)",
+		func(l *Level, _, d sim.Design) bool {
+			return anyParam(d, sim.KindLoadBalancer, "algorithm", func(x any) bool { return x != "round_robin" })
+		},
+		func(l *Level, _, d sim.Design) sim.Design {
+			return setAll(d, sim.KindLoadBalancer, "algorithm", "round_robin")
+		}},
 	"rate_limit": {"a gateway's rate limit",
 		func(l *Level, _, d sim.Design) bool {
 			return anyParam(d, sim.KindAPIGateway, "rate_limit_rps", func(x any) bool { return x.(float64) > 0 })
