@@ -105,6 +105,13 @@ var mechanics = map[string]mechanic{
 		func(l *Level, _, d sim.Design) sim.Design {
 			return setAll(d, sim.KindLoadBalancer, "algorithm", "round_robin")
 		}},
+	"function_memory": {"more memory for a function than the starting design's (its CPU comes with it)",
+		func(l *Level, start, d sim.Design) bool {
+			return l.largest(d, sim.KindServerless, "memory_mb") > l.largest(start, sim.KindServerless, "memory_mb")
+		},
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindServerless }, "memory_mb")
+		}},
 	"rate_limit": {"a gateway's rate limit",
 		func(l *Level, _, d sim.Design) bool {
 			return anyParam(d, sim.KindAPIGateway, "rate_limit_rps", func(x any) bool { return x.(float64) > 0 })
