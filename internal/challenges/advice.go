@@ -125,6 +125,14 @@ func (l *Level) relevance(d sim.Design, byID map[string]sim.Component, target si
 		if l.Run.Mix.Read > 0 && (target.Type == sim.KindDatabase || isCompute(target.Type)) {
 			r.adds = append(r.adds, sim.KindCache)
 		}
+		if target.Type == sim.KindDatabase && l.Run.Mix.Read > 0 {
+			// A cache with more memory holds more of the working set and answers more reads.
+			for _, c := range d.Components {
+				if c.Type == sim.KindCache {
+					r.comps = append(r.comps, c.ID)
+				}
+			}
+		}
 		switch {
 		case target.Type == sim.KindDatabase && l.Run.Mix.AsyncWrite > 0:
 			r.adds = append(r.adds, sim.KindQueue) // writes behind a queue reach it at its workers' pace

@@ -112,6 +112,11 @@ var mechanics = map[string]mechanic{
 		func(l *Level, start, d sim.Design) sim.Design {
 			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindServerless }, "memory_mb")
 		}},
+	"cache_memory": {"a cache with more memory than the starting design's",
+		func(l *Level, start, d sim.Design) bool { return l.cacheMemory(d) > l.cacheMemory(start) },
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindCache }, "instance_type")
+		}},
 	"rate_limit": {"a gateway's rate limit",
 		func(l *Level, _, d sim.Design) bool {
 			return anyParam(d, sim.KindAPIGateway, "rate_limit_rps", func(x any) bool { return x.(float64) > 0 })
@@ -399,3 +404,14 @@ func (l *Level) smallest(d sim.Design, name string) float64 {
 
 // MechanicWords says what a mechanic is, for a player ("a CDN in front"); "" if unknown.
 func MechanicWords(name string) string { return mechanics[name].words }
+
+// cacheMemory is the most memory among d's caches, by their instance types.
+func (l *Level) cacheMemory(d sim.Design) float64 {
+	best := 0.0
+	for _, c := range d.Components {
+		if c.Type == sim.KindCache {
+			best = max(best, l.typeOf(c).MemoryGB)
+		}
+	}
+	return best
+}
