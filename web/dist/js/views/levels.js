@@ -23,6 +23,7 @@ export async function levelsView(main) {
     )),
     tbody);
   const totalLine = h('p', { id: 'campaign-stars' });
+  const chapters = []; // the built-in campaign's chapters: one per difficulty, in order
   const rows = list.map((l, i) => {
     const cells = {
       p99: h('td', { class: 'num', dataset: { label: 'p99 target' } }, '…'),
@@ -32,14 +33,22 @@ export async function levelsView(main) {
       best: h('td', { class: 'num', dataset: { label: 'Best score' } }, ''),
       stars: h('td', { class: 'stars', dataset: { label: 'Stars' } }, ''),
     };
+    if (l.builtin && chapters.at(-1)?.difficulty !== l.difficulty) {
+      const head = h('th', { colspan: 9, scope: 'rowgroup' });
+      tbody.append(h('tr', { class: 'chapter', id: `chapter-${l.difficulty}` }, head));
+      chapters.push({ difficulty: l.difficulty, head, rows: [] });
+    }
+    const link = h('a', { href: `#/levels/${encodeURIComponent(l.slug)}` }, l.title);
     const tr = h('tr', { dataset: { slug: l.slug } },
       h('td', { class: 'num' }, String(i + 1)),
-      h('th', { scope: 'row' }, h('a', { href: `#/levels/${encodeURIComponent(l.slug)}` }, l.title)),
+      h('th', { scope: 'row' }, link),
       h('td', { dataset: { label: 'Difficulty' } }, h('span', { class: `diff diff-${l.difficulty}` }, l.difficulty)),
       cells.p99, cells.err, cells.budget, cells.status, cells.best, cells.stars);
     tbody.append(tr);
     showProgress(l.slug, cells);
-    return { l, cells, par: undefined };
+    const row = { l, cells, tr, link, par: undefined };
+    if (l.builtin) chapters.at(-1).rows.push(row);
+    return row;
   });
   clear(main,
     h('section', { class: 'panel intro' },
@@ -83,6 +92,7 @@ export async function levelsView(main) {
   // The campaign total: every level's stars from this player's best score on it.
   const earned = rows.reduce((sum, { l, par }) => sum + playerStars(l.slug, par), 0);
   totalLine.textContent = `Stars: ${earned} of ${MAX_STARS * rows.length}.`;
+  showChapters(chapters);
   return () => {};
 }
 
@@ -110,4 +120,37 @@ function showStars(slug, cells, par) {
   const n = playerStars(slug, par);
   cells.stars.textContent = starText(n);
   cells.stars.setAttribute('aria-label', `${n} of ${MAX_STARS} stars; ${parText(par)}`);
+}
+
+// CHAPTER_SHARE: a chapter opens once the player holds this many stars per level of the
+// chapters before it: every level passed and half of them with a second star.
+const CHAPTER_SHARE = 1.5;
+
+// showChapters heads each chapter with its stars and opens it by the stars earned before it;
+// a locked chapter's levels are listed but not linked.
+function showChapters(chapters) {
+  let before = 0;
+  let levelsBefore = 0;
+  chapters.forEach((c, k) => {
+    const earned = c.rows.reduce((sum, r) => sum + playerStars(r.l.slug, r.par), 0);
+    const need = Math.ceil(CHAPTER_SHARE * levelsBefore);
+    const open = before >= need;
+    const name = c.difficulty[0].toUpperCase() + c.difficulty.slice(1);
+    clear(c.head, `Chapter ${k + 1}: ${name} · ${earned} of ${MAX_STARS * c.rows.length} ★`,
+      open ? '' : h('span', { class: 'lock' }, ` — locked: ${need - before} more ★ in the chapters before it opens it`));
+    c.head.parentElement.classList.toggle('locked', !open);
+    for (const r of c.rows) {
+      r.tr.classList.toggle('locked', !open);
+      if (open) {
+        r.link.setAttribute('href', `#/levels/${encodeURIComponent(r.l.slug)}`);
+        r.link.removeAttribute('aria-disabled');
+      } else {
+        r.link.removeAttribute('href');
+        r.link.setAttribute('aria-disabled', 'true');
+        r.link.title = `Earn ${need} stars in the chapters before it to open this chapter`;
+      }
+    }
+    before += earned;
+    levelsBefore += c.rows.length;
+  });
 }
