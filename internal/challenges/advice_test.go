@@ -55,6 +55,9 @@ func brokenDesigns(d sim.Design) map[string]sim.Design {
 // and points at the hint. On every starting design whose hint finds a fix, that fix is a
 // change the advice counts as addressing the failure: advice and hint point the same way.
 func TestAdviceFitsTheLevel(t *testing.T) {
+	if raceEnabled {
+		t.Skip("hundreds of sequential runs per level; the same code runs in the suite without -race")
+	}
 	for _, l := range campaign(t) {
 		t.Run(l.Slug, func(t *testing.T) {
 			t.Parallel()

@@ -12,6 +12,9 @@ import (
 // leaves one out (the reference with it taken out, improved one single change at a time
 // within the level's catalog and limits) fails.
 func TestLessonsCannotBeSkipped(t *testing.T) {
+	if raceEnabled {
+		t.Skip("hundreds of sequential runs per level; the same code runs in the suite without -race")
+	}
 	for _, l := range campaign(t) {
 		t.Run(l.Slug, func(t *testing.T) {
 			t.Parallel()
