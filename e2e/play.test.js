@@ -236,7 +236,7 @@ test('a design built on the canvas shows its prices and cost before it runs, the
   const whyText = await why.innerText();
   assert.match(whyText, /^\d+(\.\d+)?–\d+(\.\d+)? s app \(App service\) — saturated/);
   assert.match(whyText, /app was offered [\d,]+ req\/s against a capacity of [\d,]+ req\/s/);
-  assert.match(whyText, /What to change: add replicas to app/);
+  assert.match(whyText, /What to change: try app: replicas 1 → 2/); // a change the level allows
 
   // Retries are drawn: the load chart stacks fresh requests and retries.
   assert.match(await page.locator('section.results figure.chart figcaption').first().innerText(), /fresh requests and retries stacked/);
@@ -321,7 +321,7 @@ test('a new player submits and sees their rank on the leaderboard', async () => 
   await page.locator('#submit').click();
   const receipt = page.locator('#receipt');
   await receipt.waitFor();
-  assert.match(await receipt.innerText(), /Passed — score \d+, rank \d+/);
+  assert.match(await receipt.innerText(), /Passed — score \d+ [★☆]{3}, rank \d+/);
   await snap('submitted');
   await page.locator('#open-board').click();
   const mine = page.locator('table.board tr.me');
@@ -421,7 +421,7 @@ test('a level with chaos: instance types priced, each event against its allowanc
   const why = await page.locator('#why .why-item').first().innerText();
   assert.match(why, /db \(Database\) — saturated/);
   assert.match(why, /retries multiplied the load/);
-  assert.match(why, /What to change: add capacity to db/);
+  assert.match(why, /What to change: try db: .*instance_type db\.standard → db\.large/);
   await snap('chaos-run');
 });
 

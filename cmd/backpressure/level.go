@@ -78,11 +78,19 @@ func printLevel(w io.Writer, l *challenges.Level) {
 	fmt.Fprintf(w, "%s v%d · %s (%s)\n\n", l.Slug, l.Version, l.Title, l.Difficulty)
 	fmt.Fprintln(w, strings.TrimSpace(plainMarkdown(l.Briefing)))
 	fmt.Fprintln(w)
+	if ls := l.Lesson; ls != nil {
+		words := make([]string, len(ls.Mechanics))
+		for i, m := range ls.Mechanics {
+			words[i] = challenges.MechanicWords(m)
+		}
+		fmt.Fprintf(w, "Lesson: %s\n  A passing design cannot leave out %s.\n\n", ls.Teaches, strings.Join(words, ", nor "))
+	}
 
 	fmt.Fprintln(w, "Targets (over the last 80% of the run):")
 	fmt.Fprintf(w, "  p99 latency  ≤ %s ms\n", num(l.SLA.P99LatencyMs))
 	fmt.Fprintf(w, "  error rate   ≤ %s\n", pct2(l.SLA.ErrorRate))
 	fmt.Fprintf(w, "  cost         ≤ $%.3f/h\n", l.BudgetPerHour)
+	fmt.Fprintf(w, "  stars        %s\n", parText(l))
 	if r := l.Resilience; r != nil && len(l.Run.Chaos) > 0 {
 		fmt.Fprintf(w, "  during chaos errors ≤ %s while each event acts, back to normal ≤ %g s after it\n", pct2(r.ErrorCeiling), r.RecoveryDeadlineSec)
 	} else {
@@ -134,6 +142,13 @@ func printLevel(w io.Writer, l *challenges.Level) {
 		}
 	}
 	fmt.Fprintln(w)
+	if len(l.History) > 0 {
+		fmt.Fprintln(w, "History:")
+		for _, r := range l.History {
+			fmt.Fprintf(w, "  v%-3d %s\n", r.Version, r.Change)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "Start from its starting design: backpressure init %s (writes %s.design.json)\n", l.Slug, l.Slug)
 }
 

@@ -18,11 +18,15 @@ func printEvaluation(w io.Writer, l *challenges.Level, ev *challenges.Evaluation
 	printConditions(w, ev)
 	fmt.Fprintln(w)
 	if ev.Passed {
-		fmt.Fprintf(w, "PASS · score %d of %d\n", *ev.Score, challenges.MaxScore)
+		fmt.Fprintf(w, "PASS · score %d of %d · %s\n", *ev.Score, challenges.MaxScore, starsText(l, ev.Stars))
+		printScoreParts(w, ev)
 	} else {
 		fmt.Fprintf(w, "FAIL · %s\n", strings.Join(ev.Failing(), ", "))
 	}
 	printWhy(w, ev)
+	for _, p := range ev.Warnings {
+		fmt.Fprintf(w, "warning: %s: %s\n", p.Path, p.Reason)
+	}
 	var peaks []string
 	for _, c := range ev.Components {
 		mark := ""
@@ -69,6 +73,10 @@ func printConditions(w io.Writer, ev *challenges.Evaluation) {
 		var got, target, margin string
 		switch c.Name {
 		case challenges.CondLatency:
+			if c.Unmeasured {
+				fmt.Fprintf(w, "  %s %-11s %-18s %-18s %s\n", tick(c.Passed), c.Name, "no answers", fmt.Sprintf("≤ %s ms", num(c.Target)), "nothing to measure")
+				continue
+			}
 			got, target = fmt.Sprintf("p99 %s ms", num(c.Measured)), fmt.Sprintf("≤ %s ms", num(c.Target))
 			margin = signed(c.Margin, num) + " ms"
 		case challenges.CondErrors:
@@ -245,4 +253,35 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// starsText writes a run's stars and what the next one needs.
+func starsText(l *challenges.Level, stars int) string {
+	text := strings.Repeat("★", stars) + strings.Repeat("☆", challenges.MaxStars-stars)
+	switch st := l.Stars; {
+	case st == nil:
+	case stars == 1:
+		text += fmt.Sprintf(" (two at %d)", st.Two)
+	case stars == 2:
+		text += fmt.Sprintf(" (three at %d)", st.Three)
+	}
+	return text
+}
+
+// printScoreParts writes what a passing run's score is made of: the base and each
+// condition's share of its allowance left unused, times its weight.
+func printScoreParts(w io.Writer, ev *challenges.Evaluation) {
+	parts := make([]string, 0, len(ev.ScoreParts))
+	for _, p := range ev.ScoreParts {
+		parts = append(parts, fmt.Sprintf("%s %s (%.0f%% left × %.2f)", p.Condition, num(p.Points), p.Headroom*100, p.Weight))
+	}
+	fmt.Fprintf(w, "  score = %d + %s\n", challenges.ScoreBase, strings.Join(parts, " + "))
+}
+
+// parText writes a level's par: the scores of its second and third stars.
+func parText(l *challenges.Level) string {
+	if l.Stars == nil {
+		return "★ for passing"
+	}
+	return fmt.Sprintf("★ for passing, ★★ at %d, ★★★ at %d", l.Stars.Two, l.Stars.Three)
 }

@@ -59,6 +59,8 @@ commands:
   run  --level SLUG|FILE --design FILE|-     run a design: conditions, score, why it happened, chart
   hint --level SLUG|FILE --design FILE|-     the smallest single change that makes it pass
   levels                                     list the built-in campaign
+  difficulty SOLUTIONS_DIR                   the campaign's difficulty table, measured with the
+                                             reference solutions in SOLUTIONS_DIR (SLUG.json)
   level SLUG|FILE                            the briefing: targets, clients, traffic, chaos, prices
   init SLUG|FILE [DESIGN_FILE]               write the level's starting design to a file to edit
                                              (default SLUG.design.json; never overwrites)
@@ -145,6 +147,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdHint(ctx, o)
 	case "levels":
 		return cmdLevels(o)
+	case "difficulty":
+		if len(pos) != 1 {
+			return invalidf("difficulty: name the directory of reference solutions")
+		}
+		return cmdDifficulty(ctx, o, pos[0])
 	case "level":
 		if len(pos) != 1 {
 			return invalidf("level: name one level (a slug or a file)")
@@ -267,6 +274,8 @@ func cmdRun(ctx context.Context, o options) error {
 		}
 	} else {
 		printEvaluation(o.stdout, l, ev, o.width)
+		r := l.CostEstimate(d)
+		fmt.Fprintf(o.stdout, "cost estimated before the run: $%.3f–$%.3f/h (units idle to autoscaled ceilings and peak attempts)\n", r.Low, r.High)
 	}
 	if !ev.Passed {
 		return errFailed
@@ -308,15 +317,21 @@ func cmdLevels(o options) error {
 			Title      string                `json:"title"`
 			Difficulty challenges.Difficulty `json:"difficulty"`
 			Version    int                   `json:"version"`
+			Stars      *challenges.Stars     `json:"stars,omitempty"`
 		}
 		rows := make([]row, len(levels))
 		for i, l := range levels {
-			rows[i] = row{l.Slug, l.Title, l.Difficulty, l.Version}
+			rows[i] = row{l.Slug, l.Title, l.Difficulty, l.Version, l.Stars}
 		}
 		return writeJSON(o.stdout, rows)
 	}
+	fmt.Fprintf(o.stdout, "%2s  %-24s %-4s %-10s %-11s %s\n", "#", "level", "", "difficulty", "★★ / ★★★", "title")
 	for i, l := range levels {
-		fmt.Fprintf(o.stdout, "%2d  %-24s %-9s %s\n", i+1, l.Slug, l.Difficulty, l.Title)
+		par := ""
+		if l.Stars != nil {
+			par = fmt.Sprintf("%d / %d", l.Stars.Two, l.Stars.Three)
+		}
+		fmt.Fprintf(o.stdout, "%2d  %-24s v%-3d %-10s %-11s %s\n", i+1, l.Slug, l.Version, l.Difficulty, par, l.Title)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -304,14 +305,17 @@ func TestChallenges(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got, want []string
-	for _, c := range list.Challenges {
-		got = append(got, c.Slug)
-		if !c.Builtin || c.Version != 1 {
-			t.Errorf("%s: builtin %v version %d", c.Slug, c.Builtin, c.Version)
-		}
-	}
+	versions := map[string]int{}
 	for _, l := range campaign {
 		want = append(want, l.Slug)
+		versions[l.Slug] = l.Version
+	}
+	for _, c := range list.Challenges {
+		got = append(got, c.Slug)
+		// One version number everywhere: a built-in level is stored under its file's.
+		if !c.Builtin || c.Version != versions[c.Slug] {
+			t.Errorf("%s: builtin %v version %d, want the file's version %d", c.Slug, c.Builtin, c.Version, versions[c.Slug])
+		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("challenges in campaign order (-want +got):\n%s", diff)
@@ -327,8 +331,8 @@ func TestChallenges(t *testing.T) {
 	if _, ok := c.PriceList["app.small"]; !ok || len(c.Knobs["app_service"]) == 0 {
 		t.Errorf("price list %v, knobs %v", c.PriceList, c.Knobs)
 	}
-	s.must(t, 200, req{method: "GET", path: "/v1/challenges/" + tutorial + "?version=1"}, nil)
-	for _, path := range []string{"/v1/challenges/nope", "/v1/challenges/" + tutorial + "?version=7"} {
+	s.must(t, 200, req{method: "GET", path: "/v1/challenges/" + tutorial + "?version=" + strconv.Itoa(versions[tutorial])}, nil)
+	for _, path := range []string{"/v1/challenges/nope", "/v1/challenges/" + tutorial + "?version=" + strconv.Itoa(versions[tutorial]+4)} {
 		if r := s.do(t, req{method: "GET", path: path}); r.status != 404 {
 			t.Errorf("GET %s: %d", path, r.status)
 		}
@@ -357,6 +361,9 @@ func levelDoc(t *testing.T, s *testServer, slug string) map[string]any {
 	doc := c.Definition
 	doc["slug"] = slug
 	doc["title"] = "Custom " + slug
+	// A new level: its first version, with no history yet.
+	doc["version"] = 1
+	delete(doc, "history")
 	return doc
 }
 
@@ -400,6 +407,7 @@ func TestLevelUpload(t *testing.T) {
 	// A stored version never changes: even with no submissions, a change
 	// is version 2.
 	doc["title"] = "Renamed"
+	doc["version"] = 2
 	s.must(t, 200, req{method: "PUT", path: "/v1/challenges/my-level", token: author.token, body: doc}, &up)
 	if up.Outcome != "new_version" || up.Challenge.Version != 2 || up.Challenge.Title != "Renamed" {
 		t.Errorf("change without scores: %+v", up)
@@ -410,6 +418,7 @@ func TestLevelUpload(t *testing.T) {
 		t.Fatalf("submission on the new level: %+v", first)
 	}
 	doc["budget_per_hour"] = 0.5
+	doc["version"] = 3
 	s.must(t, 200, req{method: "PUT", path: "/v1/challenges/my-level", token: author.token, body: doc}, &up)
 	if up.Outcome != "new_version" || up.Challenge.Version != 3 {
 		t.Errorf("change with scores: %+v", up)

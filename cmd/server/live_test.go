@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"backpressure/internal/challenges"
 )
 
 type sseEvent struct {
@@ -90,6 +92,7 @@ func nextEvent(t *testing.T, what string, events <-chan sseEvent) sseEvent {
 }
 
 type boardChange struct {
+	Version      int64  `json:"version"`
 	Seq          int64  `json:"seq"`
 	PlayerID     string `json:"player_id"`
 	PlayerName   string `json:"player_name"`
@@ -110,7 +113,7 @@ func decodeChange(t *testing.T, e sseEvent) boardChange {
 	if err := json.Unmarshal([]byte(e.data), &c); err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("1-%d", c.Seq); e.id != want {
+	if want := fmt.Sprintf("%d-%d", c.Version, c.Seq); e.id != want {
 		t.Errorf("change %d has id %q, want %q", c.Seq, e.id, want)
 	}
 	return c
@@ -154,8 +157,9 @@ func TestLiveStandingsAcrossReplicas(t *testing.T) {
 			Entries []entry `json:"entries"`
 			Seq     int64   `json:"seq"`
 		}
-		if err := json.Unmarshal([]byte(snap.data), &page); err != nil || snap.name != "snapshot" || snap.id != "1-0" || page.Seq != 0 {
-			t.Fatalf("first event on %s: %+v (%v), want the snapshot 1-0", s.base, snap, err)
+		want := fmt.Sprintf("%d-0", tutorialVersion(t)) // the board of the level's current version, from its start
+		if err := json.Unmarshal([]byte(snap.data), &page); err != nil || snap.name != "snapshot" || snap.id != want || page.Seq != 0 {
+			t.Fatalf("first event on %s: %+v (%v), want the snapshot %s", s.base, snap, err, want)
 		}
 		streams = append(streams, events)
 		boards = append(boards, page.Entries)
@@ -208,7 +212,7 @@ func TestLiveStandingsAcrossReplicas(t *testing.T) {
 	}
 
 	// Resume: leave a, miss a change, come back on b.
-	_, leave := a.openStream(t, tutorial, map[string]string{"Last-Event-ID": fmt.Sprintf("1-%d", seq)})
+	_, leave := a.openStream(t, tutorial, map[string]string{"Last-Event-ID": fmt.Sprintf("%d-%d", tutorialVersion(t), seq)})
 	leave()
 	missed := a.newPlayer(t, "latecomer")
 	var res submitResult
@@ -217,8 +221,18 @@ func TestLiveStandingsAcrossReplicas(t *testing.T) {
 	if !res.Improved {
 		t.Fatal("the latecomer's first pass did not improve their best")
 	}
-	events, _ := b.openStream(t, tutorial, map[string]string{"Last-Event-ID": fmt.Sprintf("1-%d", seq)})
+	events, _ := b.openStream(t, tutorial, map[string]string{"Last-Event-ID": fmt.Sprintf("%d-%d", tutorialVersion(t), seq)})
 	if c := decodeChange(t, nextEvent(t, "resumed", events)); c.Seq != seq+1 || c.SubmissionID != res.Submission.ID {
 		t.Errorf("resumed on the other replica: %+v, want change %d of the missed submission", c, seq+1)
 	}
+}
+
+// tutorialVersion is the built-in tutorial level's version: its file's.
+func tutorialVersion(t *testing.T) int {
+	t.Helper()
+	l, err := challenges.CampaignLevel(tutorial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Version
 }

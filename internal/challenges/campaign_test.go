@@ -3,6 +3,7 @@ package challenges
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -130,6 +131,79 @@ func TestReferenceSolutionsPass(t *testing.T) {
 	}
 }
 
+// Every built-in level says what each of its versions changed, up to the current one, so a
+// player can read why a score moved between versions.
+func TestCampaignHistory(t *testing.T) {
+	for _, l := range campaign(t) {
+		if len(l.History) == 0 || l.History[0].Version != 1 || l.History[len(l.History)-1].Version != l.Version {
+			t.Errorf("%s v%d: history %+v, want every version from 1 to %d", l.Slug, l.Version, l.History, l.Version)
+			continue
+		}
+		for i, r := range l.History {
+			if r.Version != i+1 {
+				t.Errorf("%s: history entry %d is version %d; a built-in level skips no version", l.Slug, i, r.Version)
+			}
+		}
+	}
+}
+
+// threeStarDesign is the best design the campaign knows for a level: its
+// testdata/solutions/<slug>.three.json where the reference solution is the obvious design
+// and something better exists, the reference solution otherwise.
+func threeStarDesign(t *testing.T, slug string) (sim.Design, bool) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "solutions", slug+".three.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return solution(t, slug), false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ParseDesign(data)
+	if err != nil {
+		t.Fatalf("three-star design of %s: %v", slug, err)
+	}
+	return d, true
+}
+
+// Par: every built-in level sets its stars; the reference solution earns at least two, the
+// best design the campaign knows earns three, and where that design is better than the
+// reference, the reference alone does not earn the third star.
+func TestCampaignPar(t *testing.T) {
+	for _, l := range campaign(t) {
+		t.Run(l.Slug, func(t *testing.T) {
+			t.Parallel()
+			if l.Stars == nil {
+				t.Fatal("a built-in level sets its stars")
+			}
+			ref, err := l.Evaluate(t.Context(), solution(t, l.Slug))
+			if err != nil {
+				t.Fatal(err)
+			}
+			best, better := threeStarDesign(t, l.Slug)
+			top, err := l.Evaluate(t.Context(), best)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !top.Passed {
+				t.Fatalf("the three-star design fails: %s", failingText(top))
+			}
+			if top.Stars != 3 {
+				t.Errorf("the three-star design scores %d and earns %d stars; three need %d", *top.Score, top.Stars, l.Stars.Three)
+			}
+			switch {
+			case ref.Stars < 2:
+				t.Errorf("the reference solution scores %v and earns %d stars; two need %d", ref.Score, ref.Stars, l.Stars.Two)
+			case better && ref.Stars == 3:
+				t.Errorf("the reference solution scores %d and earns three stars, though %s.three.json is better (%d): raise stars.three", *ref.Score, l.Slug, *top.Score)
+			case better && *top.Score <= *ref.Score:
+				t.Errorf("%s.three.json scores %d, no better than the reference's %d", l.Slug, *top.Score, *ref.Score)
+			}
+			t.Logf("stars %d/%d; reference %d (%d stars), best %d", l.Stars.Two, l.Stars.Three, *ref.Score, ref.Stars, *top.Score)
+		})
+	}
+}
+
 func TestStartingDesignsFail(t *testing.T) {
 	for _, l := range campaign(t) {
 		t.Run(l.Slug, func(t *testing.T) {
@@ -242,7 +316,8 @@ func TestSolutionsAreNotEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	solutions, _ := filepath.Glob(filepath.Join("testdata", "solutions", "*.json"))
+	all, _ := filepath.Glob(filepath.Join("testdata", "solutions", "*.json"))
+	solutions := slices.DeleteFunc(all, func(name string) bool { return strings.HasSuffix(name, ".three.json") })
 	if got, want := len(solutions), len(campaign(t)); got != want {
 		t.Errorf("%d reference solutions for %d levels", got, want)
 	}

@@ -108,6 +108,7 @@ func (l *Level) Verdict(ctx context.Context, d sim.Design) (*Evaluation, error) 
 	if err != nil {
 		return nil, err
 	}
+	l.annotate(d, p, ev)
 	// The verdict holds nothing of the ticks (the fix-hint search recycles its candidates'
 	// the same way): the level's next run overwrites them.
 	l.Release(ev)

@@ -39,6 +39,10 @@ type Evaluation struct {
 	Passed bool `json:"passed"`
 	// Score is set only when Passed (see Score).
 	Score *int64 `json:"score"`
+	// ScoreParts is what each condition added to a passing run's score (see ScorePart).
+	ScoreParts []ScorePart `json:"score_parts,omitempty"`
+	// Stars: 0 for a failing run; 1 to 3 for a passing one, by the level's par (see Stars).
+	Stars int `json:"stars"`
 	// Conditions: latency, errors, cost and resilience, in that order.
 	Conditions []Condition `json:"conditions"`
 	// Failures are structural failures the engine found ("lost_data:jobs",
@@ -51,6 +55,10 @@ type Evaluation struct {
 	// amplification on top of it) and structural failures, those that reach into the
 	// evaluation window. A passing run has none.
 	Why []sim.Why `json:"why"`
+	// Warnings name parts of the design that change nothing: components no request of the
+	// level reaches, connections no request crosses (a call back up its own path). They
+	// never fail a run.
+	Warnings Problems `json:"warnings,omitempty"`
 	// Busiest is the component with the highest peak utilisation in the window.
 	Busiest string `json:"busiest"`
 	// Healthy: every component's peak utilisation outside chaos is below 90% (seed
@@ -73,6 +81,9 @@ type Condition struct {
 	Unit   string  `json:"unit"`
 	// Detail says in words how the value was measured.
 	Detail string `json:"detail"`
+	// Unmeasured: there was nothing to measure (latency when no request was answered), and
+	// the condition fails.
+	Unmeasured bool `json:"unmeasured,omitempty"`
 }
 
 // EventCheck is the resilience verdict on one chaos event.
@@ -157,6 +168,7 @@ func (l *Level) evaluate(ctx context.Context, d sim.Design) (*Evaluation, int64,
 	if err != nil {
 		return nil, 0, err
 	}
+	l.annotate(d, p, ev)
 	return ev, p.Cost(), nil
 }
 
@@ -230,9 +242,11 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 	}
 
 	p99s := make([]float64, len(steady))
-	var errSum, costSum float64
+	var errSum, costSum, offered, served float64
 	for i := range steady {
 		t := &steady[i]
+		offered += t.OfferedRPS
+		served += t.ServedRPS
 		p99s[i] = t.P99Ms
 		errSum += t.ErrorRate
 		costSum += t.CostPerHour
@@ -242,9 +256,15 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 	errRate := errSum / n
 	cost := costSum / n
 
+	latency := condition(CondLatency, p99, l.SLA.P99LatencyMs, "ms",
+		"99th percentile of the per-tick p99 latency over the evaluation window")
+	if offered > 0 && served <= 0 {
+		// A latency of 0 ms would read as a pass: nothing was fast, nothing was answered.
+		latency.Passed, latency.Unmeasured = false, true
+		latency.Detail = "no request was answered in the evaluation window: there is no latency to measure"
+	}
 	ev.Conditions = []Condition{
-		condition(CondLatency, p99, l.SLA.P99LatencyMs, "ms",
-			"99th percentile of the per-tick p99 latency over the evaluation window"),
+		latency,
 		condition(CondErrors, errRate, l.SLA.ErrorRate, "ratio",
 			"mean of the per-tick error rate (failed ÷ finished attempts) over the evaluation window"),
 		condition(CondCost, cost, l.BudgetPerHour, "$/h",
@@ -325,6 +345,8 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 	if ev.Passed {
 		s := Score(ev)
 		ev.Score = &s
+		ev.ScoreParts = scoreParts(ev)
+		ev.Stars = l.StarsFor(ev)
 	}
 	return ev
 }

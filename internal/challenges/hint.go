@@ -332,6 +332,7 @@ func (h *Hint) evaluate(ctx context.Context, l *Level, d sim.Design, mem *scratc
 	if err != nil {
 		return nil, err
 	}
+	l.annotate(d, p, ev)
 	h.Cost += p.Cost()
 	h.Ticks += int64(len(ev.Result.Ticks))
 	h.Computed += int64(len(ev.Result.Ticks) - p.Reused())
@@ -396,6 +397,9 @@ func binding(ev *Evaluation, l *Level) *Binding {
 		switch c.Name {
 		case CondLatency:
 			b.Detail = fmt.Sprintf("latency: p99 %.0f ms against a target of %.0f ms", c.Measured, c.Target)
+			if c.Unmeasured {
+				b.Detail = "latency: no request was answered"
+			}
 		case CondErrors:
 			b.Detail = fmt.Sprintf("errors: %.2f%% against a target of %.2f%%", c.Measured*100, c.Target*100)
 		case CondCost:

@@ -27,17 +27,36 @@ type Level struct {
 	Briefing   string     `json:"briefing"` // Markdown
 	Difficulty Difficulty `json:"difficulty"`
 	Version    int        `json:"version"`
-	Run        Run        `json:"run"`
-	SLA        SLA        `json:"sla"`
+	// History says what changed in each version, oldest first; its last entry is Version.
+	History []Revision `json:"history,omitempty"`
+	Run     Run        `json:"run"`
+	SLA     SLA        `json:"sla"`
 	// BudgetPerHour caps the mean cost per hour over the evaluation window, in dollars.
 	BudgetPerHour float64     `json:"budget_per_hour"`
 	Resilience    *Resilience `json:"resilience,omitempty"`
 	Catalog       Catalog     `json:"catalog"`
 	// StartingDesign is what the player starts from. It must fail.
 	StartingDesign sim.Design `json:"starting_design"`
+	// Stars are the scores that earn a passing run its second and third star.
+	Stars *Stars `json:"stars,omitempty"`
+	// Lesson is what the level teaches: mechanics a passing design cannot leave out.
+	Lesson *Lesson `json:"lesson,omitempty"`
 
 	c *compiled // derived by Parse
 }
+
+// Revision is one entry of a level's history: what a version changed, in words a player
+// reads ("the health checks notice a dead backend sooner; the figures moved").
+type Revision struct {
+	Version int    `json:"version"`
+	Change  string `json:"change"`
+}
+
+// maxHistory bounds a level's history; maxChangeLen one entry's text, in characters.
+const (
+	maxHistory   = 100
+	maxChangeLen = 500
+)
 
 // Difficulty ranks a level on the campaign's curve.
 type Difficulty string
@@ -229,6 +248,9 @@ func (l *Level) validate(ctx context.Context, ps *Problems, checkStart bool) {
 	if l.Version < 1 {
 		ps.add("version", "must be at least 1 (bump it whenever the level changes)")
 	}
+	l.validateHistory(ps)
+	l.validateStars(ps)
+	l.validateLesson(ps)
 	positive(ps, "sla.p99_latency_ms", l.SLA.P99LatencyMs, 3_600_000)
 	if finite(ps, "sla.error_rate", l.SLA.ErrorRate) && (l.SLA.ErrorRate <= 0 || l.SLA.ErrorRate >= 1) {
 		ps.addf("sla.error_rate", "must be a share between 0 and 1 (exclusive), like 0.01 for 1%%, not %g", l.SLA.ErrorRate)
@@ -408,4 +430,35 @@ func quoteList[T ~string](xs []T) string {
 		q[i] = fmt.Sprintf("%q", x)
 	}
 	return strings.Join(q, ", ")
+}
+
+// validateHistory: versions rise from entry to entry, the last is the level's version,
+// and every entry says something.
+func (l *Level) validateHistory(ps *Problems) {
+	h := l.History
+	if len(h) == 0 {
+		return
+	}
+	if len(h) > maxHistory {
+		ps.addf("history", "has %d entries; a level may keep at most %d", len(h), maxHistory)
+		return
+	}
+	for i, c := range h {
+		p := index("history", i)
+		switch {
+		case c.Version < 1:
+			ps.addf(p+".version", "must be at least 1, not %d", c.Version)
+		case i > 0 && c.Version <= h[i-1].Version:
+			ps.addf(p+".version", "is %d; versions rise from entry to entry (the one before is %d)", c.Version, h[i-1].Version)
+		}
+		switch n := utf8.RuneCountInString(strings.TrimSpace(c.Change)); {
+		case n == 0:
+			ps.add(p+".change", "is required: say what this version changed")
+		case n > maxChangeLen:
+			ps.addf(p+".change", "is longer than %d characters", maxChangeLen)
+		}
+	}
+	if last := h[len(h)-1].Version; last != l.Version && l.Version >= 1 {
+		ps.addf(index("history", len(h)-1)+".version", "is %d; the last entry is the level's version, %d", last, l.Version)
+	}
 }

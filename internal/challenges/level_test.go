@@ -55,7 +55,7 @@ func TestParseValidCampaignFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	if l.Slug != "first-request" || l.Version != 2 || l.Difficulty != Tutorial {
+	if l.Slug != "first-request" || l.Version != 3 || l.Difficulty != Tutorial {
 		t.Errorf("got %s v%d %s", l.Slug, l.Version, l.Difficulty)
 	}
 }
@@ -121,6 +121,19 @@ func TestParseReportsEveryProblem(t *testing.T) {
 			at(m, "run")["chaos"] = []any{map[string]any{"kind": "node_failure", "at_sec": 40, "duration_sec": 10, "target": "ghost"}}
 			m["resilience"] = map[string]any{"error_ceiling": 0.05, "recovery_deadline_sec": 20}
 		}, []string{"run.chaos[0].target"}},
+		{"history out of order, empty and not ending at the version", func(m map[string]any) {
+			m["history"] = []any{
+				map[string]any{"version": 2, "change": "second"},
+				map[string]any{"version": 1, "change": "first"},
+				map[string]any{"version": 2, "change": "  "},
+			}
+		}, []string{"history[1].version", "history[2].change", "history[2].version"}},
+		{"stars out of order", func(m map[string]any) {
+			m["stars"] = map[string]any{"two": 1000, "three": 900}
+		}, []string{"stars.three", "stars.two"}},
+		{"stars above the best score", func(m map[string]any) {
+			m["stars"] = map[string]any{"two": 5000, "three": 10001}
+		}, []string{"stars.three"}},
 		{"too many ticks", func(m map[string]any) {
 			at(m, "run")["tick_ms"] = 10
 		}, []string{"run.duration_sec"}},

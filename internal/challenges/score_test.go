@@ -87,3 +87,54 @@ func TestScoreMonotoneAtRoundingEdges(t *testing.T) {
 		}
 	}
 }
+
+// A score's parts say what it is made of: each condition's headroom times its weight, and
+// the base plus their sum is the score.
+func TestScorePartsAddUpToTheScore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 500 {
+		ev := evaluation(rng.Float64()*200, rng.Float64()*0.01, rng.Float64(), rng.Float64())
+		parts := scoreParts(ev)
+		if len(parts) != 4 {
+			t.Fatalf("%d parts, want one per condition", len(parts))
+		}
+		sum := float64(ScoreBase)
+		for _, p := range parts {
+			sum += p.Points
+		}
+		if got := int64(math.Round(sum)); math.Abs(float64(got-Score(ev))) > 1 {
+			t.Errorf("base + parts = %v, score %d: parts %+v", sum, Score(ev), parts)
+		}
+	}
+	if parts := scoreParts(evaluation(100, 0.005, 0.5, 0.5)); parts[2].Condition != CondCost || parts[2].Points != 1800 || parts[2].Headroom != 0.5 {
+		t.Errorf("cost part at half the budget = %+v, want headroom 0.5 and 1800 points (0.40 × 9000 × 0.5)", parts[2])
+	}
+	if parts := scoreParts(&Evaluation{Passed: false}); parts != nil {
+		t.Errorf("a failing run's parts = %+v, want none", parts)
+	}
+}
+
+func TestStarsFollowThePar(t *testing.T) {
+	l := &Level{Stars: &Stars{Two: 4000, Three: 6000}}
+	score := func(s int64) *Evaluation { return &Evaluation{Passed: true, Score: &s} }
+	tests := []struct {
+		ev   *Evaluation
+		want int
+	}{
+		{&Evaluation{Passed: false}, 0},
+		{score(1000), 1},
+		{score(3999), 1},
+		{score(4000), 2},
+		{score(5999), 2},
+		{score(6000), 3},
+		{score(10000), 3},
+	}
+	for _, tt := range tests {
+		if got := l.StarsFor(tt.ev); got != tt.want {
+			t.Errorf("StarsFor(%+v) = %d, want %d", tt.ev.Score, got, tt.want)
+		}
+	}
+	if got := (&Level{}).StarsFor(score(9000)); got != 1 {
+		t.Errorf("a level without par gives %d stars to a pass, want 1", got)
+	}
+}

@@ -94,7 +94,9 @@ func LevelRecord(l *challenges.Level, builtin bool, now time.Time) (game.Level, 
 		return game.Level{}, fmt.Errorf("encode level %s: %w", l.Slug, err)
 	}
 	return game.Level{
-		Slug:        l.Slug,
+		Slug: l.Slug,
+		// The level's own number: what its file, the CLI and the web show.
+		Version:     l.Version,
 		Title:       l.Title,
 		Difficulty:  string(l.Difficulty),
 		Definition:  def,

@@ -10,8 +10,7 @@ const failingShare = 0.05
 func failingTick(attempts, lost float64) bool { return attempts > 0 && lost > failingShare*attempts }
 
 // minCauseShare: a failing tick is put down to a cause only if that cause lost at least this
-// share of the tick's attempts. A tick that fails for want of any route (a class the design
-// cannot serve) is not, nor is one whose losses are all load-dependent error rates.
+// share of the tick's attempts. A tick whose losses are all load-dependent error rates is not.
 const minCauseShare = 0.01
 
 // tickCause is the diagnosis of one failing tick.
@@ -22,6 +21,8 @@ type tickCause struct {
 	pool  int // saturated: the limiting pool, or -1
 	edge  int // partition: the cut edge; timeouts: the slow edge, or -1
 	lb    int // node_failed: the balancer in front, or -1
+	// no_route: the request classes (bit 1<<class) that had nowhere to go from comp.
+	classes uint8
 
 	attempts, fresh float64
 	// What the detail quotes, per cause: saturated: demand and capacity (req/s) or, while
@@ -44,6 +45,7 @@ type causeRun struct {
 	comp, pool, edge, lb      int32
 	cause                     causeCode
 	draining                  bool
+	classes                   uint8
 	attempts, fresh, a, b, ex float64
 }
 
@@ -52,7 +54,7 @@ type causeCode uint8
 
 // causeCodes are the causes a tick's diagnosis names.
 var causeCodes = [...]Cause{"", CauseSaturated, CauseNodeFailed, CausePartition, CauseBreakerOpen,
-	CauseRateLimited, CauseThrottled, CauseTimeouts}
+	CauseRateLimited, CauseThrottled, CauseTimeouts, CauseNoRoute}
 
 func codeOf(c Cause) causeCode {
 	for k, x := range causeCodes {
@@ -65,13 +67,13 @@ func codeOf(c Cause) causeCode {
 
 func runOf(d tickCause) causeRun {
 	return causeRun{tick: int32(d.tick), n: 1, comp: int32(d.comp), pool: int32(d.pool), edge: int32(d.edge), lb: int32(d.lb),
-		cause: codeOf(d.cause), draining: d.draining, attempts: d.attempts, fresh: d.fresh, a: d.a, b: d.b, ex: d.extra}
+		cause: codeOf(d.cause), draining: d.draining, classes: d.classes, attempts: d.attempts, fresh: d.fresh, a: d.a, b: d.b, ex: d.extra}
 }
 
 // diagnosis is the diagnosis of each of the run's ticks, dated its first.
 func (r *causeRun) diagnosis() tickCause {
 	return tickCause{tick: int(r.tick), cause: causeCodes[r.cause], comp: int(r.comp), pool: int(r.pool), edge: int(r.edge), lb: int(r.lb),
-		attempts: r.attempts, fresh: r.fresh, a: r.a, b: r.b, extra: r.ex, draining: r.draining}
+		attempts: r.attempts, fresh: r.fresh, a: r.a, b: r.b, extra: r.ex, draining: r.draining, classes: r.classes}
 }
 
 // causeName is what a stretch of the timeline is named by: the cause, where, and whether
@@ -105,14 +107,15 @@ func (l *causeLog) add(d tickCause) {
 
 // sameDiagnosis: o diagnoses its ticks as r does, dates apart.
 func (r *causeRun) sameDiagnosis(o *causeRun) bool {
-	return r.names() == o.names() && r.pool == o.pool && r.lb == o.lb && r.attempts == o.attempts &&
+	return r.names() == o.names() && r.pool == o.pool && r.lb == o.lb && r.classes == o.classes && r.attempts == o.attempts &&
 		r.fresh == o.fresh && r.a == o.a && r.b == o.b && r.ex == o.ex
 }
 
 // diagScratch holds per-component and per-edge sums, reused from one failing tick to the next.
 type diagScratch struct {
-	failed, breaker, limited, throttled, overload, cut []float64
-	all                                                []float64 // all of them, cleared at once
+	failed, breaker, limited, throttled, overload, noRoute, cut []float64
+	all                                                         []float64 // all of them, cleared at once
+	classes                                                     []uint8   // no_route: the classes lost, by component
 }
 
 // diagnose names the cause of a failing tick. It runs after the tick is resolved, while the
@@ -122,11 +125,14 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 	s := &st.acc.diag
 	if s.all == nil {
 		n := len(m.comps)
-		s.all = make([]float64, 5*n+len(m.edgeTo))
+		s.all = make([]float64, 6*n+len(m.edgeTo))
 		s.failed, s.breaker, s.limited = s.all[:n:n], s.all[n:2*n:2*n], s.all[2*n:3*n:3*n]
-		s.throttled, s.overload, s.cut = s.all[3*n:4*n:4*n], s.all[4*n:5*n:5*n], s.all[5*n:]
+		s.throttled, s.overload, s.noRoute = s.all[3*n:4*n:4*n], s.all[4*n:5*n:5*n], s.all[5*n:6*n:6*n]
+		s.cut = s.all[6*n:]
+		s.classes = make([]uint8, n)
 	}
 	clear(s.all)
+	clear(s.classes)
 	queuedOut := 0.0      // timed out waiting in a queue
 	cuts := st.events.cut // else no link is cut and nothing was sent across one this tick
 	for i := range m.nodes {
@@ -142,12 +148,16 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 			lost -= m.cutBelow(i)
 		}
 		if lost > 1e-12 {
-			// Forwarded nowhere: every backend failed or cut off. A request class the design
-			// has no route for at all is no cause of this list: its loss is left out.
+			// Forwarded nowhere: every backend failed or cut off, or the class has no route
+			// from here at all (an app with no database to write to, a CDN with no origin
+			// for its misses).
 			if f := m.failedChild(i); f >= 0 {
 				s.failed[f] += lost
 			} else if e := m.cutChild(i, st); e >= 0 {
 				s.cut[e] += lost
+			} else if len(nd.children) == 0 {
+				s.noRoute[nd.comp] += lost
+				s.classes[nd.comp] |= 1 << nd.class
 			}
 		}
 		if nd.pool < 0 {
@@ -198,6 +208,7 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 	pick(s.breaker, CauseBreakerOpen)
 	pick(s.limited, CauseRateLimited)
 	pick(s.throttled, CauseThrottled)
+	pick(s.noRoute, CauseNoRoute)
 	bestEdge := -1
 	for e, x := range s.cut {
 		if x > best {
@@ -226,6 +237,8 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 	case CauseThrottled:
 		pl := &m.pools[m.comps[bestComp].pools[0]]
 		d.a, d.b = pl.in/m.dt*(pl.serviceSec+pl.holdSec), float64(pl.workers)
+	case CauseNoRoute:
+		d.a, d.classes = s.noRoute[bestComp]/attempts, s.classes[bestComp]
 	default:
 		m.limitingTier(&d, st, timedOut)
 		if d.cause == CauseSaturated {
@@ -375,4 +388,36 @@ func (m *model) limitingTier(d *tickCause, st *runState, timedOut float64) {
 	if d.comp < 0 {
 		d.comp = 0
 	}
+}
+
+// Idle lists what no request of the run's mix ever visits: the ids of components no route
+// reaches, and the indices of design edges no route crosses (an edge back to a component
+// already on every path through it, which closes a cycle, or a call no request class makes).
+// Such parts of a design cost money, or look as if they did something, and change nothing.
+func (p *Prepared) Idle() (components []string, edges []int) {
+	m := p.m
+	shares := m.v.cfg.Mix.shares()
+	usedComp := make([]bool, len(m.comps))
+	usedEdge := make([]bool, len(m.edgeTo))
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		if i == m.sinkNode || shares[nd.class] <= 0 {
+			continue
+		}
+		usedComp[nd.comp] = true
+		if nd.edge >= 0 {
+			usedEdge[nd.edge] = true
+		}
+	}
+	for i, used := range usedComp {
+		if !used {
+			components = append(components, m.comps[i].id)
+		}
+	}
+	for e, used := range usedEdge {
+		if !used {
+			edges = append(edges, e)
+		}
+	}
+	return components, edges
 }

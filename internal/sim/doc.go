@@ -280,6 +280,9 @@
 //     partition too, named by the queue;
 //   - refused by a gateway's open or probing breaker: breaker_open; by its rate limit:
 //     rate_limited; by a function out of concurrency: throttled;
+//   - a request class with nowhere to go from a component (an app with no database for its
+//     writes, a CDN with no origin for its misses, a balancer with nothing behind it):
+//     no_route at that component, with the classes it could not pass on;
 //   - refused by full buffers, pushed back by a full queue, or timed out: the limiting tier.
 //     That is the pool whose demand on its own work is the largest share of its capacity,
 //     once that share reaches 98%: demand is what would reach it if no tier above refused
@@ -297,9 +300,8 @@
 //
 // The group with the most lost attempts is the tick's cause (a saturated tier still
 // draining, and a failure the checks have noticed, count apart), if it lost at least 1% of
-// the tick's attempts: requests of a class the design has no route for at all, and losses
-// that are all load-dependent error rates, are no cause of this list, and such a tick is
-// left out rather than put down to a tier that is not to blame. Ticks with the same cause
+// the tick's attempts: losses that are all load-dependent error rates are no cause of this
+// list, and such a tick is left out rather than put down to a tier that is not to blame. Ticks with the same cause
 // at the same component, less than a second apart, form one stretch; a stretch shorter
 // than a second right after another is folded into it (never into a later one: no cause
 // starts before its first tick), and the stretch takes the cause of most of its ticks, so

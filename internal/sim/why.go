@@ -38,6 +38,10 @@ const (
 	// CauseTimeouts: attempts miss the client's deadline though no tier is saturated (a
 	// slow hop, injected latency).
 	CauseTimeouts Cause = "timeouts"
+	// CauseNoRoute: a request class has nowhere to go from a component: an app with no
+	// database to read from or write to, a CDN with no origin for its misses, a balancer
+	// with nothing behind it.
+	CauseNoRoute Cause = "no_route"
 	// CauseLostWrites: a queue acknowledged writes its consumers never stored.
 	CauseLostWrites Cause = "lost_writes"
 	// CauseReplicationLag: a database's replicas fall behind and never catch up.
@@ -226,6 +230,9 @@ func (m *model) describe(causes causeLog, from, to int) Why {
 	case CauseThrottled:
 		w.Detail = fmt.Sprintf("%s needed %s executions at once and may run %s; the excess was throttled (429)", id, count(a), count(b))
 		w.Advice = fmt.Sprintf("raise max_concurrency of %s or make each execution shorter", id)
+	case CauseNoRoute:
+		w.Detail = fmt.Sprintf("%s has nowhere to send %s: %s of attempts failed there", id, classWords(c.classes), share(a))
+		w.Advice = noRouteAdvice(comp, c.classes)
 	case CauseTimeouts:
 		if c.edge >= 0 {
 			w.Detail = fmt.Sprintf("the call %s → %s was %s ms slower (injected latency) and attempts missed the client's %s ms deadline",
@@ -283,6 +290,40 @@ func (m *model) poolName(p int) (name, was string) {
 		}
 	}
 	return c.id, "was"
+}
+
+// classWords names the request classes of a no_route mask for a player.
+func classWords(mask uint8) string {
+	words := [numClasses]string{"static files", "reads", "writes", "asynchronous writes"}
+	var out []string
+	for c := range numClasses {
+		if mask&(1<<c) != 0 {
+			out = append(out, words[c])
+		}
+	}
+	switch len(out) {
+	case 0:
+		return "its requests"
+	case 1:
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
+}
+
+// noRouteAdvice says what a component needs behind it for the classes it cannot pass on.
+func noRouteAdvice(c *component, mask uint8) string {
+	const static, async = 1 << ClassStatic, 1 << ClassAsyncWrite
+	switch {
+	case c.kind == KindCDN:
+		return fmt.Sprintf("connect %s to an origin (a balancer, gateway or service) for its misses and dynamic requests", c.id)
+	case c.kind == KindLoadBalancer || c.kind == KindAPIGateway:
+		return fmt.Sprintf("connect %s to a service that can serve its requests", c.id)
+	case mask == async:
+		return fmt.Sprintf("connect %s to a queue or a database for its asynchronous writes", c.id)
+	case mask&^static != 0:
+		return fmt.Sprintf("connect %s to a database (reads may go through a cache in front of it)", c.id)
+	}
+	return fmt.Sprintf("connect %s to where its requests are served", c.id)
 }
 
 func saturatedAdvice(c *component) string {

@@ -116,6 +116,15 @@ func TestWhyNamesTheCause(t *testing.T) {
 				return c
 			}(),
 			"db", CauseTimeouts, "the call app → db was 3,000 ms slower"},
+		{"an app with no database to write to",
+			`{"components":[{"id":"app","type":"app_service","params":{"replicas":4}}],"edges":[]}`,
+			func() Config { c := constant(200, 20); c.Mix = Mix{Read: 0.8, Write: 0.2}; return c }(),
+			"app", CauseNoRoute, "app has nowhere to send reads and writes: 100% of attempts failed there"},
+		{"a CDN with no origin for its misses",
+			`{"components":[{"id":"cdn","type":"cdn","params":{"hit_ratio":0.5}},{"id":"app","type":"app_service","params":{"replicas":4}},{"id":"db","type":"database"}],
+			 "edges":[{"from":"app","to":"db"}]}`,
+			func() Config { c := constant(200, 20); c.Mix = Mix{Static: 1}; return c }(),
+			"cdn", CauseNoRoute, "cdn has nowhere to send static files"},
 		{"a queue whose workers cannot keep up",
 			`{"components":[{"id":"app","type":"app_service","params":{"replicas":8}},
 			 {"id":"q","type":"queue","params":{"workers":2,"job_time_ms":20,"buffer":1000000}},{"id":"db","type":"database"}],
@@ -208,9 +217,9 @@ func TestWhyPartitionOutlastsDetection(t *testing.T) {
 	}
 }
 
-// Requests with no route at all (reads at an app with no store) are no cause of the list:
-// such a run names nothing rather than a tier that is not saturated.
-func TestWhyLeavesOutRequestsWithNoRoute(t *testing.T) {
+// Requests with no route at all (reads at an app with no store) are named as such, at the
+// component they cannot leave, and not put down to a tier that is not saturated.
+func TestWhyNamesRequestsWithNoRoute(t *testing.T) {
 	d := mustDesign(t, `{"components":[{"id":"a","type":"app_service","params":{"replicas":4}}],"edges":[]}`)
 	cfg := constant(300, 10)
 	cfg.Mix = Mix{Read: 0.5, Static: 0.5}
@@ -218,8 +227,9 @@ func TestWhyLeavesOutRequestsWithNoRoute(t *testing.T) {
 	if r.Summary.FirstFailingSec == nil {
 		t.Fatal("no failing tick: the reads have nowhere to go and must fail")
 	}
-	if len(r.Summary.Why) != 0 {
-		t.Errorf("why = %+v, want none", r.Summary.Why)
+	why := r.Summary.Why
+	if len(why) != 1 || why[0].Cause != CauseNoRoute || why[0].Component != "a" || !strings.Contains(why[0].Detail, "nowhere to send reads: 50%") {
+		t.Errorf("why = %+v, want one no_route at a for its reads, half the attempts", why)
 	}
 }
 
@@ -347,5 +357,43 @@ func TestCauseLogRuns(t *testing.T) {
 	}
 	if diff := cmp.Diff(ticks, back, cmp.AllowUnexported(tickCause{})); diff != "" {
 		t.Errorf("ticks from the runs (-recorded +given back):\n%s", diff)
+	}
+}
+
+// Idle names what no request of the mix visits: a database under an app that only serves
+// static files, and a call back up a path, which closes a cycle.
+func TestIdleNamesWhatNothingVisits(t *testing.T) {
+	tests := []struct {
+		name   string
+		design string
+		mix    Mix
+		comps  []string
+		edges  []int
+	}{
+		{"everything used", `{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
+			Mix{Read: 1}, nil, nil},
+		{"static files only: the database is idle", `{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`,
+			Mix{Static: 1}, []string{"db"}, []int{0}},
+		{"a call back to the balancer closes a cycle",
+			`{"components":[{"id":"lb","type":"load_balancer"},{"id":"app","type":"app_service"},{"id":"db","type":"database"},{"id":"cdn","type":"cdn"}],
+			 "edges":[{"from":"cdn","to":"lb"},{"from":"lb","to":"app"},{"from":"app","to":"db"},{"from":"app","to":"lb"}]}`,
+			Mix{Read: 0.5, Write: 0.5}, nil, []int{3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := constant(10, 5)
+			cfg.Mix = tt.mix
+			p, err := Prepare(mustDesign(t, tt.design), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comps, edges := p.Idle()
+			if diff := cmp.Diff(tt.comps, comps); diff != "" {
+				t.Errorf("idle components (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.edges, edges); diff != "" {
+				t.Errorf("idle edges (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

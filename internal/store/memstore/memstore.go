@@ -154,24 +154,25 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 		l.OwnerID = versions[0].OwnerID // the owner of the slug never changes
 	}
 	if len(versions) == 0 {
-		l.Version = 1
+		l.Version = max(l.Version, 1)
 		s.levels[l.Slug] = []game.Level{l}
-		s.boards[levelRef{l.Slug, 1}] = newBoard()
+		s.boards[levelRef{l.Slug, l.Version}] = newBoard()
 		return copyLevel(l), true, nil
 	}
 	cur := versions[len(versions)-1]
 	if cur.ContentHash == l.ContentHash {
 		return copyLevel(cur), false, nil
 	}
-	// A stored version never changes: new content is a new version.
-	l.Version = cur.Version + 1
+	// A stored version never changes: new content is a new version, numbered
+	// as the level itself says when that is above the current one.
+	l.Version = max(l.Version, cur.Version+1)
 	s.levels[l.Slug] = append(versions, l)
 	s.boards[levelRef{l.Slug, l.Version}] = newBoard()
 	s.dropFromGlobal(s.boards[levelRef{l.Slug, cur.Version}])
 	return copyLevel(l), true, nil
 }
 
-// CreateLevel stores l as version 1 of a new slug; see
+// CreateLevel stores l as version l.Version (1 if it has none) of a new slug; see
 // pgstore.Store.CreateLevel.
 func (s *Store) CreateLevel(ctx context.Context, l game.Level) (game.Level, error) {
 	if err := l.Validate(); err != nil {
@@ -179,7 +180,7 @@ func (s *Store) CreateLevel(ctx context.Context, l game.Level) (game.Level, erro
 	}
 	l.CreatedAt = game.Timestamp(l.CreatedAt)
 	l.Definition = clone(l.Definition)
-	l.Version = 1
+	l.Version = max(l.Version, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.levels[l.Slug]) > 0 {
@@ -191,7 +192,7 @@ func (s *Store) CreateLevel(ctx context.Context, l game.Level) (game.Level, erro
 		}
 	}
 	s.levels[l.Slug] = []game.Level{l}
-	s.boards[levelRef{l.Slug, 1}] = newBoard()
+	s.boards[levelRef{l.Slug, l.Version}] = newBoard()
 	return copyLevel(l), nil
 }
 
@@ -220,7 +221,7 @@ func (s *Store) dropFromGlobal(old *board) {
 func (s *Store) latestCurrentBest(player uuid.UUID) *entry {
 	var latest *entry
 	for slug, versions := range s.levels {
-		b := s.boards[levelRef{slug, len(versions)}]
+		b := s.boards[levelRef{slug, versions[len(versions)-1].Version}]
 		c, ok := b.entries[player]
 		if ok && (latest == nil || laterBest(c, *latest)) {
 			latest = &c
@@ -250,13 +251,18 @@ func (s *Store) Level(ctx context.Context, slug string, version int) (game.Level
 
 func (s *Store) level(slug string, version int) (game.Level, bool) {
 	versions := s.levels[slug]
-	switch {
-	case len(versions) == 0 || version < 0 || version > len(versions):
+	if len(versions) == 0 {
 		return game.Level{}, false
-	case version == 0:
+	}
+	if version == 0 {
 		return versions[len(versions)-1], true
 	}
-	return versions[version-1], true
+	// Versions are numbered by the levels themselves, so they may skip numbers.
+	i := slices.IndexFunc(versions, func(l game.Level) bool { return l.Version == version })
+	if i < 0 {
+		return game.Level{}, false
+	}
+	return versions[i], true
 }
 
 // Levels returns the current version of every level, ordered by slug.
@@ -313,7 +319,7 @@ func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idemp
 		if !hadBest || key.Beats(old.key) {
 			rec.Improved = true
 			b.put(sub.PlayerID, entry{key: key, subID: sub.ID})
-			if sub.Version == len(s.levels[sub.Slug]) { // current version
+			if versions := s.levels[sub.Slug]; sub.Version == versions[len(versions)-1].Version { // current version
 				delta := sub.Score - old.key.Score // old is zero without a best
 				global := s.boards[levelRef{}]
 				g, onGlobal := global.entries[sub.PlayerID]

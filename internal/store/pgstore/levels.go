@@ -23,11 +23,12 @@ const (
 )
 
 // PutLevel stores l under its slug and reports whether anything was written:
-//   - a new slug becomes version 1;
+//   - a new slug becomes version l.Version (1 if it has none);
 //   - the same ContentHash as the current version is a no-op (created is
 //     false and the stored level is returned), so loading the built-in
 //     campaign at every start-up is idempotent;
-//   - different content becomes version+1 with a new, empty board, leaving
+//   - different content becomes version l.Version, or current+1 when
+//     l.Version is not above the current version, with a new, empty board, leaving
 //     the old version and its board readable. A stored version never changes
 //     (a trigger refuses it), so a submission stored against a version was
 //     scored on exactly its content. The old version's scores leave the
@@ -35,7 +36,9 @@ const (
 //     and each player's total then moves in a short transaction of its own
 //     batch, so no other player's submission waits for the whole board.
 //
-// l.Version is ignored; the returned level carries the version written.
+// l.Version is the level's own number (the "version" of its document), so
+// the number a player reads in the level file, the CLI, the API and the web
+// is the one stored; the returned level carries the version written.
 // l.OwnerID is used only for a new slug: every later version keeps the
 // owner of the first (callers check who may change a level; see CreateLevel
 // for publishing a new slug atomically).
@@ -56,7 +59,7 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 			`SELECT `+levelColumns+`, board_id FROM levels WHERE slug = $1 AND is_current FOR UPDATE`, l.Slug))
 		switch {
 		case game.ErrorCode(err) == game.ENOTFOUND:
-			l.Version = 1
+			l.Version = max(l.Version, 1)
 			if err := insertLevel(ctx, tx, l); err != nil {
 				return err
 			}
@@ -69,7 +72,7 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 			return nil
 		}
 		l.OwnerID = cur.OwnerID
-		l.Version = cur.Version + 1
+		l.Version = max(l.Version, cur.Version+1)
 		if _, err := tx.Exec(ctx, `UPDATE levels SET is_current = false WHERE slug = $1 AND version = $2`,
 			l.Slug, cur.Version); err != nil {
 			return err
@@ -101,7 +104,7 @@ func (s *Store) PutLevel(ctx context.Context, l game.Level) (game.Level, bool, e
 	return out, created, nil
 }
 
-// CreateLevel stores l as version 1 of a new slug, owned by l.OwnerID
+// CreateLevel stores l as version l.Version (1 if it has none) of a new slug, owned by l.OwnerID
 // (uuid.Nil: no owner). It is insert-only: if the slug exists, in any
 // version, it writes nothing and returns ECONFLICT, so of two concurrent
 // creations of one slug exactly one succeeds.
@@ -111,7 +114,7 @@ func (s *Store) CreateLevel(ctx context.Context, l game.Level) (game.Level, erro
 	}
 	l.CreatedAt = game.Timestamp(l.CreatedAt)
 	l.Definition = append([]byte(nil), l.Definition...)
-	l.Version = 1
+	l.Version = max(l.Version, 1)
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		// The same lock as PutLevel: creation and replacement of one slug
 		// are serialised, so the existence check below is exact.

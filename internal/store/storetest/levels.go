@@ -76,6 +76,67 @@ func testLevels(t *testing.T, f *fixture) {
 	}
 }
 
+// testLevelOwnVersionNumbers: a level that carries its own version number is
+// stored under it, so the number in a level file is the one every client
+// shows; a number not above the current version gives way to current+1.
+func testLevelOwnVersionNumbers(t *testing.T, f *fixture) {
+	p := f.player("ada")
+	numbered := func(hash string, version int) game.Level {
+		l := level("own", hash)
+		l.Version = version
+		return l
+	}
+	steps := []struct {
+		hash        string
+		version     int
+		wantVersion int
+		wantCreated bool
+	}{
+		{"h1", 3, 3, true},  // a new slug: the level's own number
+		{"h1", 3, 3, false}, // the same content: nothing written
+		{"h2", 7, 7, true},  // numbers may skip
+		{"h3", 5, 8, true},  // not above the current version: current+1
+		{"h4", 0, 9, true},  // no number: current+1
+	}
+	for _, s := range steps {
+		got, created, err := f.s.PutLevel(f.ctx, numbered(s.hash, s.version))
+		if err != nil || created != s.wantCreated || got.Version != s.wantVersion {
+			t.Fatalf("PutLevel(%s, v%d) = v%d, created %v, %v; want v%d, created %v",
+				s.hash, s.version, got.Version, created, err, s.wantVersion, s.wantCreated)
+		}
+	}
+	for v, hash := range map[int]string{3: "h1", 7: "h2", 8: "h3", 9: "h4", 0: "h4"} {
+		if l, err := f.s.Level(f.ctx, "own", v); err != nil || l.ContentHash != hash || (v != 0 && l.Version != v) {
+			t.Errorf("Level(own, v%d) = v%d %q, %v; want %q", v, l.Version, l.ContentHash, err, hash)
+		}
+	}
+	for _, v := range []int{1, 2, 4, 10} {
+		if _, err := f.s.Level(f.ctx, "own", v); game.ErrorCode(err) != game.ENOTFOUND {
+			t.Errorf("Level(own, v%d) = %v, want ENOTFOUND: no such version was stored", v, err)
+		}
+	}
+	// Scores on a skipping version go to its board and to the global board
+	// while it is current, and leave the global board when it is not.
+	f.submit(p.ID, "own", 9, 40, at(1))
+	if page := f.board(game.BoardQuery{Slug: "own"}); page.Version != 9 || len(page.Entries) != 1 {
+		t.Errorf("current board = %+v, want version 9 with ada", page)
+	}
+	if g := f.board(game.BoardQuery{}); len(g.Entries) != 1 || g.Entries[0].Score != 40 {
+		t.Errorf("global board = %+v, want ada with 40", g)
+	}
+	if _, _, err := f.s.PutLevel(f.ctx, numbered("h5", 12)); err != nil {
+		t.Fatal(err)
+	}
+	if g := f.board(game.BoardQuery{}); len(g.Entries) != 0 {
+		t.Errorf("global board after version 12 = %+v, want empty", g)
+	}
+
+	created, err := f.s.CreateLevel(f.ctx, func() game.Level { l := level("own-new", "n1"); l.Version = 4; return l }())
+	if err != nil || created.Version != 4 {
+		t.Errorf("CreateLevel(v4) = v%d, %v; want v4", created.Version, err)
+	}
+}
+
 func testLevelVersioning(t *testing.T, f *fixture) {
 	p := f.player("ada")
 	f.level("lvl", "h1")

@@ -64,6 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"PlayerNamesUniqueUnderConcurrency", testPlayerNamesConcurrent},
 		{"Levels", testLevels},
 		{"LevelVersioning", testLevelVersioning},
+		{"LevelOwnVersionNumbers", testLevelOwnVersionNumbers},
 		{"LevelsConcurrentLoad", testLevelsConcurrentLoad},
 		{"Submissions", testSubmissions},
 		{"Idempotency", testIdempotency},

@@ -3,7 +3,10 @@
 // level response carries and mirrors the engine's cost rule (internal/sim/metrics.go,
 // costPerHour): units × price per hour, plus per-request and per-worker charges. Fixed
 // charges are exact; per-request charges depend on traffic the editor cannot know, so they
-// are estimated at the level's mean offered load as if every request passed through.
+// are estimated at the level's mean offered load as if every request passed through, and
+// bounded above at its peak attempts (retries included) with every function execution as
+// long as max_execution_ms allows — the range the server's CostEstimate gives
+// (internal/challenges/price.go), which holds every campaign design's measured cost.
 import { fmt, fmtMoney } from './util.js';
 import { valueOf } from './catalog.js';
 
@@ -76,12 +79,13 @@ export function priceWords(kind, it) {
   return parts.join(' + ') || 'free';
 }
 
-// componentCost estimates one component: {fixed, fixedMax, perUse, units, words}, in $/h.
-// fixed is what it costs idle (fixedMax: when an autoscaler is at its ceiling); perUse the
-// per-request charges at rps requests per second.
-export function componentCost(info, comp, rps) {
+// componentCost estimates one component: {fixed, fixedMax, perUse, perUseMax, units, words},
+// in $/h. fixed is what it costs idle (fixedMax: when an autoscaler is at its ceiling);
+// perUse the per-request charges at rps requests per second, perUseMax at peak attempts a
+// second with every function execution at its longest.
+export function componentCost(info, comp, rps, peak = rps) {
   const { it } = typeOf(info, comp);
-  const out = { fixed: 0, fixedMax: 0, perUse: 0, units: 0, words: '' };
+  const out = { fixed: 0, fixedMax: 0, perUse: 0, perUseMax: 0, units: 0, words: '' };
   if (!it) return out;
   const pph = it.price_per_hour || 0;
   let units = 1;
@@ -119,33 +123,40 @@ export function componentCost(info, comp, rps) {
   if (info.kind === 'queue') out.fixed += (param(info, comp, 'workers') ?? 4) * (it.price_per_worker_hour || 0);
   out.fixedMax = unitsMax != null ? Math.max(units, unitsMax) * pph : out.fixed;
   out.perUse = rps * 3600 / 1e6 * (it.price_per_million || 0);
+  out.perUseMax = peak * 3600 / 1e6 * (it.price_per_million || 0);
   if (info.kind === 'serverless') {
     const mb = param(info, comp, 'memory_mb') ?? 1024;
     const ms = param(info, comp, 'service_time_ms') ?? 20;
     const memSpeed = Math.min(mb, FN_FULL_CORE_MB) / 1024;
     const busy = rps * (ms / 1000 / (it.speed || 1) / memSpeed);
     out.perUse += busy * (mb / 1024) * 3600 * (it.price_per_gb_second || 0);
+    // An execution waits on what it calls too, up to max_execution_ms.
+    const longest = (param(info, comp, 'max_execution_ms') ?? 30000) / 1000;
+    out.perUseMax += peak * longest * (mb / 1024) * 3600 * (it.price_per_gb_second || 0);
   }
   return out;
 }
 
 // designCost estimates a design: {fixed, fixedMax, perUse, low, high, rps, parts}.
-// low is the fixed part; high adds the autoscaler ceilings and the per-request charges.
-export function designCost(catalog, design, rps) {
+// low is the fixed part; high adds the autoscaler ceilings and the per-request charges at
+// peak attempts a second (default: rps).
+export function designCost(catalog, design, rps, peak = rps) {
   const parts = [];
   let fixed = 0;
   let fixedMax = 0;
   let perUse = 0;
+  let perUseMax = 0;
   for (const c of design.components || []) {
     const info = catalog.find((k) => k.kind === c.type);
     if (!info) continue;
-    const cc = componentCost(info, c, rps);
+    const cc = componentCost(info, c, rps, peak);
     parts.push({ id: c.id, ...cc });
     fixed += cc.fixed;
     fixedMax += cc.fixedMax;
     perUse += cc.perUse;
+    perUseMax += cc.perUseMax;
   }
-  return { fixed, fixedMax, perUse, low: fixed, high: fixedMax + perUse, rps, parts };
+  return { fixed, fixedMax, perUse, low: fixed, high: fixedMax + perUseMax, rps, peak, parts };
 }
 
 // meanRate is the level's mean offered load over its run (fresh requests, before retries).

@@ -10,8 +10,8 @@ export function partWords(p) {
   return `${p.fixedMax > p.fixed ? `${fmtCost(p.fixed)}–${fmtCost(p.fixedMax)}` : fmtCost(p.fixed)}${p.perUse > 0.0005 ? ` + ≈ ${fmtCost(p.perUse)} per request` : ''}`;
 }
 
-export function renderEstimate(box, catalog, design, budget, meanRps) {
-  const est = designCost(catalog, design, meanRps);
+export function renderEstimate(box, catalog, design, budget, meanRps, peakAttempts = meanRps) {
+  const est = designCost(catalog, design, meanRps, peakAttempts);
   const over = est.low > budget;
   const maybe = !over && est.high > budget;
   const share = Math.min(1.5, est.high / budget);
@@ -27,6 +27,6 @@ export function renderEstimate(box, catalog, design, budget, meanRps) {
     h('p', { class: 'help' },
       est.parts.map((p, i) => [i ? ' · ' : '', `${p.id} ${partWords(p)}`]),
       est.perUse > 0.0005 || est.fixedMax > est.fixed
-        ? ` (per-request charges at the level's mean ${fmt(meanRps)} rps as if every request passed through; autoscaled pools from their minimum to their maximum)`
+        ? ` (per-request charges at the level's mean ${fmt(meanRps)} rps as if every request passed through, at most ${fmt(peakAttempts)} attempts a second at the peak with retries; autoscaled pools from their minimum to their maximum)`
         : ''));
 }

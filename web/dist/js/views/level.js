@@ -15,6 +15,7 @@ import { Palette } from '../palette.js';
 import { meanRate } from '../cost.js';
 import { renderEstimate } from '../estimate.js';
 import { clientWords, idleSummary, plainReason } from '../words.js';
+import { parText, starText, starsFor } from '../stars.js';
 import { Diagram, chaosId, describeChaos } from '../diagram.js';
 import { curve, trafficChart, chaosList } from '../traffic.js';
 import { Playback } from '../playback.js';
@@ -88,6 +89,8 @@ export async function levelView(main, slug, opts = {}) {
   // --- Design: palette, canvas, side panel, toolbar ------------------------------------
   const tc = curve(def.run);
   const meanRps = meanRate(tc.xs, tc.withChaos);
+  // The most attempts a second the clients may send: the curve's peak, retries included.
+  const peakAttempts = Math.max(0, ...tc.withChaos) * (1 + Math.max(0, def.run.client?.max_retries ?? 0));
   const paletteBox = h('div', { class: 'palette-box' });
   const canvasBox = h('div', { class: 'canvas-box' });
   const sideBox = h('div', { class: 'side-box', 'aria-live': 'polite' });
@@ -126,19 +129,31 @@ export async function levelView(main, slug, opts = {}) {
   const submitBox = h('section', { class: 'panel submit', 'aria-labelledby': 'sub-h' });
 
   const progressLine = h('p', { class: 'head-links', id: 'campaign' });
+  // The stars of the player's best submitted score on this level, if they passed it.
+  const bestStars = () => {
+    const p = loadProgress(slug);
+    if (!p?.passed || p.best == null) return '';
+    return h('span', { class: 'stars', id: 'best-stars', title: `your best: ${p.best}` }, ` · yours: ${starText(starsFor(p.best, lv.definition.stars))}`);
+  };
   const showCampaign = () => {
     if (forEvent) return;
     clear(progressLine,
       h('a', { href: `#/levels/${encodeURIComponent(slug)}/leaderboard` }, 'Leaderboard'),
       ` · version ${lv.version}`,
+      h('span', { class: 'par', id: 'par', title: 'One star for passing; more for a higher score' }, ` · ${parText(lv.definition.stars)}`),
+      bestStars(),
       here >= 0 ? ` · level ${here + 1} of ${order.length} · ${passedCount(order)} passed` : '',
       next ? [' · next: ', h('a', { href: `#/levels/${encodeURIComponent(next.slug)}` }, next.title)] : '');
   };
   showCampaign();
+  const history = lv.definition.history || [];
   const header = h('header', { class: 'level-head' },
     h('p', { class: 'crumbs' }, h('a', { href: '#/' }, 'Levels'), ' / ', h('span', { class: `diff diff-${lv.difficulty}` }, lv.difficulty)),
     h('h1', {}, lv.title),
     progressLine,
+    history.length ? h('details', { class: 'history', id: 'history' },
+      h('summary', {}, `What changed in each version (${history.length})`),
+      h('ol', {}, history.slice().reverse().map((r) => h('li', { value: r.version }, h('strong', {}, `v${r.version}`), ' ', r.change)))) : null,
   );
   clear(main, forEvent ? null : header, opts.banner, brief, stage, resultsBox, hintBox, submitBox);
 
@@ -290,7 +305,7 @@ export async function levelView(main, slug, opts = {}) {
   }
 
   function showCost() {
-    renderEstimate(costBox, catalog, state.design, def.budget_per_hour, meanRps);
+    renderEstimate(costBox, catalog, state.design, def.budget_per_hour, meanRps, peakAttempts);
   }
 
   let redrawTimer = null;
@@ -570,9 +585,11 @@ export async function levelView(main, slug, opts = {}) {
       const s = res.submission;
       let receipt;
       if (s.passed) {
-        saveProgress(slug, { passed: true, best: s.score, rank: res.rank });
+        const before = loadProgress(slug);
+        saveProgress(slug, { passed: true, best: Math.max(s.score, before?.best ?? 0), rank: res.rank });
+        showCampaign();
         receipt = h('div', { class: 'receipt pass', role: 'status', id: 'receipt' },
-          h('p', {}, h('strong', {}, `Passed — score ${s.score}`), res.rank ? `, rank ${res.rank}` : '', res.improved ? ' (a new best)' : ' (not better than your best)', '.'),
+          h('p', {}, h('strong', {}, `Passed — score ${s.score} ${starText(starsFor(s.score, lv.definition.stars))}`), res.rank ? `, rank ${res.rank}` : '', res.improved ? ' (a new best)' : ' (not better than your best)', '.'),
           h('p', {}, h('a', { href: `#/levels/${encodeURIComponent(slug)}/leaderboard`, id: 'open-board' }, 'Open the leaderboard')));
       } else {
         receipt = h('div', { class: 'receipt fail', role: 'status', id: 'receipt' },

@@ -2,6 +2,7 @@
 import { h, clear, fmtMs, fmtPct, fmtCost } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer, loadProgress, loadDesign, saveProgress, passedCount } from '../store.js';
+import { MAX_STARS, parText, starText, starsFor } from '../stars.js';
 
 export async function levelsView(main) {
   const list = await api.levels();
@@ -18,8 +19,11 @@ export async function levelsView(main) {
       h('th', { scope: 'col', class: 'num' }, 'Budget'),
       h('th', { scope: 'col' }, 'Status'),
       h('th', { scope: 'col', class: 'num' }, 'Best score'),
+      h('th', { scope: 'col' }, 'Stars'),
     )),
     tbody);
+  const totalLine = h('p', { id: 'campaign-stars' });
+  const chapters = []; // the built-in campaign's chapters: one per difficulty, in order
   const rows = list.map((l, i) => {
     const cells = {
       p99: h('td', { class: 'num', dataset: { label: 'p99 target' } }, '…'),
@@ -27,15 +31,24 @@ export async function levelsView(main) {
       budget: h('td', { class: 'num', dataset: { label: 'Budget' } }, '…'),
       status: h('td', { dataset: { label: 'Status' } }, ''),
       best: h('td', { class: 'num', dataset: { label: 'Best score' } }, ''),
+      stars: h('td', { class: 'stars', dataset: { label: 'Stars' } }, ''),
     };
+    if (l.builtin && chapters.at(-1)?.difficulty !== l.difficulty) {
+      const head = h('th', { colspan: 9, scope: 'rowgroup' });
+      tbody.append(h('tr', { class: 'chapter', id: `chapter-${l.difficulty}` }, head));
+      chapters.push({ difficulty: l.difficulty, head, rows: [] });
+    }
+    const link = h('a', { href: `#/levels/${encodeURIComponent(l.slug)}` }, l.title);
     const tr = h('tr', { dataset: { slug: l.slug } },
       h('td', { class: 'num' }, String(i + 1)),
-      h('th', { scope: 'row' }, h('a', { href: `#/levels/${encodeURIComponent(l.slug)}` }, l.title)),
+      h('th', { scope: 'row' }, link),
       h('td', { dataset: { label: 'Difficulty' } }, h('span', { class: `diff diff-${l.difficulty}` }, l.difficulty)),
-      cells.p99, cells.err, cells.budget, cells.status, cells.best);
+      cells.p99, cells.err, cells.budget, cells.status, cells.best, cells.stars);
     tbody.append(tr);
     showProgress(l.slug, cells);
-    return { l, cells };
+    const row = { l, cells, tr, link, par: undefined };
+    if (l.builtin) chapters.at(-1).rows.push(row);
+    return row;
   });
   clear(main,
     h('section', { class: 'panel intro' },
@@ -43,17 +56,21 @@ export async function levelsView(main) {
       h('p', {}, 'Each level is a system under load. Build a design from the level\u2019s catalog, run it, and watch it hold or collapse. ',
         'Pass all four conditions \u2014 latency, errors, cost and resilience \u2014 to score; cheaper and faster scores higher.'),
       h('p', { id: 'campaign' }, `Campaign progress: ${passedCount(list.map((l) => l.slug))} of ${list.length} levels passed in this browser.`),
+      totalLine,
       player ? h('p', {}, 'Playing as ', h('strong', {}, player.name), '.') : h('p', { class: 'muted' }, 'Pick a player name on any level to submit scores.')),
     h('section', { class: 'panel' }, h('div', { class: 'table-wrap' }, table)));
 
   // Targets and budgets are in each level's document; fetch them side by side.
-  await Promise.all(rows.map(async ({ l, cells }) => {
+  await Promise.all(rows.map(async (row) => {
+    const { l, cells } = row;
     try {
       const lv = await api.level(l.slug);
       const def = lv.definition;
       cells.p99.textContent = `≤ ${fmtMs(def.sla.p99_latency_ms)}`;
       cells.err.textContent = `≤ ${fmtPct(def.sla.error_rate)}`;
       cells.budget.textContent = `≤ ${fmtCost(def.budget_per_hour)}`;
+      row.par = def.stars || null;
+      cells.stars.title = parText(row.par);
     } catch {
       cells.p99.textContent = cells.err.textContent = cells.budget.textContent = '–';
     }
@@ -70,7 +87,12 @@ export async function levelsView(main) {
         /* the board is a nicety here */
       }
     }
+    showStars(l.slug, cells, row.par);
   }));
+  // The campaign total: every level's stars from this player's best score on it.
+  const earned = rows.reduce((sum, { l, par }) => sum + playerStars(l.slug, par), 0);
+  totalLine.textContent = `Stars: ${earned} of ${MAX_STARS * rows.length}.`;
+  showChapters(chapters);
   return () => {};
 }
 
@@ -84,4 +106,51 @@ function showProgress(slug, cells) {
     clear(cells.status, started ? h('span', { class: 'muted' }, 'in progress') : h('span', { class: 'muted' }, 'not started'));
     cells.best.textContent = '–';
   }
+}
+
+// playerStars: the stars of this browser's best passing score on a level (one for a pass
+// whose score it does not know).
+function playerStars(slug, par) {
+  const p = loadProgress(slug);
+  if (!p?.passed) return 0;
+  return p.best == null ? 1 : starsFor(p.best, par);
+}
+
+function showStars(slug, cells, par) {
+  const n = playerStars(slug, par);
+  cells.stars.textContent = starText(n);
+  cells.stars.setAttribute('aria-label', `${n} of ${MAX_STARS} stars; ${parText(par)}`);
+}
+
+// CHAPTER_SHARE: a chapter opens once the player holds this many stars per level of the
+// chapters before it: every level passed and half of them with a second star.
+const CHAPTER_SHARE = 1.5;
+
+// showChapters heads each chapter with its stars and opens it by the stars earned before it;
+// a locked chapter's levels are listed but not linked.
+function showChapters(chapters) {
+  let before = 0;
+  let levelsBefore = 0;
+  chapters.forEach((c, k) => {
+    const earned = c.rows.reduce((sum, r) => sum + playerStars(r.l.slug, r.par), 0);
+    const need = Math.ceil(CHAPTER_SHARE * levelsBefore);
+    const open = before >= need;
+    const name = c.difficulty[0].toUpperCase() + c.difficulty.slice(1);
+    clear(c.head, `Chapter ${k + 1}: ${name} · ${earned} of ${MAX_STARS * c.rows.length} ★`,
+      open ? '' : h('span', { class: 'lock' }, ` — locked: ${need - before} more ★ in the chapters before it opens it`));
+    c.head.parentElement.classList.toggle('locked', !open);
+    for (const r of c.rows) {
+      r.tr.classList.toggle('locked', !open);
+      if (open) {
+        r.link.setAttribute('href', `#/levels/${encodeURIComponent(r.l.slug)}`);
+        r.link.removeAttribute('aria-disabled');
+      } else {
+        r.link.removeAttribute('href');
+        r.link.setAttribute('aria-disabled', 'true');
+        r.link.title = `Earn ${need} stars in the chapters before it to open this chapter`;
+      }
+    }
+    before += earned;
+    levelsBefore += c.rows.length;
+  });
 }

@@ -5,6 +5,7 @@
 import { h, fmt, fmtMs, fmtPct, fmtCost, fmtSec, fmtUnit, kindLabel, CONDITION_LABELS, HEALTHY_UTILIZATION } from '../util.js';
 import { TimeChart, PALETTE } from '../charts.js';
 import { chaosId, describeChaos } from '../diagram.js';
+import { starText, starsFor } from '../stars.js';
 
 // STRUCTURAL names each structural failure as a condition: what must hold, and what broke.
 const STRUCTURAL = {
@@ -22,6 +23,7 @@ const CAUSE_WORDS = {
   rate_limited: 'rate limited',
   throttled: 'throttled (concurrency limit)',
   timeouts: 'clients timed out',
+  no_route: 'nowhere to send requests',
   lost_writes: 'writes lost',
   replication_lag: 'replication lag',
 };
@@ -44,11 +46,20 @@ export function renderVerdict(ev, def, result, { onComponent, next, nextWords } 
   const structural = (ev.failures || []).map(parseFailure);
   box.append(h('p', { class: ['verdict', ev.passed ? 'pass' : 'fail'], id: 'verdict', tabindex: -1 },
     ev.passed
-      ? [h('strong', {}, 'PASSED'), ` — score ${ev.score}`]
+      ? [h('strong', {}, 'PASSED'), ` — score ${ev.score} `,
+        h('span', { class: 'stars', id: 'run-stars', title: def.stars ? `two stars at ${def.stars.two}, three at ${def.stars.three}` : 'one star for passing' },
+          starText(ev.stars ?? starsFor(ev.score, def.stars)))]
       : [h('strong', {}, 'FAILED'), ' — ', [
         ...failing.map((c) => CONDITION_LABELS[c.name] || c.name),
         ...structural.map((f) => f.title.toLowerCase()),
       ].join(', ')]));
+  if (ev.passed && ev.score_parts?.length) {
+    // What the score is made of: a cheaper design that scores lower shows where it lost.
+    box.append(h('p', { class: 'score-parts', id: 'score-parts' }, `Score = 1000 + `,
+      ev.score_parts.map((p, i) => [i ? ' + ' : '', h('span', { title: `${fmtPct(p.headroom, 0)} of the allowance left × weight ${p.weight}` },
+        `${CONDITION_LABELS[p.condition] || p.condition} ${Math.round(p.points)}`)]),
+      h('span', { class: 'muted' }, ' (each: the share of its allowance left unused × its weight × 9000)')));
+  }
   if (ev.passed) {
     box.append(h('p', { class: 'next', id: 'next-level' }, nextWords || (next
       ? ['Well done. ', h('a', { href: `#/levels/${encodeURIComponent(next.slug)}`, class: 'button primary' }, `Next level: ${next.title} →`), ' or submit below for a rank.']
@@ -110,7 +121,7 @@ function conditionRow(c, ev, def) {
         : '—';
     }
   } else if (c.name === 'latency') {
-    measured = `${fmtMs(c.measured)} (99th percentile)`;
+    measured = c.unmeasured ? 'no request was answered' : `${fmtMs(c.measured)} (99th percentile)`;
   } else if (c.name === 'errors') {
     measured = `${fmtPct(c.measured)} of requests failed`;
   }
@@ -136,6 +147,7 @@ function renderWhy(ev, result, onComponent) {
     box.append(h('p', {}, ev.passed
       ? `Nothing failed.${ev.busiest ? ` The busiest component was ${ev.busiest}.` : ''}`
       : 'No single component explains the failure: look at the conditions above.'));
+    if (ev.warnings?.length) box.append(renderWarnings(ev.warnings));
     return box;
   }
   const ol = h('ol', { class: 'why-list' }, why.map((w) => {
@@ -154,8 +166,14 @@ function renderWhy(ev, result, onComponent) {
       w.advice ? h('p', { class: 'why-advice' }, h('strong', {}, 'What to change: '), w.advice, /[.!?]$/.test(w.advice) ? '' : '.') : null);
   }));
   box.append(ol);
+  if (ev.warnings?.length) box.append(renderWarnings(ev.warnings));
   if (why.some((w) => w.fallback)) box.append(h('p', { class: 'help' }, 'Use the fix hint for the smallest change that passes.'));
   return box;
+}
+
+// renderWarnings lists the parts of a design that change nothing (never a failure).
+function renderWarnings(warnings) {
+  return h('ul', { class: 'warnings', id: 'warnings' }, warnings.map((w) => h('li', {}, h('strong', {}, 'Changes nothing: '), w.reason, '.')));
 }
 
 // renderResilience is each chaos event against the allowance, in words and numbers.
