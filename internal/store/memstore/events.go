@@ -21,6 +21,9 @@ type eventState struct {
 	// finalRuns are the final runs a finisher stored before the finish
 	// (finalruns.go), by player; dropped by the finish.
 	finalRuns map[uuid.UUID]game.EventResult
+	// ranked holds the live standings' keys (game.StandingKey) of the
+	// entrants with at least one attempt, in order.
+	ranked *board
 }
 
 type entrant struct {
@@ -52,7 +55,8 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 	if _, ok := s.events[e.ID]; ok {
 		return game.Event{}, game.Errorf(game.ECONFLICT, "event already exists")
 	}
-	s.events[e.ID] = &eventState{event: e, entrants: map[uuid.UUID]*entrant{}, subs: map[uuid.UUID]game.EventSubmission{}}
+	s.events[e.ID] = &eventState{event: e, entrants: map[uuid.UUID]*entrant{}, subs: map[uuid.UUID]game.EventSubmission{},
+		ranked: newBoard()}
 	return copyEvent(s.events[e.ID]), nil
 }
 
@@ -179,13 +183,11 @@ func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmiss
 		game.BoardKey{Score: en.best.Score, AchievedAt: en.best.CreatedAt})) {
 		en.best = &stored
 	}
-	board := s.eventBoard(st)
-	change := game.EventChange{EventID: st.event.ID, Kind: game.EventAttempt, Total: board.Total}
-	for i := range board.Entries {
-		if board.Entries[i].PlayerID == sub.PlayerID {
-			change.Standing = &board.Entries[i]
-		}
-	}
+	key := entrantKey(sub.PlayerID, en)
+	st.ranked.put(sub.PlayerID, entry{key: key})
+	standing := s.standing(sub.PlayerID, en)
+	standing.Rank = st.ranked.rank(key)
+	change := game.EventChange{EventID: st.event.ID, Kind: game.EventAttempt, Standing: &standing, Total: len(st.ranked.order)}
 	s.announceEvent(st, change)
 	return en.attempts, nil
 }
@@ -234,18 +236,32 @@ func (s *Store) standings(st *eventState) []game.EventStanding {
 		return out
 	}
 	for p, en := range st.entrants {
-		e := game.EventStanding{PlayerID: p, PlayerName: s.players[p].Name, Attempts: en.attempts}
-		if en.best != nil {
-			e.Score, e.Passed = en.best.Score, true
-			e.SubmissionID, e.AchievedAt = &en.best.ID, &en.best.CreatedAt
-		}
-		out = append(out, e)
+		out = append(out, s.standing(p, en))
 	}
 	slices.SortFunc(out, game.CompareStandings)
 	for i := range out {
 		out[i].Rank = int64(i + 1)
 	}
 	return out
+}
+
+// standing is an entrant's live standing, without its rank.
+func (s *Store) standing(p uuid.UUID, en *entrant) game.EventStanding {
+	e := game.EventStanding{PlayerID: p, PlayerName: s.players[p].Name, Attempts: en.attempts}
+	if en.best != nil {
+		id, at := en.best.ID, en.best.CreatedAt
+		e.Score, e.Passed = en.best.Score, true
+		e.SubmissionID, e.AchievedAt = &id, &at
+	}
+	return e
+}
+
+// entrantKey is an entrant's position in the live standings.
+func entrantKey(p uuid.UUID, en *entrant) game.BoardKey {
+	if en.best == nil {
+		return game.StandingKey(p, false, 0, time.Time{})
+	}
+	return game.StandingKey(p, true, en.best.Score, en.best.CreatedAt)
 }
 
 // EventFinals returns each entrant's final design; see
