@@ -266,3 +266,43 @@ func (s *Store) EventList(ctx context.Context, q game.EventListQuery) (game.Even
 	}
 	return out, nil
 }
+
+// RebuildEventRanks recomputes an event's live standings bookkeeping from
+// its entrants' bests: each entrant's key (none for those without an
+// attempt), the count of ranked entrants and the rank buckets, half full,
+// under the event row's lock (attempts wait). It is for maintenance and for
+// use after bulk-loading event_entrants with plain SQL; attempts keep all
+// of it exact on their own.
+func (s *Store) RebuildEventRanks(ctx context.Context, id uuid.UUID) error {
+	half := max(int64(s.bucketSize/2), 1)
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := lockEvent(ctx, tx, id); err != nil {
+			return err
+		}
+		var b pgx.Batch
+		b.Queue(`
+			UPDATE event_entrants SET
+				rank_ns = CASE WHEN attempts = 0 THEN NULL WHEN best_score IS NULL THEN 1 ELSE -best_score END,
+				rank_at = CASE WHEN attempts = 0 THEN NULL ELSE coalesce(best_at, '1970-01-01T00:00:00Z') END
+			WHERE event_id = $1`, id)
+		b.Queue(`UPDATE events SET ranked = (SELECT count(*) FROM event_entrants WHERE event_id = $1 AND attempts > 0)
+			WHERE id = $1`, id)
+		b.Queue(`DELETE FROM event_buckets WHERE event_id = $1`, id)
+		b.Queue(`
+			WITH o AS (
+				SELECT rank_ns, rank_at, player_id,
+					row_number() OVER (ORDER BY rank_ns, rank_at, player_id) - 1 AS rn,
+					count(*) OVER () AS total
+				FROM event_entrants WHERE event_id = $1 AND rank_ns IS NOT NULL)
+			INSERT INTO event_buckets (event_id, lo_ns, lo_at, lo_player_id, n)
+			SELECT $1,
+				CASE WHEN rn = 0 THEN -9223372036854775808 ELSE rank_ns END,
+				CASE WHEN rn = 0 THEN '1970-01-01T00:00:00Z'::timestamptz ELSE rank_at END,
+				CASE WHEN rn = 0 THEN '00000000-0000-0000-0000-000000000000'::uuid ELSE player_id END,
+				least($2, total - rn)
+			FROM o WHERE rn % $2 = 0`, id, half)
+		b.Queue(insertEventSentinel, id)
+		return tx.SendBatch(ctx, &b).Close()
+	})
+	return translate("rebuild event ranks", err)
+}
