@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,6 +112,28 @@ func TestEventScale(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// The store's ceiling per event: 16 attempts in flight at once (the
+	// serialised part of each is what bounds it).
+	const inFlight, perWorker = 16, 50
+	crowd := make([]uuid.UUID, inFlight*perWorker)
+	for i := range crowd {
+		crowd[i] = entrant()
+	}
+	begin := time.Now()
+	var wg sync.WaitGroup
+	for w := range inFlight {
+		wg.Go(func() {
+			for j := range perWorker {
+				sub := game.EventSubmission{ID: uuid.Must(uuid.NewV7()), EventID: e.ID, PlayerID: crowd[w*perWorker+j],
+					Design: json.RawMessage(`{}`), Passed: true, Score: int64(j * 7 % 600), CreatedAt: t0.Add(time.Duration(w*perWorker+j) * time.Millisecond)}
+				if _, err := s.CreateEventSubmission(ctx, sub); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%-28s %d attempts, %d in flight: %.0f/s", "concurrent attempts", len(crowd), inFlight, float64(len(crowd))/time.Since(begin).Seconds())
 	measure("first page", 200, func() {
 		if _, err := s.EventStandingsPage(ctx, e.ID, game.EventStandingsQuery{}); err != nil {
 			t.Fatal(err)
@@ -130,11 +153,11 @@ func TestEventScale(t *testing.T) {
 			row_number() OVER (ORDER BY rank_ns, rank_at, player_id) AS rank
 			FROM event_entrants WHERE event_id = $1 AND rank_ns IS NOT NULL)
 		SELECT count(*) FROM r WHERE player_id = ANY($2) AND rank <> bp_event_rank($1, rank_ns, rank_at, player_id)`,
-		e.ID, ids).Scan(&wrong); err != nil {
+		e.ID, append(ids, crowd...)).Scan(&wrong); err != nil {
 		t.Fatal(err)
 	}
 	if wrong != 0 {
-		t.Errorf("%d of %d ranks differ from a recount", wrong, len(ids))
+		t.Errorf("%d of %d ranks differ from a recount", wrong, len(ids)+len(crowd))
 	}
 	checkEventBuckets(t, s, pgstore.DefaultBucketSize)
 }
