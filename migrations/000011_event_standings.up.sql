@@ -18,6 +18,10 @@ UPDATE event_entrants SET rank_ns = CASE WHEN best_score IS NULL THEN 1 ELSE -be
 WHERE attempts > 0;
 CREATE INDEX event_entrants_rank ON event_entrants (event_id, rank_ns, rank_at, player_id) WHERE rank_ns IS NOT NULL;
 
+-- Every event is bounded: those scheduled without a cap get the default
+-- (game.DefaultMaxEntrants).
+UPDATE events SET max_entrants = 100000 WHERE max_entrants = 0;
+
 -- ranked: the entrants in the standings (with at least one attempt),
 -- counted with the numbering of each change.
 ALTER TABLE events ADD COLUMN ranked integer NOT NULL DEFAULT 0;

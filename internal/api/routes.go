@@ -78,7 +78,7 @@ func (s *server) routes() *chi.Mux {
 		r.With(authors).Post("/events", s.handleCreateEvent)
 		r.Get("/events/{id}", s.handleEvent)
 		r.With(s.requirePlayer).Post("/events/{id}/join", s.handleJoinEvent)
-		r.With(s.requirePlayer, simLimit).Post("/events/{id}/submissions", s.handleEventSubmit)
+		r.With(s.eventRetryAfters(), s.requirePlayer, simLimit).Post("/events/{id}/submissions", s.handleEventSubmit)
 		r.Get("/events/{id}/standings", s.handleEventStandings)
 		r.Get("/events/{id}/results/{player_id}", s.handleEventResult)
 

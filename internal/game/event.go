@@ -29,7 +29,8 @@ const (
 	MaxEventAttempts    = 1000
 	MaxEventEntrants    = 100_000
 	// DefaultMaxEntrants is the cap on entrants of an event scheduled
-	// without one: every event is bounded.
+	// without one (MaxEntrants 0): every event is bounded. The stores
+	// apply it (WithDefaults) when an event is created.
 	DefaultMaxEntrants = MaxEventEntrants
 )
 
@@ -65,6 +66,14 @@ type Event struct {
 	CreatedAt        time.Time       `json:"created_at"`
 	FinishedAt       *time.Time      `json:"finished_at"` // nil until the final standings are frozen
 	Entrants         int             `json:"entrants"`
+}
+
+// WithDefaults returns e with the defaults of what it leaves unset.
+func (e Event) WithDefaults() Event {
+	if e.MaxEntrants == 0 {
+		e.MaxEntrants = DefaultMaxEntrants
+	}
+	return e
 }
 
 // Validate reports the invariants a store relies on (the hidden chaos's

@@ -122,14 +122,11 @@ func (s *Service) finalRun(ctx context.Context, full *challenges.Level, f game.E
 
 // finishDue finishes every ended, unfinished event.
 func (s *Service) finishDue(ctx context.Context) error {
-	events, err := s.store.Events(ctx)
+	events, err := eventsIn(ctx, s.store, s.now(), game.PhaseFinishing)
 	if err != nil {
 		return err
 	}
 	for _, e := range events {
-		if e.FinishedAt != nil || s.now().Before(e.EndsAt) {
-			continue
-		}
 		done, err := s.finishEvent(ctx, e.ID)
 		if err != nil {
 			s.log.WarnContext(ctx, "finishing an event failed; it is retried", "event_id", e.ID.String(), "err", err)

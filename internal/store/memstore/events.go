@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -38,6 +37,7 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 	if err := e.Validate(); err != nil {
 		return game.Event{}, err
 	}
+	e = e.WithDefaults()
 	e.StartsAt, e.EndsAt, e.CreatedAt = game.Timestamp(e.StartsAt), game.Timestamp(e.EndsAt), game.Timestamp(e.CreatedAt)
 	e.HiddenChaos, e.HiddenResilience = clone(e.HiddenChaos), clone(e.HiddenResilience)
 	e.FinishedAt, e.Entrants = nil, 0
@@ -88,20 +88,6 @@ func (s *Store) Event(ctx context.Context, id uuid.UUID) (game.Event, error) {
 		return game.Event{}, err
 	}
 	return copyEvent(st), nil
-}
-
-// Events returns every event, by start time then id.
-func (s *Store) Events(ctx context.Context) ([]game.Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := []game.Event{}
-	for _, st := range s.events {
-		out = append(out, copyEvent(st))
-	}
-	slices.SortFunc(out, func(a, b game.Event) int {
-		return cmp.Or(a.StartsAt.Compare(b.StartsAt), bytes.Compare(a.ID[:], b.ID[:]))
-	})
-	return out, nil
 }
 
 // JoinEvent enters a player; see pgstore.Store.JoinEvent.
@@ -206,43 +192,6 @@ func (s *Store) announceEvent(st *eventState, change game.EventChange) {
 			s.Notify(n)
 		}
 	}
-}
-
-// EventStandings ranks an event's entrants; see pgstore.Store.EventStandings.
-func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, err := s.eventState(id)
-	if err != nil {
-		return game.EventBoard{}, err
-	}
-	return s.eventBoard(st), nil
-}
-
-func (s *Store) eventBoard(st *eventState) game.EventBoard {
-	out := s.standings(st)
-	return game.EventBoard{EventID: st.event.ID, Seq: st.seq, Final: st.event.FinishedAt != nil, Total: len(out), Entries: out}
-}
-
-func (s *Store) standings(st *eventState) []game.EventStanding {
-	out := []game.EventStanding{}
-	if st.event.FinishedAt != nil {
-		for i, r := range st.results {
-			sub := st.subs[r.SubmissionID]
-			out = append(out, game.EventStanding{Rank: int64(i + 1), PlayerID: r.PlayerID, PlayerName: s.players[r.PlayerID].Name,
-				Score: r.Score, Passed: r.Passed, Attempts: st.entrants[r.PlayerID].attempts,
-				SubmissionID: &r.SubmissionID, AchievedAt: &sub.CreatedAt})
-		}
-		return out
-	}
-	for p, en := range st.entrants {
-		out = append(out, s.standing(p, en))
-	}
-	slices.SortFunc(out, game.CompareStandings)
-	for i := range out {
-		out[i].Rank = int64(i + 1)
-	}
-	return out
 }
 
 // standing is an entrant's live standing, without its rank.

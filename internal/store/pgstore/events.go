@@ -44,12 +44,13 @@ func scanEvent(row pgx.Row) (game.Event, error) {
 }
 
 // CreateEvent stores a new event on an existing level version (ENOTFOUND
-// otherwise). Times are normalised with game.Timestamp; FinishedAt and
-// Entrants start empty.
+// otherwise), with its defaults (game.Event.WithDefaults). Times are
+// normalised with game.Timestamp; FinishedAt and Entrants start empty.
 func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, error) {
 	if err := e.Validate(); err != nil {
 		return game.Event{}, err
 	}
+	e = e.WithDefaults()
 	e.StartsAt, e.EndsAt, e.CreatedAt = game.Timestamp(e.StartsAt), game.Timestamp(e.EndsAt), game.Timestamp(e.CreatedAt)
 	var out game.Event
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -81,22 +82,6 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 func (s *Store) Event(ctx context.Context, id uuid.UUID) (game.Event, error) {
 	e, err := scanEvent(s.pool.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
 	return e, translate("event", err)
-}
-
-// Events returns every event, by start time then id.
-func (s *Store) Events(ctx context.Context) ([]game.Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events ORDER BY starts_at, id`)
-	if err != nil {
-		return nil, translate("events", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.Event, error) { return scanEvent(row) })
-	if err != nil {
-		return nil, translate("events", err)
-	}
-	if out == nil {
-		out = []game.Event{}
-	}
-	return out, nil
 }
 
 // insertEventSentinel creates an event's first rank bucket, whose lo sorts
@@ -200,12 +185,6 @@ func eventSubmitError(err error) error {
 	return translate("create event submission", err)
 }
 
-// standingKey is an entrant's position in live standings order (see
-// game.CompareStandings), as a row value over table alias t.
-func standingKey(t string) string {
-	return `(` + t + `.best_score IS NULL, -coalesce(` + t + `.best_score, 0), coalesce(` + t + `.best_at, 'infinity'::timestamptz), ` + t + `.player_id)`
-}
-
 func scanStanding(row pgx.Row, extra ...any) (game.EventStanding, error) {
 	var st game.EventStanding
 	err := row.Scan(append([]any{&st.Rank, &st.PlayerID, &st.PlayerName, &st.Score, &st.Passed, &st.Attempts, &st.SubmissionID, &st.AchievedAt}, extra...)...)
@@ -238,55 +217,6 @@ func announceEvent(ctx context.Context, tx pgx.Tx, change game.EventChange) erro
 	}
 	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NoticeChannel, string(payload))
 	return err
-}
-
-// EventStandings ranks an event's entrants, exactly, in one snapshot:
-// while it runs by their best passing public score (game.CompareStandings;
-// entrants without one follow), once finished by the frozen final results.
-// It reads every entrant: O(entrants), which events cap.
-func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error) {
-	var out []game.EventStanding
-	board := game.EventBoard{EventID: id}
-	err := s.tx(ctx, readOnly, func(tx pgx.Tx) error {
-		e, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
-		if err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, `SELECT seq FROM events WHERE id = $1`, id).Scan(&board.Seq); err != nil {
-			return err
-		}
-		board.Final = e.FinishedAt != nil
-		var rows pgx.Rows
-		if e.FinishedAt != nil {
-			rows, err = tx.Query(ctx, `
-				SELECT r.rank, r.player_id, p.name, r.score, r.passed, n.attempts, r.submission_id, s.created_at
-				FROM event_results r JOIN players p ON p.id = r.player_id
-				JOIN event_entrants n ON n.event_id = r.event_id AND n.player_id = r.player_id
-				JOIN event_submissions s ON s.id = r.submission_id
-				WHERE r.event_id = $1 ORDER BY r.rank`, id)
-		} else {
-			rows, err = tx.Query(ctx, `
-				SELECT row_number() OVER (ORDER BY `+standingKey("n")+`),
-					n.player_id, p.name, coalesce(n.best_score, 0), n.best_score IS NOT NULL, n.attempts,
-					n.best_submission_id, n.best_at
-				FROM event_entrants n JOIN players p ON p.id = n.player_id
-				WHERE n.event_id = $1
-				ORDER BY 1`, id)
-		}
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.EventStanding, error) { return scanStanding(row) })
-		return err
-	})
-	if err != nil {
-		return game.EventBoard{}, translate("event standings", err)
-	}
-	if out == nil {
-		out = []game.EventStanding{}
-	}
-	board.Entries, board.Total = out, len(out)
-	return board, nil
 }
 
 // EventFinals returns each entrant's final design, by player id: their

@@ -40,10 +40,8 @@ type Store interface {
 
 	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
 	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
-	Events(ctx context.Context) ([]game.Event, error)
 	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
 	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
-	EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error)
 	EventStandingsPage(ctx context.Context, id uuid.UUID, q game.EventStandingsQuery) (game.EventBoard, error)
 	EventList(ctx context.Context, q game.EventListQuery) (game.EventList, error)
 	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
