@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -147,54 +148,85 @@ func eventRetryAfter(now, end time.Time, asked int, pick func(n int) int) int {
 	return lo + pick(hi-lo+1)
 }
 
-type eventEndKey struct{}
+// eventEnds are the ends of the events that attempts were admitted to
+// (they never change), at most maxEventEnds of them.
+type eventEnds struct {
+	mu sync.Mutex
+	m  map[uuid.UUID]time.Time
+}
 
-// eventRetryAfters marks the requests of the routes it wraps (those of an
-// event given by {id}) with the event's end, so that writeError spreads
-// their busy answers' Retry-After (spreadRetryAfter). The ends of the
-// events it saw are kept (they never change), at most maxEnds of them.
-func (s *server) eventRetryAfters() func(http.Handler) http.Handler {
-	const maxEnds = 4096
-	var mu sync.Mutex
-	ends := map[uuid.UUID]time.Time{}
-	endOf := func(r *http.Request) (time.Time, bool) {
-		id, err := pathUUID(r, "id", "event")
-		if err != nil {
-			return time.Time{}, false
-		}
-		mu.Lock()
-		end, ok := ends[id]
-		mu.Unlock()
-		if ok {
-			return end, true
-		}
-		e, err := s.store.Event(r.Context(), id)
-		if err != nil {
-			return time.Time{}, false
-		}
-		mu.Lock()
-		if len(ends) >= maxEnds {
-			clear(ends)
-		}
-		ends[id] = e.EndsAt
-		mu.Unlock()
-		return e.EndsAt, true
+const maxEventEnds = 4096
+
+func (e *eventEnds) get(id uuid.UUID) (time.Time, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	end, ok := e.m[id]
+	return end, ok
+}
+
+func (e *eventEnds) put(id uuid.UUID, end time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.m) >= maxEventEnds {
+		clear(e.m)
 	}
-	return func(next http.Handler) http.Handler {
+	e.m[id] = end
+}
+
+// attemptMark marks a request that is an attempt at event id.
+type attemptMark struct {
+	ends *eventEnds
+	id   uuid.UUID
+}
+
+type attemptKey struct{}
+
+// eventAttempts returns the middleware that lets writeError spread the
+// Retry-After of every busy answer to an event attempt
+// (spreadRetryAfter), wherever it is refused: mark goes before every limit
+// and marks the attempts (POST /v1/events/{id}/submissions, read from the
+// path: it runs before routing); learn goes on the route, after admission,
+// and learns the event's end, so a flood of unknown ids costs no lookup.
+func (s *server) eventAttempts() (mark, learn func(http.Handler) http.Handler) {
+	ends := &eventEnds{m: map[uuid.UUID]time.Time{}}
+	mark = func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if end, ok := endOf(r); ok {
-				r = r.WithContext(context.WithValue(r.Context(), eventEndKey{}, end))
+			rest, ok := strings.CutPrefix(r.URL.Path, "/v1/events/")
+			if raw, ok2 := strings.CutSuffix(rest, "/submissions"); ok && ok2 && r.Method == http.MethodPost {
+				if id, err := uuid.Parse(raw); err == nil {
+					r = r.WithContext(context.WithValue(r.Context(), attemptKey{}, attemptMark{ends, id}))
+				}
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+	learn = func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if m, ok := r.Context().Value(attemptKey{}).(attemptMark); ok {
+				if _, known := m.ends.get(m.id); !known {
+					if e, err := s.store.Event(r.Context(), m.id); err == nil {
+						m.ends.put(m.id, e.EndsAt)
+					}
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	return mark, learn
 }
 
-// spreadRetryAfter sets the Retry-After of a busy answer (status) to a
-// request marked by eventRetryAfters.
+// spreadRetryAfter sets the Retry-After of a busy answer (status) to an
+// attempt at an event whose end is known (eventAttempts).
 func (s *server) spreadRetryAfter(w http.ResponseWriter, r *http.Request, status int) {
-	end, ok := r.Context().Value(eventEndKey{}).(time.Time)
-	if !ok || (status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable) {
+	if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
+		return
+	}
+	m, ok := r.Context().Value(attemptKey{}).(attemptMark)
+	if !ok {
+		return
+	}
+	end, ok := m.ends.get(m.id)
+	if !ok {
 		return
 	}
 	asked, err := strconv.Atoi(w.Header().Get("Retry-After"))
