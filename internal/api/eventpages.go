@@ -98,7 +98,7 @@ func (s *server) handleEventStandings(w http.ResponseWriter, r *http.Request) {
 
 // handleEvents lists the events by pages, by start time: ?phase= one of
 // upcoming, live, finishing, finished; ?limit= 1..100 (20); ?cursor= a
-// page's next. A list carries no briefing and no hidden chaos (GET
+// page's next. A list never carries hidden chaos or resilience (GET
 // /v1/events/{id} has what the reader may see of them).
 func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	query := r.URL.Query()

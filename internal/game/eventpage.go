@@ -181,8 +181,8 @@ type EventListQuery struct {
 }
 
 // EventList is one page of events. Its events carry neither hidden chaos nor
-// hidden resilience nor briefing (HiddenChaos is nil): a list costs O(page)
-// whatever was scheduled.
+// hidden resilience (both nil): a list costs O(page) whatever was
+// scheduled, at most a title and a briefing an event.
 type EventList struct {
 	Events []Event `json:"events"` // never nil
 	Next   string  `json:"next"`   // "" on the last page
@@ -246,6 +246,6 @@ func (q EventListQuery) Normalize() (EventListQuery, *EventListCursor, error) {
 
 // ListedEvent strips e to what a list carries (see EventList).
 func ListedEvent(e Event) Event {
-	e.Briefing, e.HiddenChaos, e.HiddenResilience = "", nil, nil
+	e.HiddenChaos, e.HiddenResilience = nil, nil
 	return e
 }

@@ -204,9 +204,9 @@ func finalStandingsPage(ctx context.Context, tx pgx.Tx, id uuid.UUID, q game.Eve
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.EventStanding, error) { return scanStanding(row) })
 }
 
-// eventListColumns are an event's columns but its briefing and hidden
-// chaos and resilience, which lists never load.
-const eventListColumns = `id, slug, version, title, starts_at, ends_at, attempt_limit, join_required,
+// eventListColumns are an event's columns but its hidden chaos and
+// resilience, which lists never load.
+const eventListColumns = `id, slug, version, title, briefing, starts_at, ends_at, attempt_limit, join_required,
 	max_entrants, final, created_by, created_at, finished_at, entrants`
 
 // phaseFilters select the events in each phase at $1 (see game.Event.Phase);
@@ -240,7 +240,7 @@ func (s *Store) EventList(ctx context.Context, q game.EventListQuery) (game.Even
 	events, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.Event, error) {
 		var e game.Event
 		var by *uuid.UUID
-		err := row.Scan(&e.ID, &e.Slug, &e.Version, &e.Title, &e.StartsAt, &e.EndsAt, &e.AttemptLimit, &e.JoinRequired,
+		err := row.Scan(&e.ID, &e.Slug, &e.Version, &e.Title, &e.Briefing, &e.StartsAt, &e.EndsAt, &e.AttemptLimit, &e.JoinRequired,
 			&e.MaxEntrants, &e.Final, &by, &e.CreatedAt, &e.FinishedAt, &e.Entrants)
 		if by != nil {
 			e.CreatedBy = *by
