@@ -152,7 +152,7 @@ export function submitEvent(id, design) {
 // eventStandings: {event_id, seq, final, total, entries: [{rank, player_id, player_name,
 // score, passed, attempts, submission_id, achieved_at}]}.
 export function eventStandings(id) {
-  return call('GET', `/v1/events/${enc(id)}/standings`);
+  return call('GET', `/v1/events/${enc(id)}/standings?limit=100`);
 }
 
 // eventResult is a finished event's final run of one entrant: {level, version, hidden_chaos,
@@ -217,7 +217,7 @@ export function player(id) {
 // boardStreamURL and eventStreamURL are the Server-Sent Events streams of a level version's
 // board and of an event's standings.
 export const boardStreamURL = (slug, version) => `/v1/challenges/${enc(slug)}/leaderboard/stream${version ? `?version=${version}` : ''}`;
-export const eventStreamURL = (id) => `/v1/events/${enc(id)}/stream`;
+export const eventStreamURL = (id) => `/v1/events/${enc(id)}/stream?limit=100`;
 
 function randomKey() {
   if (crypto.randomUUID) return crypto.randomUUID();
