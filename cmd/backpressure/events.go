@@ -74,12 +74,26 @@ func getJSON(ctx context.Context, server, path string, v any) error {
 	return json.Unmarshal(body, v)
 }
 
+// maxEventPages bounds how many pages of 100 events the events command
+// reads.
+const maxEventPages = 100
+
 func cmdEvents(ctx context.Context, o options) error {
 	var list struct {
 		Events []eventSummary `json:"events"`
 	}
-	if err := getJSON(ctx, o.server, "/v1/events", &list); err != nil {
-		return err
+	for cursor, page := "", 0; page < maxEventPages; page++ {
+		var part struct {
+			Events []eventSummary `json:"events"`
+			Next   string         `json:"next"`
+		}
+		if err := getJSON(ctx, o.server, "/v1/events?limit=100&cursor="+url.QueryEscape(cursor), &part); err != nil {
+			return err
+		}
+		list.Events = append(list.Events, part.Events...)
+		if cursor = part.Next; cursor == "" {
+			break
+		}
 	}
 	if o.json {
 		return writeJSON(o.stdout, list.Events)

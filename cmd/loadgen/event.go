@@ -43,6 +43,7 @@ type eventReport struct {
 	FinishSeconds    float64        `json:"finish_seconds"`
 	StandingsTotal   int            `json:"standings_total"`
 	DuplicateResults int            `json:"duplicate_results"`
+	Audience         *eventAudience `json:"audience,omitempty"`
 }
 
 func cmdEvent(ctx context.Context, args []string) error {
@@ -56,6 +57,10 @@ func cmdEvent(ctx context.Context, args []string) error {
 	deadline := fs.Duration("deadline", 30*time.Second, "per-request deadline")
 	finishWait := fs.Duration("finish-wait", 15*time.Minute, "how long to wait for the final standings")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
+	readers := fs.Int("readers", 0, "standings readers during the window (each one of the players)")
+	readEvery := fs.Duration("read-every", 250*time.Millisecond, "each reader's pause between reads")
+	watchers := fs.Int("watchers", 0, "event stream watchers during the window")
+	perAddress := fs.Int("per-address", 8, "stream watchers per loopback source address")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -128,6 +133,15 @@ func cmdEvent(ctx context.Context, args []string) error {
 		return fmt.Errorf("scheduling the event: %d %v %s", r.status, r.err, r.body)
 	}
 	time.Sleep(time.Until(start))
+	var audience *eventAudience
+	stopAudience := func() {}
+	if *readers > 0 || *watchers > 0 {
+		audienceCtx, cancel := context.WithDeadline(ctx, end)
+		var wait func()
+		audience, wait = watchEvent(audienceCtx, clients[len(clients)-1].base, ev.ID, tokens[:max(1, min(*readers, *players))],
+			*readers, *watchers, *perAddress, *readEvery)
+		stopAudience = func() { cancel(); wait() }
+	}
 
 	// Every player submits once, at start + i*window/N.
 	var acked, busy, ended, noAnswer atomic.Int64
@@ -176,6 +190,7 @@ func cmdEvent(ctx context.Context, args []string) error {
 		})
 	}
 	wg.Wait()
+	stopAudience()
 	rep := eventReport{Players: *players, WindowSeconds: window.Seconds(), Acked: acked.Load(), Busy: busy.Load(),
 		Ended: ended.Load(), NoAnswer: noAnswer.Load(), Status: map[string]int{}}
 	rep.AckedPerSecond = float64(rep.Acked) / window.Seconds()
@@ -190,6 +205,10 @@ func cmdEvent(ctx context.Context, args []string) error {
 	st.mu.Unlock()
 	fmt.Printf("window %.0fs: %d of %d acknowledged (%.1f/s), submit p50 %.1f ms, p99 %.1f ms, max %.1f ms (from first send to the acknowledgement, retries included); busy answers %d, refused as ended %d, no answer %d; statuses %v\n",
 		rep.WindowSeconds, rep.Acked, rep.Players, rep.AckedPerSecond, rep.P50MS, rep.P99MS, rep.MaxMS, rep.Busy, rep.Ended, rep.NoAnswer, rep.Status)
+	if audience != nil {
+		rep.Audience = audience
+		fmt.Println(audience)
+	}
 
 	// The finish, then the check behind the API's back.
 	finishStart := time.Now()

@@ -135,6 +135,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retry.After/time.Second))))
 	}
 	code := game.ErrorCode(err)
+	s.spreadRetryAfter(w, r, statusOf[code])
 	if deferRefusal(r, code, err) {
 		return // written by holdRefusals, after its hold
 	}

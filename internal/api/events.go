@@ -17,9 +17,9 @@ import (
 // attempt and finish).
 type Events interface {
 	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
-	Events(ctx context.Context) ([]game.Event, error)
+	EventList(ctx context.Context, q game.EventListQuery) (game.EventList, error)
 	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
-	EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error)
+	EventStandingsPage(ctx context.Context, id uuid.UUID, q game.EventStandingsQuery) (game.EventBoard, error)
 	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
 }
 
@@ -100,22 +100,6 @@ func (s *server) handleCreateEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "/v1/events/"+created.ID.String())
 	writeJSON(w, r, http.StatusCreated, s.eventView(created, creator, true))
-}
-
-func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
-	events, err := s.store.Events(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	viewer, signedIn := playerFrom(r.Context())
-	out := struct {
-		Events []eventView `json:"events"`
-	}{Events: []eventView{}}
-	for _, e := range events {
-		out.Events = append(out.Events, s.eventView(e, viewer, signedIn))
-	}
-	writeJSON(w, r, http.StatusOK, out)
 }
 
 func (s *server) pathEvent(r *http.Request) (game.Event, error) {
@@ -203,26 +187,6 @@ func (s *server) handleEventSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, r, http.StatusCreated, eventSubmitResponse{ID: sub.ID, EventID: sub.EventID, Passed: sub.Passed,
 		Score: sub.Score, CreatedAt: game.Timestamp(sub.CreatedAt), Attempts: attempts, Evaluation: sub.Result})
-}
-
-// maxStandings bounds the entries one standings response carries.
-const maxStandings = 1000
-
-func (s *server) handleEventStandings(w http.ResponseWriter, r *http.Request) {
-	e, err := s.pathEvent(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	board, err := s.store.EventStandings(r.Context(), e.ID)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if len(board.Entries) > maxStandings {
-		board.Entries = board.Entries[:maxStandings]
-	}
-	writeJSON(w, r, http.StatusOK, board)
 }
 
 // handleEventResult is an entrant's final run: the design, the hidden

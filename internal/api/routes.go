@@ -53,7 +53,8 @@ func (s *server) routes() *chi.Mux {
 		// then the body, then the scarce in-flight places. Refusals from
 		// the address's rate on are held for their Retry-After outside the
 		// in-flight places (refusal.go).
-		r.Use(s.limitPerClient, s.holdRefusals, s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress),
+		markAttempts, learnAttempts := s.eventAttempts()
+		r.Use(markAttempts, s.limitPerClient, s.holdRefusals, s.rateLimit("address", s.cfg.RateLimitIP, keyByAddress),
 			s.readBodyFirst, s.limitInFlight, s.limitHandlerTime)
 		r.Use(s.authenticate)
 		r.Use(s.rateLimit("player", s.cfg.RateLimitPlayer, keyByPlayer))
@@ -78,7 +79,7 @@ func (s *server) routes() *chi.Mux {
 		r.With(authors).Post("/events", s.handleCreateEvent)
 		r.Get("/events/{id}", s.handleEvent)
 		r.With(s.requirePlayer).Post("/events/{id}/join", s.handleJoinEvent)
-		r.With(s.requirePlayer, simLimit).Post("/events/{id}/submissions", s.handleEventSubmit)
+		r.With(learnAttempts, s.requirePlayer, simLimit).Post("/events/{id}/submissions", s.handleEventSubmit)
 		r.Get("/events/{id}/standings", s.handleEventStandings)
 		r.Get("/events/{id}/results/{player_id}", s.handleEventResult)
 

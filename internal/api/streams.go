@@ -233,8 +233,10 @@ func (st *sseStream) fail(ctx context.Context, err error) {
 }
 
 // handleEventStream streams an event's standings: a "standings" snapshot
-// (the top entries, with the number of the latest change) unless the
-// client resumes with Last-Event-ID at the latest change, then a "change"
+// (one page, as GET /v1/events/{id}/standings with the stream's ?limit= and
+// ?around=me, with the number of the latest change: O(page) whatever the
+// field) unless the client resumes with Last-Event-ID at the latest
+// change, then a "change"
 // per attempt (the entrant's standing after it, rank exact) and one of
 // kind "final" when the final standings are frozen. An event keeps no log
 // of its changes: a client that missed any gets a new snapshot.
@@ -259,6 +261,15 @@ func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 		}
 		resume = n
 	}
+	q, err := eventStandingsQuery(r)
+	if err == nil && q.Cursor != "" {
+		err = badRequest("a query parameter is malformed",
+			game.FieldError{Field: "cursor", Reason: "a stream starts from the first page, or the page around=me"})
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	sub, done, ok := s.subscribe(w, r, game.EventTopic(e.ID))
 	if !ok {
 		return
@@ -270,17 +281,22 @@ func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 			st.last = after
 			return nil
 		}
-		if len(board.Entries) > game.MaxBoardLimit {
-			board.Entries = board.Entries[:game.MaxBoardLimit]
-		}
 		data, err := json.Marshal(board)
 		if err != nil {
 			return err
 		}
 		return st.write("standings", board.Seq, data)
 	}
+	page := func(ctx context.Context) (game.EventBoard, error) {
+		board, err := s.store.EventStandingsPage(ctx, e.ID, q)
+		if q.AroundPlayer != nil && game.ErrorCode(err) == game.ENOTFOUND {
+			// Not in the standings yet: the top, until they are.
+			board, err = s.store.EventStandingsPage(ctx, e.ID, game.EventStandingsQuery{Limit: q.Limit})
+		}
+		return board, err
+	}
 	snapshot := func(ctx context.Context, after int64) error {
-		board, err := s.store.EventStandings(ctx, e.ID)
+		board, err := page(ctx)
 		if err != nil {
 			return err
 		}
@@ -289,7 +305,7 @@ func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 	// The standings are read before the stream opens: a client that has
 	// the stream's headers has its starting point, so a change committed
 	// after that arrives as a change, never folded into the first snapshot.
-	board, err := s.store.EventStandings(ctx, e.ID)
+	board, err := page(ctx)
 	if oerr := st.open(); oerr != nil {
 		return
 	}

@@ -28,6 +28,10 @@ const (
 	MaxEventDuration    = 30 * 24 * time.Hour
 	MaxEventAttempts    = 1000
 	MaxEventEntrants    = 100_000
+	// DefaultMaxEntrants is the cap on entrants of an event scheduled
+	// without one (MaxEntrants 0): every event is bounded. The stores
+	// apply it (WithDefaults) when an event is created.
+	DefaultMaxEntrants = MaxEventEntrants
 )
 
 // Which of an entrant's designs the final run uses.
@@ -62,6 +66,14 @@ type Event struct {
 	CreatedAt        time.Time       `json:"created_at"`
 	FinishedAt       *time.Time      `json:"finished_at"` // nil until the final standings are frozen
 	Entrants         int             `json:"entrants"`
+}
+
+// WithDefaults returns e with the defaults of what it leaves unset.
+func (e Event) WithDefaults() Event {
+	if e.MaxEntrants == 0 {
+		e.MaxEntrants = DefaultMaxEntrants
+	}
+	return e
 }
 
 // Validate reports the invariants a store relies on (the hidden chaos's
@@ -212,14 +224,19 @@ func RankResults(results []EventResult, submittedAt func(EventResult) (time.Time
 	return out, nil
 }
 
-// EventBoard is an event's standings as of one snapshot: Seq is the number
-// of its latest change (see EventChange).
+// EventBoard is a page of an event's standings as of one snapshot: Seq is
+// the number of its latest change (see EventChange), Total the entrants in
+// the standings (those who submitted at least once).
 type EventBoard struct {
 	EventID uuid.UUID       `json:"event_id"`
 	Seq     int64           `json:"seq"`
 	Final   bool            `json:"final"` // the frozen final results
 	Total   int             `json:"total"`
-	Entries []EventStanding `json:"entries"`
+	Entries []EventStanding `json:"entries"` // never nil
+	// Next and Prev are cursors to the following and preceding pages, ""
+	// when there is nothing there.
+	Next string `json:"next"`
+	Prev string `json:"prev"`
 }
 
 // Kinds of EventChange.

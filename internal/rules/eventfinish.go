@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -40,6 +41,12 @@ func (s *Service) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		// Attempts accepted before the end may still be committing: the
+		// results are frozen no sooner than finishGrace after it (the runs
+		// above overlap the wait).
+		if err := sleepUntil(ctx, s.now, e.EndsAt.Add(finishGrace)); err != nil {
+			return false, err
+		}
 		finished, err := s.store.FinishEvent(ctx, id, results, s.now())
 		// An attempt stamped before the end committed after the final
 		// designs were read (the store refuses the results): run what
@@ -48,6 +55,28 @@ func (s *Service) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 		if game.ErrorCode(err) != game.ECONFLICT || attempt == maxFinishRounds {
 			return finished, err
 		}
+	}
+}
+
+// finishGrace is how long after an event's end its results wait for the
+// attempts accepted before the end (stamped when accepted) to commit: a
+// run queued behind a last-minute crowd and its write. An attempt still in
+// flight after it is refused as event_ended.
+const finishGrace = 5 * time.Second
+
+// sleepUntil waits until t by clock now, or ctx's end.
+func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {
+	wait := t.Sub(now())
+	if wait <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -122,14 +151,11 @@ func (s *Service) finalRun(ctx context.Context, full *challenges.Level, f game.E
 
 // finishDue finishes every ended, unfinished event.
 func (s *Service) finishDue(ctx context.Context) error {
-	events, err := s.store.Events(ctx)
+	events, err := eventsIn(ctx, s.store, s.now(), game.PhaseFinishing)
 	if err != nil {
 		return err
 	}
 	for _, e := range events {
-		if e.FinishedAt != nil || s.now().Before(e.EndsAt) {
-			continue
-		}
 		done, err := s.finishEvent(ctx, e.ID)
 		if err != nil {
 			s.log.WarnContext(ctx, "finishing an event failed; it is retried", "event_id", e.ID.String(), "err", err)

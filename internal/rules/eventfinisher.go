@@ -64,17 +64,7 @@ func (e *NotEndedError) Unwrap() error { return ErrNotEnded }
 // Unfinished lists the events not yet finished, with their ends, so that a
 // scheduler can (re)arrange their finish.
 func (f *EventFinisher) Unfinished(ctx context.Context) ([]game.Event, error) {
-	events, err := f.s.store.Events(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []game.Event
-	for _, e := range events {
-		if e.FinishedAt == nil {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return eventsIn(ctx, f.s.store, f.s.now(), game.PhaseUpcoming, game.PhaseLive, game.PhaseFinishing)
 }
 
 // FinishDue finishes every ended event now (tests and operators).

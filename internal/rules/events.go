@@ -21,7 +21,7 @@ type FinishScheduler interface {
 type Events interface {
 	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
 	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
-	Events(ctx context.Context) ([]game.Event, error)
+	EventList(ctx context.Context, q game.EventListQuery) (game.EventList, error)
 	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
 	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
 	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -21,6 +20,9 @@ type eventState struct {
 	// finalRuns are the final runs a finisher stored before the finish
 	// (finalruns.go), by player; dropped by the finish.
 	finalRuns map[uuid.UUID]game.EventResult
+	// ranked holds the live standings' keys (game.StandingKey) of the
+	// entrants with at least one attempt, in order.
+	ranked *board
 }
 
 type entrant struct {
@@ -35,6 +37,7 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 	if err := e.Validate(); err != nil {
 		return game.Event{}, err
 	}
+	e = e.WithDefaults()
 	e.StartsAt, e.EndsAt, e.CreatedAt = game.Timestamp(e.StartsAt), game.Timestamp(e.EndsAt), game.Timestamp(e.CreatedAt)
 	e.HiddenChaos, e.HiddenResilience = clone(e.HiddenChaos), clone(e.HiddenResilience)
 	e.FinishedAt, e.Entrants = nil, 0
@@ -52,7 +55,8 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 	if _, ok := s.events[e.ID]; ok {
 		return game.Event{}, game.Errorf(game.ECONFLICT, "event already exists")
 	}
-	s.events[e.ID] = &eventState{event: e, entrants: map[uuid.UUID]*entrant{}, subs: map[uuid.UUID]game.EventSubmission{}}
+	s.events[e.ID] = &eventState{event: e, entrants: map[uuid.UUID]*entrant{}, subs: map[uuid.UUID]game.EventSubmission{},
+		ranked: newBoard()}
 	return copyEvent(s.events[e.ID]), nil
 }
 
@@ -84,20 +88,6 @@ func (s *Store) Event(ctx context.Context, id uuid.UUID) (game.Event, error) {
 		return game.Event{}, err
 	}
 	return copyEvent(st), nil
-}
-
-// Events returns every event, by start time then id.
-func (s *Store) Events(ctx context.Context) ([]game.Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := []game.Event{}
-	for _, st := range s.events {
-		out = append(out, copyEvent(st))
-	}
-	slices.SortFunc(out, func(a, b game.Event) int {
-		return cmp.Or(a.StartsAt.Compare(b.StartsAt), bytes.Compare(a.ID[:], b.ID[:]))
-	})
-	return out, nil
 }
 
 // JoinEvent enters a player; see pgstore.Store.JoinEvent.
@@ -179,13 +169,11 @@ func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmiss
 		game.BoardKey{Score: en.best.Score, AchievedAt: en.best.CreatedAt})) {
 		en.best = &stored
 	}
-	board := s.eventBoard(st)
-	change := game.EventChange{EventID: st.event.ID, Kind: game.EventAttempt, Total: board.Total}
-	for i := range board.Entries {
-		if board.Entries[i].PlayerID == sub.PlayerID {
-			change.Standing = &board.Entries[i]
-		}
-	}
+	key := entrantKey(sub.PlayerID, en)
+	st.ranked.put(sub.PlayerID, entry{key: key})
+	standing := s.standing(sub.PlayerID, en)
+	standing.Rank = st.ranked.rank(key)
+	change := game.EventChange{EventID: st.event.ID, Kind: game.EventAttempt, Standing: &standing, Total: len(st.ranked.order)}
 	s.announceEvent(st, change)
 	return en.attempts, nil
 }
@@ -206,46 +194,23 @@ func (s *Store) announceEvent(st *eventState, change game.EventChange) {
 	}
 }
 
-// EventStandings ranks an event's entrants; see pgstore.Store.EventStandings.
-func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, err := s.eventState(id)
-	if err != nil {
-		return game.EventBoard{}, err
+// standing is an entrant's live standing, without its rank.
+func (s *Store) standing(p uuid.UUID, en *entrant) game.EventStanding {
+	e := game.EventStanding{PlayerID: p, PlayerName: s.players[p].Name, Attempts: en.attempts}
+	if en.best != nil {
+		id, at := en.best.ID, en.best.CreatedAt
+		e.Score, e.Passed = en.best.Score, true
+		e.SubmissionID, e.AchievedAt = &id, &at
 	}
-	return s.eventBoard(st), nil
+	return e
 }
 
-func (s *Store) eventBoard(st *eventState) game.EventBoard {
-	out := s.standings(st)
-	return game.EventBoard{EventID: st.event.ID, Seq: st.seq, Final: st.event.FinishedAt != nil, Total: len(out), Entries: out}
-}
-
-func (s *Store) standings(st *eventState) []game.EventStanding {
-	out := []game.EventStanding{}
-	if st.event.FinishedAt != nil {
-		for i, r := range st.results {
-			sub := st.subs[r.SubmissionID]
-			out = append(out, game.EventStanding{Rank: int64(i + 1), PlayerID: r.PlayerID, PlayerName: s.players[r.PlayerID].Name,
-				Score: r.Score, Passed: r.Passed, Attempts: st.entrants[r.PlayerID].attempts,
-				SubmissionID: &r.SubmissionID, AchievedAt: &sub.CreatedAt})
-		}
-		return out
+// entrantKey is an entrant's position in the live standings.
+func entrantKey(p uuid.UUID, en *entrant) game.BoardKey {
+	if en.best == nil {
+		return game.StandingKey(p, false, 0, time.Time{})
 	}
-	for p, en := range st.entrants {
-		e := game.EventStanding{PlayerID: p, PlayerName: s.players[p].Name, Attempts: en.attempts}
-		if en.best != nil {
-			e.Score, e.Passed = en.best.Score, true
-			e.SubmissionID, e.AchievedAt = &en.best.ID, &en.best.CreatedAt
-		}
-		out = append(out, e)
-	}
-	slices.SortFunc(out, game.CompareStandings)
-	for i := range out {
-		out[i].Rank = int64(i + 1)
-	}
-	return out
+	return game.StandingKey(p, true, en.best.Score, en.best.CreatedAt)
 }
 
 // EventFinals returns each entrant's final design; see

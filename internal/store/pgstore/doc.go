@@ -121,15 +121,29 @@
 // with NOTIFY on NoticeChannel, which PostgreSQL delivers at commit. Board
 // pages carry last_seq from their snapshot. BoardChanges serves a stream
 // that resumes; the latest game.ChangeRetention changes of a board are
-// kept. Events number their attempts and their finish the same way under
-// the event's row lock (events.seq).
+// kept. Events number their attempts and their finish the same way, as
+// the last write of the transaction (events.seq).
 //
 // # Events
 //
-// An event's joins, attempts and finish each lock its row (FOR UPDATE), so
-// its rules (window, attempts, entrant cap, join) are checked and applied
-// atomically, and FinishEvent writes the final results and finished_at
-// once: a second finisher finds finished_at set and writes nothing.
+// An event's live standings are counted like a board (migration 000011):
+// each entrant with an attempt has a key (event_entrants.rank_ns, rank_at,
+// game.StandingKey), event_buckets counts keys by range, and a rank is
+// bp_event_rank, O(buckets + bucket size) whatever the field. Entrants who
+// only joined have no key: no attempt or read counts them.
+//
+// An attempt is one statement, bp_event_submit. It locks the event row FOR
+// KEY SHARE (attempts run side by side; the finish, FOR UPDATE, waits for
+// them and they for it), then the entrant's row (their attempt limit and
+// best), then the buckets in ascending key order, and last updates the
+// event row: the change's number, the ranked count and, for an attempt
+// that joins, the entrant count checked against the cap. Only that last
+// step is serialised per event, held to commit, and it does O(1) writes and
+// one rank. Its rules (window, attempts, cap, join) are exact. JoinEvent
+// takes the same FOR KEY SHARE and counts the entrant against the cap in one
+// UPDATE. FinishEvent locks the row FOR UPDATE and writes the final results
+// and finished_at once: a second finisher finds finished_at set and writes
+// nothing. Standings pages and event lists each read O(page) rows.
 //
 // # Duels
 //

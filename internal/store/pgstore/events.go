@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"backpressure/internal/game"
 )
@@ -43,12 +44,13 @@ func scanEvent(row pgx.Row) (game.Event, error) {
 }
 
 // CreateEvent stores a new event on an existing level version (ENOTFOUND
-// otherwise). Times are normalised with game.Timestamp; FinishedAt and
-// Entrants start empty.
+// otherwise), with its defaults (game.Event.WithDefaults). Times are
+// normalised with game.Timestamp; FinishedAt and Entrants start empty.
 func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, error) {
 	if err := e.Validate(); err != nil {
 		return game.Event{}, err
 	}
+	e = e.WithDefaults()
 	e.StartsAt, e.EndsAt, e.CreatedAt = game.Timestamp(e.StartsAt), game.Timestamp(e.EndsAt), game.Timestamp(e.CreatedAt)
 	var out game.Event
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -60,6 +62,10 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 			RETURNING `+eventColumns,
 			e.ID, e.Slug, e.Version, e.Title, e.Briefing, e.StartsAt, e.EndsAt, e.AttemptLimit, e.JoinRequired,
 			e.MaxEntrants, e.Final, []byte(e.HiddenChaos), nullJSON(e.HiddenResilience), ownerArg(e.CreatedBy), e.CreatedAt))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, insertEventSentinel, e.ID)
 		return err
 	})
 	if err != nil {
@@ -78,21 +84,12 @@ func (s *Store) Event(ctx context.Context, id uuid.UUID) (game.Event, error) {
 	return e, translate("event", err)
 }
 
-// Events returns every event, by start time then id.
-func (s *Store) Events(ctx context.Context) ([]game.Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events ORDER BY starts_at, id`)
-	if err != nil {
-		return nil, translate("events", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.Event, error) { return scanEvent(row) })
-	if err != nil {
-		return nil, translate("events", err)
-	}
-	if out == nil {
-		out = []game.Event{}
-	}
-	return out, nil
-}
+// insertEventSentinel creates an event's first rank bucket, whose lo sorts
+// before every key (see migration 000011).
+const insertEventSentinel = `
+	INSERT INTO event_buckets (event_id, lo_ns, lo_at, lo_player_id, n)
+	VALUES ($1, -9223372036854775808, '1970-01-01T00:00:00Z', '00000000-0000-0000-0000-000000000000', 0)
+	ON CONFLICT DO NOTHING`
 
 // lockEvent locks an event's row for the rest of the transaction: joins,
 // submissions and the finish of one event are serialised on it.
@@ -102,52 +99,55 @@ func lockEvent(ctx context.Context, tx pgx.Tx, id uuid.UUID) (game.Event, error)
 
 // JoinEvent enters a player in an event before it ends: EEVENTENDED after
 // the end (at, from the caller's clock) or once finished, EEVENTFULL at the
-// cap on entrants. Joining again is a no-op.
+// cap on entrants. Joining again is a no-op. A joined entrant is in no
+// standings until their first attempt.
 func (s *Store) JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error {
 	at = game.Timestamp(at)
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		e, err := lockEvent(ctx, tx, eventID)
+		// FOR KEY SHARE, as an attempt: the finish waits for the join,
+		// and only the count below is serialised with other writes.
+		var ends time.Time
+		var finished *time.Time
+		var limit int
+		err := tx.QueryRow(ctx, `SELECT ends_at, finished_at, max_entrants FROM events WHERE id = $1 FOR KEY SHARE`,
+			eventID).Scan(&ends, &finished, &limit)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return game.Errorf(game.ENOTFOUND, "event not found")
+		}
 		if err != nil {
 			return err
 		}
-		_, err = join(ctx, tx, e, playerID, at)
+		if finished != nil || !at.Before(ends) {
+			return game.Errorf(game.EEVENTENDED, "the event has ended")
+		}
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO event_entrants (event_id, player_id, joined_at) VALUES ($1, $2, $3)
+			ON CONFLICT DO NOTHING`, eventID, playerID, at)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		tag, err = tx.Exec(ctx, `
+			UPDATE events SET entrants = entrants + 1
+			WHERE id = $1 AND (max_entrants = 0 OR entrants < max_entrants)`, eventID)
+		if err == nil && tag.RowsAffected() == 0 {
+			return game.Errorf(game.EEVENTFULL, "the event is full (%d entrants)", limit)
+		}
 		return err
 	})
 	return translate("join event", err)
 }
 
-// join enters playerID in the locked event e; it reports whether they were
-// already in.
-func join(ctx context.Context, tx pgx.Tx, e game.Event, playerID uuid.UUID, at time.Time) (already bool, err error) {
-	if e.FinishedAt != nil || !at.Before(e.EndsAt) {
-		return false, game.Errorf(game.EEVENTENDED, "the event has ended")
-	}
-	var one int
-	err = tx.QueryRow(ctx, `SELECT 1 FROM event_entrants WHERE event_id = $1 AND player_id = $2`, e.ID, playerID).Scan(&one)
-	if err == nil {
-		return true, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return false, err
-	}
-	if e.MaxEntrants > 0 && e.Entrants >= e.MaxEntrants {
-		return false, game.Errorf(game.EEVENTFULL, "the event is full (%d entrants)", e.MaxEntrants)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO event_entrants (event_id, player_id, joined_at) VALUES ($1, $2, $3)`,
-		e.ID, playerID, at); err != nil {
-		return false, err
-	}
-	_, err = tx.Exec(ctx, `UPDATE events SET entrants = entrants + 1 WHERE id = $1`, e.ID)
-	return false, err
-}
-
 // CreateEventSubmission stores an entrant's design with its public verdict
 // and counts the attempt, enforcing the event's rules in one transaction
 // by sub.CreatedAt (the caller's clock): EEVENTNOTSTARTED before the start,
-// EEVENTENDED from the end on, ENOTJOINED without joining when the event
-// requires it (otherwise the first submission joins, and may find it
-// EEVENTFULL), EATTEMPTLIMIT once the limit is used. It returns the
-// attempts used, this one included.
+// EEVENTENDED from the end on or once finished, ENOTJOINED without joining
+// when the event requires it (otherwise the first submission joins, and
+// may find it EEVENTFULL), EATTEMPTLIMIT once the limit is used. It
+// returns the attempts used, this one included.
+//
+// The whole write is bp_event_submit (migration 000011), one statement:
+// per event, only its last step (numbering the change, O(1) writes and a
+// rank from the buckets) is serialised, whatever the field.
 func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error) {
 	if err := (game.Submission{ID: sub.ID, PlayerID: sub.PlayerID, Slug: "event", Version: 1, Design: sub.Design,
 		Result: sub.Result, Passed: sub.Passed, Score: sub.Score, CreatedAt: sub.CreatedAt}).Validate(); err != nil {
@@ -155,76 +155,34 @@ func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmiss
 	}
 	sub.CreatedAt = game.Timestamp(sub.CreatedAt)
 	var attempts int
-	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		e, err := lockEvent(ctx, tx, sub.EventID)
-		if err != nil {
-			return err
-		}
-		if sub.CreatedAt.Before(e.StartsAt) {
-			return game.Errorf(game.EEVENTNOTSTARTED, "the event has not started")
-		}
-		if e.FinishedAt != nil || !sub.CreatedAt.Before(e.EndsAt) {
-			return game.Errorf(game.EEVENTENDED, "the event has ended")
-		}
-		var used int
-		err = tx.QueryRow(ctx, `SELECT attempts FROM event_entrants WHERE event_id = $1 AND player_id = $2`,
-			e.ID, sub.PlayerID).Scan(&used)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows) && e.JoinRequired:
-			return game.Errorf(game.ENOTJOINED, "join the event before submitting")
-		case errors.Is(err, pgx.ErrNoRows):
-			if _, err := join(ctx, tx, e, sub.PlayerID, sub.CreatedAt); err != nil {
-				return err
-			}
-		case err != nil:
-			return err
-		}
-		if e.AttemptLimit > 0 && used >= e.AttemptLimit {
-			return game.Errorf(game.EATTEMPTLIMIT, "you have used all %d attempts", e.AttemptLimit)
-		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO event_submissions (id, event_id, player_id, design, result, passed, score, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			sub.ID, sub.EventID, sub.PlayerID, []byte(sub.Design), nullJSON(sub.Result), sub.Passed, sub.Score, sub.CreatedAt); err != nil {
-			return err
-		}
-		// The best: a higher passing score, or the same reached earlier.
-		err = tx.QueryRow(ctx, `
-			UPDATE event_entrants SET attempts = attempts + 1, last_submission_id = $3,
-				best_submission_id = CASE WHEN $4 AND (best_score IS NULL OR $5 > best_score OR ($5 = best_score AND $6 < best_at))
-					THEN $3 ELSE best_submission_id END,
-				best_score = CASE WHEN $4 AND (best_score IS NULL OR $5 > best_score OR ($5 = best_score AND $6 < best_at))
-					THEN $5 ELSE best_score END,
-				best_at = CASE WHEN $4 AND (best_score IS NULL OR $5 > best_score OR ($5 = best_score AND $6 < best_at))
-					THEN $6 ELSE best_at END
-			WHERE event_id = $1 AND player_id = $2
-			RETURNING attempts`, e.ID, sub.PlayerID, sub.ID, sub.Passed, sub.Score, sub.CreatedAt).Scan(&attempts)
-		if err != nil {
-			return err
-		}
-		change := game.EventChange{EventID: e.ID, Kind: game.EventAttempt}
-		st, err := scanStanding(tx.QueryRow(ctx, `
-			WITH me AS (SELECT * FROM event_entrants WHERE event_id = $1 AND player_id = $2)
-			SELECT 1 + (SELECT count(*) FROM event_entrants n WHERE n.event_id = $1 AND `+standingKey("n")+` < `+standingKey("me")+`),
-				me.player_id, p.name, coalesce(me.best_score, 0), me.best_score IS NOT NULL, me.attempts,
-				me.best_submission_id, me.best_at, (SELECT entrants FROM events WHERE id = $1)
-			FROM me JOIN players p ON p.id = me.player_id`, e.ID, sub.PlayerID), &change.Total)
-		if err != nil {
-			return err
-		}
-		change.Standing = &st
-		return announceEvent(ctx, tx, change)
+	err := s.retry(ctx, func() error {
+		var rank, seq int64
+		return s.pool.QueryRow(ctx, `
+			SELECT * FROM bp_event_submit($1::uuid, $2::uuid, $3::uuid, $4::json, $5::json, $6::bool, $7::int8,
+				$8::timestamptz, $9::int8, $10::text, $11::int4)`,
+			sub.ID, sub.EventID, sub.PlayerID, []byte(sub.Design), nullJSON(sub.Result), sub.Passed, sub.Score,
+			sub.CreatedAt, int64(s.bucketSize), NoticeChannel, maxNoticePayload).Scan(&attempts, &rank, &seq)
 	})
 	if err != nil {
-		return 0, translate("create event submission", err)
+		return 0, eventSubmitError(err)
 	}
 	return attempts, nil
 }
 
-// standingKey is an entrant's position in live standings order (see
-// game.CompareStandings), as a row value over table alias t.
-func standingKey(t string) string {
-	return `(` + t + `.best_score IS NULL, -coalesce(` + t + `.best_score, 0), coalesce(` + t + `.best_at, 'infinity'::timestamptz), ` + t + `.player_id)`
+// eventSubmitError translates bp_event_submit's refusals (SQLSTATE BPnnn,
+// see migration 000011) and every other error.
+func eventSubmitError(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		code, ok := map[string]string{
+			"BP404": game.ENOTFOUND, "BPNST": game.EEVENTNOTSTARTED, "BPEND": game.EEVENTENDED,
+			"BPNJN": game.ENOTJOINED, "BPLIM": game.EATTEMPTLIMIT, "BPFUL": game.EEVENTFULL,
+		}[pgErr.Code]
+		if ok {
+			return game.Errorf(code, "%s", pgErr.Message)
+		}
+	}
+	return translate("create event submission", err)
 }
 
 func scanStanding(row pgx.Row, extra ...any) (game.EventStanding, error) {
@@ -259,55 +217,6 @@ func announceEvent(ctx context.Context, tx pgx.Tx, change game.EventChange) erro
 	}
 	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NoticeChannel, string(payload))
 	return err
-}
-
-// EventStandings ranks an event's entrants, exactly, in one snapshot:
-// while it runs by their best passing public score (game.CompareStandings;
-// entrants without one follow), once finished by the frozen final results.
-// It reads every entrant: O(entrants), which events cap.
-func (s *Store) EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error) {
-	var out []game.EventStanding
-	board := game.EventBoard{EventID: id}
-	err := s.tx(ctx, readOnly, func(tx pgx.Tx) error {
-		e, err := scanEvent(tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
-		if err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, `SELECT seq FROM events WHERE id = $1`, id).Scan(&board.Seq); err != nil {
-			return err
-		}
-		board.Final = e.FinishedAt != nil
-		var rows pgx.Rows
-		if e.FinishedAt != nil {
-			rows, err = tx.Query(ctx, `
-				SELECT r.rank, r.player_id, p.name, r.score, r.passed, n.attempts, r.submission_id, s.created_at
-				FROM event_results r JOIN players p ON p.id = r.player_id
-				JOIN event_entrants n ON n.event_id = r.event_id AND n.player_id = r.player_id
-				JOIN event_submissions s ON s.id = r.submission_id
-				WHERE r.event_id = $1 ORDER BY r.rank`, id)
-		} else {
-			rows, err = tx.Query(ctx, `
-				SELECT row_number() OVER (ORDER BY `+standingKey("n")+`),
-					n.player_id, p.name, coalesce(n.best_score, 0), n.best_score IS NOT NULL, n.attempts,
-					n.best_submission_id, n.best_at
-				FROM event_entrants n JOIN players p ON p.id = n.player_id
-				WHERE n.event_id = $1
-				ORDER BY 1`, id)
-		}
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.EventStanding, error) { return scanStanding(row) })
-		return err
-	})
-	if err != nil {
-		return game.EventBoard{}, translate("event standings", err)
-	}
-	if out == nil {
-		out = []game.EventStanding{}
-	}
-	board.Entries, board.Total = out, len(out)
-	return board, nil
 }
 
 // EventFinals returns each entrant's final design, by player id: their

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"backpressure/internal/game"
 	"backpressure/internal/pgtest"
@@ -129,6 +130,43 @@ func checkBuckets(t *testing.T, s *pgstore.Store, size int) {
 		}
 	}
 	t.Logf("%d boards, %d buckets consistent", boards, buckets)
+	checkEventBuckets(t, s, size)
+}
+
+// checkEventBuckets verifies the events' rank buckets as checkBuckets does
+// the boards': each counts exactly the ranked entrants in its key range,
+// only sentinels are empty, none overflows, every event has one sentinel.
+func checkEventBuckets(t *testing.T, s *pgstore.Store, size int) {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	var bad []string
+	rows, err := pgstore.Pool(s).Query(ctx, `
+		WITH b AS (
+			SELECT id, event_id, lo_ns, lo_at, lo_player_id, n, lo_ns = -9223372036854775808 AS sentinel,
+				lead(lo_ns) OVER w AS hi_ns, lead(lo_at) OVER w AS hi_at, lead(lo_player_id) OVER w AS hi_pid
+			FROM event_buckets
+			WINDOW w AS (PARTITION BY event_id ORDER BY lo_ns, lo_at, lo_player_id))
+		SELECT format('event %s bucket %s: n %s, holds %s, sentinel %s', event_id, id, n, held, sentinel)
+		FROM (SELECT b.*, (
+			SELECT count(*) FROM event_entrants e
+			WHERE e.event_id = b.event_id AND e.rank_ns IS NOT NULL
+			  AND (e.rank_ns, e.rank_at, e.player_id) >= (b.lo_ns, b.lo_at, b.lo_player_id)
+			  AND (b.hi_ns IS NULL OR (e.rank_ns, e.rank_at, e.player_id) < (b.hi_ns, b.hi_at, b.hi_pid))) AS held
+			FROM b) c
+		WHERE n <> held OR (n = 0 AND NOT sentinel) OR n > $1
+		UNION ALL
+		SELECT format('event %s has %s sentinel buckets', e.id, count(b.id)) FROM events e
+		LEFT JOIN event_buckets b ON b.event_id = e.id AND b.lo_ns = -9223372036854775808
+		GROUP BY e.id HAVING count(b.id) <> 1`, size)
+	if err == nil {
+		bad, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		t.Errorf("check event buckets: %v", err)
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
 }
 
 // TestHotBucketRace hammers the top of one board from many goroutines with
@@ -283,7 +321,7 @@ func TestMigrateUpDownUp(t *testing.T) {
 		}
 		return out
 	}
-	all := []string{"board_buckets", "board_changes", "board_entries", "boards", "duels", "event_entrants", "event_final_runs", "event_results", "event_submissions", "events", "global_drains", "levels", "players", "ratings", "schema_migrations", "season_bests", "seasons", "submission_requests", "submissions"}
+	all := []string{"board_buckets", "board_changes", "board_entries", "boards", "duels", "event_buckets", "event_entrants", "event_final_runs", "event_results", "event_submissions", "events", "global_drains", "levels", "players", "ratings", "schema_migrations", "season_bests", "seasons", "submission_requests", "submissions"}
 	for i, step := range []struct {
 		name string
 		run  func(context.Context, string) error

@@ -48,6 +48,7 @@ func testEvents(t *testing.T, f *fixture) {
 	e := newEvent("lvl", func(e *game.Event) { e.CreatedBy = author.ID })
 	got := f.event(e)
 	want := e
+	want.MaxEntrants = game.DefaultMaxEntrants // the default cap
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CreateEvent (-want +got):\n%s", diff)
 	}
@@ -55,9 +56,9 @@ func testEvents(t *testing.T, f *fixture) {
 		t.Errorf("Event: %v, %v; want %+v", back, err, got)
 	}
 	later := f.event(newEvent("lvl", func(e *game.Event) { e.StartsAt, e.EndsAt = at(300), at(400) }))
-	list, err := f.s.Events(f.ctx)
-	if err != nil || len(list) != 2 || list[0].ID != e.ID || list[1].ID != later.ID {
-		t.Errorf("Events: %v, %v", list, err)
+	list, err := f.s.EventList(f.ctx, game.EventListQuery{Now: at(0)})
+	if err != nil || len(list.Events) != 2 || list.Events[0].ID != e.ID || list.Events[1].ID != later.ID || list.Next != "" {
+		t.Errorf("EventList: %v, %v", list, err)
 	}
 	_, err = f.s.CreateEvent(f.ctx, e)
 	wantCode(t, "CreateEvent twice", err, game.ECONFLICT)
@@ -148,13 +149,13 @@ func testEventStandingsAndFinish(t *testing.T, f *fixture) {
 		if err := f.s.JoinEvent(f.ctx, e.ID, f.player("idle-"+final).ID, at(150)); err != nil {
 			t.Fatal(err)
 		}
-		board, err := f.s.EventStandings(f.ctx, e.ID)
+		board, err := f.s.EventStandingsPage(f.ctx, e.ID, game.EventStandingsQuery{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
 		standings := board.Entries
-		if board.Seq != 6 || board.Final || board.Total != 5 {
-			t.Errorf("%s: board seq %d final %v total %d, want 6 attempts, live, 5 entrants", final, board.Seq, board.Final, board.Total)
+		if board.Seq != 6 || board.Final || board.Total != 4 {
+			t.Errorf("%s: board seq %d final %v total %d, want 6 attempts, live, 4 entrants in the standings (not the idle one)", final, board.Seq, board.Final, board.Total)
 		}
 		var order []string
 		for i, st := range standings {
@@ -164,7 +165,7 @@ func testEventStandingsAndFinish(t *testing.T, f *fixture) {
 			order = append(order, fmt.Sprintf("%s:%d:%v", st.PlayerName, st.Score, st.Passed))
 		}
 		want := "[player-003:70:true player-001:50:true player-000:50:true"
-		if got := fmt.Sprint(order); got[:len(want)] != want || len(standings) != 5 {
+		if got := fmt.Sprint(order); got[:len(want)] != want || len(standings) != 4 {
 			t.Errorf("%s: live standings %v", final, order)
 		}
 
@@ -233,7 +234,7 @@ func testEventStandingsAndFinish(t *testing.T, f *fixture) {
 		if ev.FinishedAt == nil {
 			t.Fatalf("%s: not finished", final)
 		}
-		frozenBoard, err := f.s.EventStandings(f.ctx, e.ID)
+		frozenBoard, err := f.s.EventStandingsPage(f.ctx, e.ID, game.EventStandingsQuery{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func testEventStandingsAndFinish(t *testing.T, f *fixture) {
 		if ok, err := f.s.FinishEvent(f.ctx, e.ID, nil, at(500)); ok || err != nil {
 			t.Errorf("finishing again: %v, %v; want false, nil", ok, err)
 		}
-		again, _ := f.s.EventStandings(f.ctx, e.ID)
+		again, _ := f.s.EventStandingsPage(f.ctx, e.ID, game.EventStandingsQuery{Limit: 100})
 		if !cmp.Equal(frozenBoard, again) {
 			t.Errorf("%s: standings changed after a second finish", final)
 		}

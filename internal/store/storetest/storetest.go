@@ -40,10 +40,10 @@ type Store interface {
 
 	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
 	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
-	Events(ctx context.Context) ([]game.Event, error)
 	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
 	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
-	EventStandings(ctx context.Context, id uuid.UUID) (game.EventBoard, error)
+	EventStandingsPage(ctx context.Context, id uuid.UUID, q game.EventStandingsQuery) (game.EventBoard, error)
+	EventList(ctx context.Context, q game.EventListQuery) (game.EventList, error)
 	EventFinals(ctx context.Context, id uuid.UUID) ([]game.EventSubmission, error)
 	FinishEvent(ctx context.Context, id uuid.UUID, results []game.EventResult, at time.Time) (bool, error)
 	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
@@ -86,6 +86,11 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Events", testEvents},
 		{"EventRules", testEventRules},
 		{"EventStandingsAndFinish", testEventStandingsAndFinish},
+		{"EventStandingsPages", testEventStandingsPages},
+		{"EventRanksEqualRecount", testEventRanksRecount},
+		{"EventConcurrentAttempts", testEventConcurrentAttempts},
+		{"EventLateCommits", testEventLateCommits},
+		{"EventList", testEventList},
 	}
 	tests = append(tests, duelTests...)
 	for _, tt := range tests {

@@ -123,13 +123,15 @@ export function board(slug, { aroundMe, cursor, limit = 10 } = {}) {
 
 // --- Events ------------------------------------------------------------------------------
 
-// events lists every event by start time: [Event] ({id, title, briefing, phase, starts_at,
-// ends_at, attempt_limit, join_required, max_entrants, final, entrants, level, version,
-// hidden_chaos, resilience, finished_at}; level and version are null before the start,
-// hidden_chaos until the end).
+// events lists the events of each phase, by start time, the first 100 of each: [Event] ({id,
+// title, briefing, phase, starts_at, ends_at, attempt_limit, join_required, max_entrants,
+// final, entrants, level, version, finished_at}; level and version are null before the
+// start; a list never carries the hidden chaos: event(id) has it once the event is over).
 export async function events() {
-  const data = await call('GET', '/v1/events', { auth: 'optional' });
-  return data.events || [];
+  const phases = ['live', 'finishing', 'upcoming', 'finished'];
+  const pages = await Promise.all(phases.map((phase) =>
+    call('GET', `/v1/events?phase=${phase}&limit=100`, { auth: 'optional' })));
+  return pages.flatMap((data) => data.events || []);
 }
 
 export function event(id) {
@@ -150,7 +152,7 @@ export function submitEvent(id, design) {
 // eventStandings: {event_id, seq, final, total, entries: [{rank, player_id, player_name,
 // score, passed, attempts, submission_id, achieved_at}]}.
 export function eventStandings(id) {
-  return call('GET', `/v1/events/${enc(id)}/standings`);
+  return call('GET', `/v1/events/${enc(id)}/standings?limit=100`);
 }
 
 // eventResult is a finished event's final run of one entrant: {level, version, hidden_chaos,
@@ -215,7 +217,7 @@ export function player(id) {
 // boardStreamURL and eventStreamURL are the Server-Sent Events streams of a level version's
 // board and of an event's standings.
 export const boardStreamURL = (slug, version) => `/v1/challenges/${enc(slug)}/leaderboard/stream${version ? `?version=${version}` : ''}`;
-export const eventStreamURL = (id) => `/v1/events/${enc(id)}/stream`;
+export const eventStreamURL = (id) => `/v1/events/${enc(id)}/stream?limit=100`;
 
 function randomKey() {
   if (crypto.randomUUID) return crypto.randomUUID();

@@ -1,0 +1,11 @@
+DROP FUNCTION bp_event_submit(uuid, uuid, uuid, json, json, boolean, bigint, timestamptz, bigint, text, integer);
+DROP FUNCTION bp_json_time(timestamptz);
+DROP FUNCTION bp_event_move_key(uuid, boolean, bigint, timestamptz, bigint, timestamptz, uuid, bigint);
+DROP FUNCTION bp_event_lock_bucket(uuid, bigint, timestamptz, uuid);
+DROP FUNCTION bp_event_rank(uuid, bigint, timestamptz, uuid);
+DROP TABLE event_buckets;
+DROP INDEX events_unfinished_starts;
+DROP INDEX events_finished_starts;
+ALTER TABLE events DROP COLUMN ranked;
+DROP INDEX event_entrants_rank;
+ALTER TABLE event_entrants DROP COLUMN rank_at, DROP COLUMN rank_ns;
