@@ -10,8 +10,10 @@ type overloadSeries struct {
 	dt                             float64
 	offered, fresh, served, failed []float64
 	fill, out                      map[string][]float64 // per component: waiting-room fill 0..1, finished per second
-	// p99 is the 99th percentile of the answers (within the timeout) of ticks k0..k1−1, in s.
-	p99 func(k0, k1 int) float64
+	// p99 is the 99th percentile of every answer of the run (within the timeout), in s: the
+	// true quantile on both sides (the engine's from its run histogram), never a mean of
+	// per-tick percentiles.
+	p99 float64
 }
 
 func engineSeries(r *Result) overloadSeries {
@@ -30,15 +32,7 @@ func engineSeries(r *Result) overloadSeries {
 			s.out[info.ID][i] = tk.Components[c].OutputRPS
 		}
 	}
-	// Each tick's p99, weighted by the answers it stands for: at a constant load, the
-	// percentile of the answers of the window.
-	s.p99 = func(k0, k1 int) float64 {
-		var sum, w float64
-		for _, tk := range r.Ticks[k0:k1] {
-			sum, w = sum+tk.P99Ms/1000*tk.ServedRPS, w+tk.ServedRPS
-		}
-		return sum / math.Max(w, 1e-9)
-	}
+	s.p99 = r.Summary.P99Ms / 1000
 	return s
 }
 
@@ -57,13 +51,11 @@ func (rec *refRecord) series() overloadSeries {
 			s.out[id][k] = x * per
 		}
 	}
-	s.p99 = func(k0, k1 int) float64 {
-		var xs []float64
-		for _, l := range rec.latency[k0:k1] {
-			xs = append(xs, l...)
-		}
-		return quantile(xs, 0.99)
+	var xs []float64
+	for _, l := range rec.latency {
+		xs = append(xs, l...)
 	}
+	s.p99 = quantile(xs, 0.99)
 	return s
 }
 
@@ -190,8 +182,7 @@ func servedShare(s overloadSeries) (float64, bool) {
 	return served / math.Max(fresh, 1e-9), fresh > 0
 }
 
-// p99Ms is the 99th percentile latency of the answers of the second half of the run, in ms.
+// p99Ms is the 99th percentile latency of the run's answers, in ms.
 func p99Ms(s overloadSeries) (float64, bool) {
-	n := len(s.served)
-	return s.p99(n/2, n) * 1000, n > 0
+	return s.p99 * 1000, s.p99 > 0
 }

@@ -1,7 +1,7 @@
 package sim
 
-// The overload scenarios: the engine held against the reference simulator (mean of three
-// seeds) on the situations the game is about. Every row computes both and prints them.
+// The overload scenarios: the engine held against the reference simulator (mean of
+// referenceSeeds) on the situations the game is about. Every row computes both and prints them.
 // A row within tolerance asserts that it stays within. A row marked as a known gap (with
 // the reason) asserts that the engine is STILL outside tolerance: when the engine is fixed
 // the test fails, and the row must lose its gap and become an ordinary assertion. So the
@@ -66,8 +66,9 @@ type overloadScenario struct {
 	metrics []overloadMetric
 }
 
-// referenceSeeds are the seeds whose mean is the reference's value.
-var referenceSeeds = []uint64{1, 2, 3}
+// referenceSeeds are the seeds whose mean is the reference's value: ten, so that a
+// random-phase timing (a health check's probes) wanders well under its tolerance.
+var referenceSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 
 // The scenario designs.
 

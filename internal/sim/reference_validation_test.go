@@ -308,7 +308,7 @@ func TestReferenceHealthChecksDetectAfterTwoProbes(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		got := lastError(true, seed) - 10
 		sum += got
-		if got < refHealthIntervalSec || got > 2*refHealthIntervalSec+0.1 {
+		if got < 5 || got > 10.1 {
 			t.Errorf("seed %d: the dead backend's share failed for %.1f s, want between 5 and 10 s", seed, got)
 		}
 		if without := lastError(false, seed); without != 30 {
@@ -339,8 +339,9 @@ func TestReferenceIsDeterministic(t *testing.T) {
 // The mapping refuses what the reference does not model instead of simulating it wrongly.
 func TestReferenceRefusesWhatItDoesNotModel(t *testing.T) {
 	tests := []struct{ name, design, want string }{
-		{"a gateway", `{"components":[{"id":"gw","type":"api_gateway"},{"id":"app","type":"app_service"}],
-		 "edges":[{"from":"gw","to":"app"}]}`, "gw"},
+		{"a gateway over two components", `{"components":[{"id":"gw","type":"api_gateway"},{"id":"a","type":"app_service"},
+		 {"id":"b","type":"app_service"}],"edges":[{"from":"gw","to":"a"},{"from":"gw","to":"b"}]}`, "gw"},
+		{"a container pool", `{"components":[{"id":"pool","type":"container_pool"}],"edges":[]}`, "pool"},
 		{"read replicas", `{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database","params":{"read_replicas":1}}],
 		 "edges":[{"from":"app","to":"db"}]}`, "db"},
 		{"consistent hashing", `{"components":[{"id":"lb","type":"load_balancer","params":{"algorithm":"consistent_hash"}},
