@@ -14,6 +14,9 @@ type overloadSeries struct {
 	// true quantile on both sides (the engine's from its run histogram), never a mean of
 	// per-tick percentiles.
 	p99 float64
+	// breakers holds each gateway breaker's changes of state, in order, timed where the
+	// state took effect (the engine's at the start of the tick it first holds in).
+	breakers map[string][]refGateState
 }
 
 func engineSeries(r *Result) overloadSeries {
@@ -33,6 +36,19 @@ func engineSeries(r *Result) overloadSeries {
 		}
 	}
 	s.p99 = r.Summary.P99Ms / 1000
+	s.breakers = map[string][]refGateState{}
+	for c, info := range r.Components {
+		if info.Type != KindAPIGateway {
+			continue
+		}
+		var h []refGateState
+		for i, tk := range r.Ticks {
+			if b := tk.Components[c].Breaker; b != BreakerNone && (len(h) == 0 || h[len(h)-1].state != b) {
+				h = append(h, refGateState{at: float64(i) * s.dt, state: b})
+			}
+		}
+		s.breakers[info.ID] = h
+	}
 	return s
 }
 
@@ -56,6 +72,7 @@ func (rec *refRecord) series() overloadSeries {
 		xs = append(xs, l...)
 	}
 	s.p99 = quantile(xs, 0.99)
+	s.breakers = rec.breakers
 	return s
 }
 
@@ -185,4 +202,43 @@ func servedShare(s overloadSeries) (float64, bool) {
 // p99Ms is the 99th percentile latency of the run's answers, in ms.
 func p99Ms(s overloadSeries) (float64, bool) {
 	return s.p99 * 1000, s.p99 > 0
+}
+
+// breakerOpensSec is when gateway id's breaker first opens after from.
+func breakerOpensSec(id string, from float64) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		for _, h := range s.breakers[id] {
+			if h.state == BreakerOpen && h.at >= from {
+				return h.at - from, true
+			}
+		}
+		return 0, false
+	}
+}
+
+// breakerClosesSec is how long after from gateway id's breaker closes for good: the time of
+// its last change of state, which closed it; false if it ends open or half-open, or never
+// opened.
+func breakerClosesSec(id string, from float64) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		h := s.breakers[id]
+		if len(h) < 2 {
+			return 0, false
+		}
+		last := h[len(h)-1]
+		return last.at - from, last.state == BreakerClosed
+	}
+}
+
+// breakerOpenings is how many times gateway id's breaker opened.
+func breakerOpenings(id string) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		n := 0
+		for _, h := range s.breakers[id] {
+			if h.state == BreakerOpen {
+				n++
+			}
+		}
+		return float64(n), true
+	}
 }

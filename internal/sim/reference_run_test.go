@@ -16,7 +16,8 @@ type refRecord struct {
 	inFlight                                  float64     // attempts unanswered at the end
 	latency                                   [][]float64 // seconds, answered within the deadline, per tick
 	fill, out                                 map[string][]float64
-	stored                                    map[string][]float64 // queue id → messages written per tick
+	stored                                    map[string][]float64      // queue id → messages written per tick
+	breakers                                  map[string][]refGateState // gateway id → its breaker's changes of state
 }
 
 func (m *refModel) tickOf(t float64) int {
@@ -93,6 +94,12 @@ func (m *refModel) run() *refRecord {
 	m.s.runUntil(end)
 	for k := 0; k < n; k++ {
 		rec.inFlight += rec.offered[k] - rec.served[k] - rec.rejected[k] - rec.errors[k] - rec.timedOut[k]
+	}
+	rec.breakers = map[string][]refGateState{}
+	for _, id := range m.order {
+		if g, ok := m.comps[id].hop.(*refGateway); ok && g.threshold > 0 {
+			rec.breakers[id] = g.history
+		}
 	}
 	return rec
 }

@@ -170,6 +170,46 @@ func heldChain() (Design, Config) {
 	return des, cfg
 }
 
+// quickBreaker is a gateway whose breaker judges 2 s of answers against 50%, stays open 1 s
+// and probes with a tenth of the requests: it cycles several times in a 10 s trouble.
+const quickBreaker = `{"id":"gw","type":"api_gateway","params":{"breaker_window_sec":2,"breaker_open_sec":1,"breaker_probe_ratio":0.1}}`
+
+// breakerOverFailedApp is a quickBreaker over an app of 2 × 8 workers at 20 ms (800 rps) that fails from 10 to 20 s;
+// the clients retry once.
+func breakerOverFailedApp(load float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[` + quickBreaker + `,
+		 {"id":"app","type":"app_service","params":{"replicas":2,"concurrency":8,"service_time_ms":20}}],
+		 "edges":[{"from":"gw","to":"app"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 250, DurationSec: 40, Traffic: Traffic{Kind: "constant", RPS: load * 800}, Mix: Mix{Static: 1},
+			Client: Client{TimeoutMs: 1000, MaxRetries: 1},
+			Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "app"}}}
+		return des, cfg
+	}
+}
+
+// breakerOverSlowCall is a quickBreaker over an app of 2 × 8 workers at 20 ms holding
+// each through a read from a database of 10 × 5 ms (640 rps), whose edge is 600 ms slower
+// from 10 to 20 s: the app's held workers pass about 26 rps, its rooms fill and the
+// clients (1 s timeout, one retry) time out.
+func breakerOverSlowCall(load float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[` + quickBreaker + `,
+		 {"id":"app","type":"app_service","params":{"replicas":2,"concurrency":8,"service_time_ms":20}},
+		 {"id":"db","type":"database","params":{"connections":10,"query_time_ms":5}}],
+		 "edges":[{"from":"gw","to":"app"},{"from":"app","to":"db"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 250, DurationSec: 40, Traffic: Traffic{Kind: "constant", RPS: load * 640}, Mix: Mix{Read: 1},
+			Client: Client{TimeoutMs: 1000, MaxRetries: 1},
+			Chaos: []ChaosEvent{{Kind: ChaosLatencyInjection, AtSec: 10, DurationSec: 10, From: "app", To: "db",
+				Params: ChaosParams{ExtraLatencyMs: 600}}}}
+		return des, cfg
+	}
+}
+
 // Why today's engine misses the rows marked as gaps.
 const (
 	gapRoomFill = "above saturation the engine's rooms are one fluid backlog for the tier, which starts filling at once, while the reference's first requests take idle workers (after the first step its room reads 7% full, the engine's 15%), and the engine's backlog then stands full, while the reference's rooms, one per replica, hover below full (98.7% without retries, 99.6% with one, over 40 seeds): reading 99% full is a fluctuation there, first seen after 2.4 s without retries and 2.2 s with one (2.1 s with the four rooms pooled into one); a model matching the reference's mean fill would never read 99% without retries"
@@ -213,11 +253,23 @@ var overloadScenarios = []overloadScenario{
 	{name: "queue consumers on a saturated database", build: consumersOnASaturatedDatabase, metrics: []overloadMetric{
 		{name: "stored writes ÷ offered", tol: tolRate, measure: storedShare("db")},
 	}},
+	{name: "breaker over a failed app at 40% load", build: breakerOverFailedApp(0.4), metrics: breakerMetrics},
+	{name: "breaker over a failed app at 80% load", build: breakerOverFailedApp(0.8), metrics: breakerMetrics},
+	{name: "breaker over a slow call at 40% load", build: breakerOverSlowCall(0.4), metrics: breakerMetrics},
+	{name: "breaker over a slow call at 80% load", build: breakerOverSlowCall(0.8), metrics: breakerMetrics},
 	{name: "held chain over a smaller database", build: heldChain, metrics: []overloadMetric{
 		{name: "served ÷ offered", tol: tolRate, measure: servedShare},
 		{name: "p99 (ms)", tol: tolTime, measure: p99Ms},
 		{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20)},
 	}},
+}
+
+// breakerMetrics are the rows of a breaker whose trouble lasts from 10 to 20 s.
+var breakerMetrics = []overloadMetric{
+	{name: "breaker opens after the trouble starts (s)", tol: tolTime, measure: breakerOpensSec("gw", 10)},
+	{name: "breaker opens (times)", tol: tolAmplification, measure: breakerOpenings("gw")},
+	{name: "breaker closes for good after the trouble ends (s)", tol: tolRecovery, measure: breakerClosesSec("gw", 20)},
+	{name: "recovery after the trouble (s)", tol: tolRecovery, measure: recoverySec(20)},
 }
 
 // overloadRow is one measured line of the table.
