@@ -7,9 +7,9 @@ import "math"
 
 // overloadSeries is one run, tick by tick, in requests per second.
 type overloadSeries struct {
-	dt                             float64
-	offered, fresh, served, failed []float64
-	fill, out                      map[string][]float64 // per component: waiting-room fill 0..1, finished per second
+	dt                                       float64
+	offered, fresh, served, failed, timedOut []float64
+	fill, out                                map[string][]float64 // per component: waiting-room fill 0..1, finished per second
 	// p99 is the 99th percentile of every answer of the run (within the timeout), in s: the
 	// true quantile on both sides (the engine's from its run histogram), never a mean of
 	// per-tick percentiles.
@@ -26,6 +26,7 @@ func engineSeries(r *Result) overloadSeries {
 		s.fresh = append(s.fresh, tk.FreshRPS)
 		s.served = append(s.served, tk.ServedRPS)
 		s.failed = append(s.failed, tk.RejectedRPS+tk.ErrorRPS+tk.TimedOutRPS)
+		s.timedOut = append(s.timedOut, tk.TimedOutRPS)
 		for c, info := range r.Components {
 			if i == 0 {
 				s.fill[info.ID] = make([]float64, len(r.Ticks))
@@ -60,6 +61,7 @@ func (rec *refRecord) series() overloadSeries {
 		s.fresh = append(s.fresh, rec.fresh[k]*per)
 		s.served = append(s.served, rec.served[k]*per)
 		s.failed = append(s.failed, (rec.rejected[k]+rec.errors[k]+rec.timedOut[k])*per)
+		s.timedOut = append(s.timedOut, rec.timedOut[k]*per)
 	}
 	for id, xs := range rec.out {
 		s.out[id] = make([]float64, len(xs))
@@ -240,5 +242,34 @@ func breakerOpenings(id string) func(overloadSeries) (float64, bool) {
 			}
 		}
 		return float64(n), true
+	}
+}
+
+// firstTimeoutsSec is the start of the first one-second window in which more than 1% of
+// the attempts finished timed out.
+func firstTimeoutsSec(s overloadSeries) (float64, bool) {
+	w := s.window()
+	for k := 0; k+w <= len(s.served); k++ {
+		var done, to float64
+		for j := k; j < k+w; j++ {
+			done, to = done+s.served[j]+s.failed[j], to+s.timedOut[j]
+		}
+		if done > 0 && to > 0.01*done {
+			return float64(k) * s.dt, true
+		}
+	}
+	return 0, false
+}
+
+// backlogGrowth is how fast component id's waiting messages grow over the second half of
+// the run, in messages a second, its room holding places.
+func backlogGrowth(id string, places float64) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		fill := s.fill[id]
+		n := len(fill)
+		if n < 2 {
+			return 0, false
+		}
+		return (fill[n-1] - fill[n/2]) * places / (float64(n-1-n/2) * s.dt), true
 	}
 }
