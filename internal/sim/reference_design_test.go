@@ -24,6 +24,14 @@ const (
 type refReq struct {
 	class    Class
 	deadline float64
+	hold     float64 // s a slow database holds its connection after the query (refOptions)
+}
+
+// refOptions are readings of a configuration that the game's schema leaves to the level:
+// slowDatabase takes a latency injection on an edge into a database as the database being
+// slow, its connection held through the delay, rather than the network.
+type refOptions struct {
+	slowDatabase bool
 }
 
 // refHop is anything a request can be sent to: a component or an edge in front of one.
@@ -58,6 +66,7 @@ type refModel struct {
 	rec   *refRecord
 	// retryTokens is the clients' retry budget (a token bucket; see depositRetryToken).
 	retryTokens float64
+	opt         refOptions
 }
 
 // once makes a reply safe to call more than once: only the first call counts. A pool that
@@ -150,6 +159,11 @@ func refFixedPool(s *refSim, name string, capRPS, serviceSec float64, buffer int
 
 // newRefModel maps a design onto reference pools and hops.
 func newRefModel(d Design, cfg Config, seed uint64) (*refModel, error) {
+	return newRefModelWith(d, cfg, seed, refOptions{})
+}
+
+// newRefModelWith is newRefModel with readings of the configuration other than the default.
+func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refModel, error) {
 	if cfg.TickMs == 0 {
 		cfg.TickMs = defaultTickMs
 	}
@@ -158,7 +172,7 @@ func newRefModel(d Design, cfg Config, seed uint64) (*refModel, error) {
 		cat = DefaultCatalog()
 	}
 	m := &refModel{s: newRefSim(seed), cfg: cfg, dt: cfg.TickMs / 1000, comps: map[string]*refComp{},
-		edges: map[[2]string]*refEdge{}}
+		edges: map[[2]string]*refEdge{}, opt: opt}
 	m.ticks = int(math.Round(cfg.DurationSec / m.dt))
 	callees := map[string][]string{}
 	incoming := map[string]int{}
@@ -366,6 +380,12 @@ func (e *refEdge) call(r *refReq, reply func(refOutcome)) {
 			extra += ev.Params.ExtraLatencyMs / 1000
 		}
 	}
+	if extra > 0 && e.m.opt.slowDatabase && e.to.kind == KindDatabase {
+		slow := *r
+		slow.hold = extra
+		e.to.hop.call(&slow, reply)
+		return
+	}
 	if extra > 0 {
 		e.m.s.at(now+extra, func() { e.to.hop.call(r, reply) })
 		return
@@ -551,9 +571,20 @@ func (c *refCache) call(r *refReq, reply func(refOutcome)) {
 type refDatabase struct{ comp *refComp }
 
 func (d *refDatabase) call(r *refReq, reply func(refOutcome)) {
-	d.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
-		release()
-		reply(refOK)
+	pl := d.comp.pools[0]
+	pl.arrive(&refJob{fail: reply, start: func(release func()) {
+		if r.hold <= 0 {
+			release()
+			reply(refOK)
+			return
+		}
+		epoch := pl.epoch
+		pl.s.at(pl.s.now+r.hold, func() {
+			if epoch == pl.epoch { // else the node failed meanwhile and answered for it
+				release()
+				reply(refOK)
+			}
+		})
 	}})
 }
 

@@ -51,7 +51,12 @@ func (m *refModel) begin() (*refRecord, float64) {
 
 // refRun simulates d under cfg with one seed and returns its record.
 func refRun(d Design, cfg Config, seed uint64) (*refRecord, error) {
-	m, err := newRefModel(d, cfg, seed)
+	return refRunWith(d, cfg, seed, refOptions{})
+}
+
+// refRunWith is refRun with readings of the configuration other than the default.
+func refRunWith(d Design, cfg Config, seed uint64, opt refOptions) (*refRecord, error) {
+	m, err := newRefModelWith(d, cfg, seed, opt)
 	if err != nil {
 		return nil, err
 	}
