@@ -551,7 +551,9 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 	case pl.closed.population > 0 && m.closedQueue(pl, lambda, mu):
 		// Reached only by held calls: a closed loop of the callers' workers (closedloop.go).
 	case pl.buffer == 0:
-		pl.rejected = pl.in * erlangB(c, a)
+		// Each replica's workers lose their share as a loss system fed every rooms-th
+		// arrival: a regular stream refuses less than Erlang B says (regularLoss).
+		pl.rejected = pl.in * regularLoss(c/rooms, a/float64(rooms), cv2)
 		pl.processed = pl.in - pl.rejected
 	case lambda < pl.capRate && pl.backlog0 <= 0:
 		r := room{workers: c / rooms, places: pl.buffer / float64(rooms), mu: mu, cv2: cv2}

@@ -84,6 +84,30 @@ func erlangCFromB(c int, a, b float64) float64 {
 	return min(1, cf*b/(cf-a*(1-b)))
 }
 
+// regularLoss is the share of arrivals refused by a room of c workers and no waiting place
+// offered a Erlangs by a stream whose interarrival times vary by cv2 (squared): the exact
+// GI/M/c/c loss (Takács) for gamma-distributed interarrival times of that variation, so an
+// Erlang-n stream (every n-th request of a Poisson stream, dealt in turn) is exact. A
+// regular stream finds all the workers busy less often than a Poisson one: three rooms of
+// 6 workers dealt in turn 90% of their capacity lose 17.4%, where Erlang B says 22.2% and
+// pooled into one room of 18 workers 11.7%. With cv2 = 1 it is Erlang B.
+func regularLoss(c int, a, cv2 float64) float64 {
+	if cv2 == 1 || !(cv2 > 0) || !(a > 0) || c <= 0 {
+		return erlangB(c, a)
+	}
+	// 1/B = Σ_j C(c, j) Π_{i≤j} (1 − φ_i) ÷ φ_i, φ_i the interarrival time's transform at
+	// i workers' departure rate: (1 + i ÷ (k·a))^(−k) in units of the service time, k = 1 ÷
+	// cv2. Summed by Horner's rule from the innermost term; past the largest float the
+	// loss is 0.
+	k := 1 / cv2
+	h := 1.0
+	for i := c; i >= 1; i-- {
+		odds := math.Expm1(k * math.Log1p(float64(i)/(k*a))) // (1 − φ_i) ÷ φ_i
+		h = 1 + float64(c-i+1)/float64(i)*odds*h
+	}
+	return 1 / h
+}
+
 // roomQueue is the stationary queue of one room: c workers offered a Erlangs (a < c),
 // places waiting places (+Inf for an unbounded room), and sigma the ratio by which the chance of each further place being taken falls: a ÷ c for Poisson
 // arrivals, which makes this M/M/c/K exactly, and smaller for a more regular stream

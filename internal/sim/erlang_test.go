@@ -256,3 +256,87 @@ func BenchmarkErlangB(b *testing.B) {
 		sinkFloat += erlangB(640, 512)
 	}
 }
+
+// erlangKLossByStates is the loss of c exponential workers (rate 1) with no waiting place,
+// fed by an Erlang-k stream of rate a, from the stationary distribution of the Markov
+// chain (busy workers, arrival phase), solved by Gaussian elimination: independent of the
+// transform formula regularLoss sums.
+func erlangKLossByStates(c, k int, a float64) float64 {
+	n := (c + 1) * k
+	idx := func(busy, phase int) int { return busy*k + phase }
+	// Rows: balance equations πQ = 0 (transposed), the last replaced by Σπ = 1.
+	q := make([][]float64, n)
+	for i := range q {
+		q[i] = make([]float64, n+1)
+	}
+	rate := float64(k) * a
+	add := func(from, to int, r float64) {
+		q[to][from] += r
+		q[from][from] -= r
+	}
+	for b := 0; b <= c; b++ {
+		for p := 0; p < k; p++ {
+			s := idx(b, p)
+			switch {
+			case p < k-1:
+				add(s, idx(b, p+1), rate)
+			case b < c:
+				add(s, idx(b+1, 0), rate)
+			default:
+				add(s, idx(b, 0), rate) // lost
+			}
+			if b > 0 {
+				add(s, idx(b-1, p), float64(b))
+			}
+		}
+	}
+	for j := 0; j < n; j++ {
+		q[n-1][j] = 1
+	}
+	q[n-1][n] = 1
+	for col := 0; col < n; col++ {
+		piv := col
+		for r := col + 1; r < n; r++ {
+			if math.Abs(q[r][col]) > math.Abs(q[piv][col]) {
+				piv = r
+			}
+		}
+		q[col], q[piv] = q[piv], q[col]
+		for r := 0; r < n; r++ {
+			if r != col && q[r][col] != 0 {
+				f := q[r][col] / q[col][col]
+				for j := col; j <= n; j++ {
+					q[r][j] -= f * q[col][j]
+				}
+			}
+		}
+	}
+	// An arrival finds every worker busy when it comes from the last phase in state c.
+	return float64(k) * q[idx(c, k-1)][n] / q[idx(c, k-1)][idx(c, k-1)]
+}
+
+// A room with no waiting place fed a regular stream loses exactly what its Markov chain
+// says: Erlang-2, -3 and -4 streams (round-robin over 2, 3 and 4) below, at and above the
+// workers' capacity; and a Poisson stream loses Erlang B to the bit.
+func TestRegularLossIsGIMccStateByState(t *testing.T) {
+	for _, c := range []int{1, 6, 18} {
+		for _, k := range []int{2, 3, 4} {
+			for _, rho := range []float64{0.5, 0.9, 1.1, 2} {
+				a := rho * float64(c)
+				got, want := regularLoss(c, a, 1/float64(k)), erlangKLossByStates(c, k, a)
+				if math.Abs(got-want) > 1e-9*math.Max(want, 1e-12) && math.Abs(got-want) > 1e-15 {
+					t.Errorf("c=%d, Erlang-%d stream at %.0f%%: loss %.12g, the chain's %.12g", c, k, 100*rho, got, want)
+				}
+				if poisson := erlangB(c, a); !(got < poisson) {
+					t.Errorf("c=%d, Erlang-%d at %.0f%%: loss %.6g not below Erlang B's %.6g", c, k, 100*rho, got, poisson)
+				}
+			}
+		}
+		if got, want := regularLoss(c, 0.9*float64(c), 1), erlangB(c, 0.9*float64(c)); got != want {
+			t.Errorf("c=%d, Poisson: %v, Erlang B %v", c, got, want)
+		}
+	}
+	if got := regularLoss(10_000, 9_000, 0.5); math.IsNaN(got) || got < 0 || got > 1e-6 {
+		t.Errorf("10,000 workers at 90%%, Erlang-2: loss %v, want a tiny share", got)
+	}
+}

@@ -10,22 +10,29 @@ import (
 	"math"
 )
 
-// Health checks of the reference's balancers (the defaults the product documents).
-const (
-	refHealthIntervalSec = 5
-	refUnhealthyAfter    = 2
-)
-
 // Service times the engine gives its fixed-capacity kinds; the reference turns the
 // catalog's capacity into workers the same way, so both simulate the same pools.
 const (
 	refBalancerServiceSec = 0.0005
 	refCacheServiceSec    = 0.001
 	refBrokerServiceSec   = 0.001
+	refGatewayServiceSec  = 0.001
 )
 
-// refReq is one attempt travelling through the design.
-type refReq struct{ class Class }
+// refReq is one attempt travelling through the design; deadline is when its client gives
+// up (+Inf without a timeout).
+type refReq struct {
+	class    Class
+	deadline float64
+	hold     float64 // s a slow database holds its connection after the query (refOptions)
+}
+
+// refOptions are readings of a configuration that the game's schema leaves to the level:
+// slowDatabase takes a latency injection on an edge into a database as the database being
+// slow, its connection held through the delay, rather than the network.
+type refOptions struct {
+	slowDatabase bool
+}
 
 // refHop is anything a request can be sent to: a component or an edge in front of one.
 type refHop interface {
@@ -57,8 +64,9 @@ type refModel struct {
 	edges map[[2]string]*refEdge
 	entry refHop
 	rec   *refRecord
-	// retryStarted counts retries started because of failures in each tick (the budget).
-	retryStarted []float64
+	// retryTokens is the clients' retry budget (a token bucket; see depositRetryToken).
+	retryTokens float64
+	opt         refOptions
 }
 
 // once makes a reply safe to call more than once: only the first call counts. A pool that
@@ -151,6 +159,11 @@ func refFixedPool(s *refSim, name string, capRPS, serviceSec float64, buffer int
 
 // newRefModel maps a design onto reference pools and hops.
 func newRefModel(d Design, cfg Config, seed uint64) (*refModel, error) {
+	return newRefModelWith(d, cfg, seed, refOptions{})
+}
+
+// newRefModelWith is newRefModel with readings of the configuration other than the default.
+func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refModel, error) {
 	if cfg.TickMs == 0 {
 		cfg.TickMs = defaultTickMs
 	}
@@ -159,9 +172,8 @@ func newRefModel(d Design, cfg Config, seed uint64) (*refModel, error) {
 		cat = DefaultCatalog()
 	}
 	m := &refModel{s: newRefSim(seed), cfg: cfg, dt: cfg.TickMs / 1000, comps: map[string]*refComp{},
-		edges: map[[2]string]*refEdge{}}
+		edges: map[[2]string]*refEdge{}, opt: opt}
 	m.ticks = int(math.Round(cfg.DurationSec / m.dt))
-	m.retryStarted = make([]float64, m.ticks+1)
 	callees := map[string][]string{}
 	incoming := map[string]int{}
 	for _, e := range d.Edges {
@@ -189,6 +201,9 @@ func newRefModel(d Design, cfg Config, seed uint64) (*refModel, error) {
 		case KindLoadBalancer:
 			n := p.f("instances")
 			rc.pools = []*refPool{refFixedPool(m.s, c.ID, it.CapacityRPS*n, refBalancerServiceSec, int(float64(it.BufferPerUnit)*n))}
+		case KindAPIGateway:
+			n := p.f("instances")
+			rc.pools = []*refPool{refFixedPool(m.s, c.ID, it.CapacityRPS*n, refGatewayServiceSec, int(float64(it.BufferPerUnit)*n))}
 		case KindAppService:
 			for r := 0; r < p.i("replicas"); r++ {
 				rc.pools = append(rc.pools, newRefPool(m.s, fmt.Sprintf("%s/%d", c.ID, r), p.i("concurrency"),
@@ -264,7 +279,8 @@ func newRefModel(d Design, cfg Config, seed uint64) (*refModel, error) {
 		rc := m.comps[c.ID]
 		switch c.Type {
 		case KindLoadBalancer:
-			b := &refBalancer{m: m, comp: rc, algorithm: p.s("algorithm"), health: p.b("health_checks")}
+			b := &refBalancer{m: m, comp: rc, algorithm: p.s("algorithm"), health: p.b("health_checks"),
+				intervalSec: p.f("health_check_interval_sec"), unhealthyAfter: p.i("unhealthy_threshold")}
 			if b.algorithm == "consistent_hash" {
 				return nil, fmt.Errorf("%s: consistent hashing is not modelled by the reference", c.ID)
 			}
@@ -275,6 +291,15 @@ func newRefModel(d Design, cfg Config, seed uint64) (*refModel, error) {
 				b.backends = append(b.backends, &refBackend{comp: m.comps[to], hop: edge(c.ID, to), up: true})
 			}
 			rc.hop = b
+		case KindAPIGateway:
+			if len(callees[c.ID]) != 1 {
+				return nil, fmt.Errorf("%s: the reference's gateway forwards to exactly one component", c.ID)
+			}
+			to := callees[c.ID][0]
+			if k := kindOf[to]; k != KindAppService && k != KindLoadBalancer {
+				return nil, fmt.Errorf("%s: the reference's gateway forwards to an app service or a balancer, not %s", c.ID, k)
+			}
+			rc.hop = newRefGateway(m, rc, p, edge(c.ID, to))
 		case KindAppService:
 			app := &refApp{m: m, comp: rc}
 			db := edge(c.ID, firstCallee(c.ID, KindDatabase))
@@ -310,7 +335,7 @@ func newRefModel(d Design, cfg Config, seed uint64) (*refModel, error) {
 		}
 	}
 	for _, c := range d.Components {
-		if incoming[c.ID] == 0 && (c.Type == KindLoadBalancer || c.Type == KindAppService) {
+		if incoming[c.ID] == 0 && (c.Type == KindLoadBalancer || c.Type == KindAppService || c.Type == KindAPIGateway) {
 			if m.entry != nil {
 				return nil, fmt.Errorf("the reference takes one ingress; %s is a second", c.ID)
 			}
@@ -355,6 +380,12 @@ func (e *refEdge) call(r *refReq, reply func(refOutcome)) {
 			extra += ev.Params.ExtraLatencyMs / 1000
 		}
 	}
+	if extra > 0 && e.m.opt.slowDatabase && e.to.kind == KindDatabase {
+		slow := *r
+		slow.hold = extra
+		e.to.hop.call(&slow, reply)
+		return
+	}
 	if extra > 0 {
 		e.m.s.at(now+extra, func() { e.to.hop.call(r, reply) })
 		return
@@ -388,6 +419,9 @@ type refBalancer struct {
 	algorithm string // round_robin, random, least_connections
 	health    bool
 	next      int
+	// Health checks: every intervalSec, a backend out after unhealthyAfter failures in a row.
+	intervalSec    float64
+	unhealthyAfter int
 }
 
 func (b *refBalancer) call(r *refReq, reply func(refOutcome)) {
@@ -448,14 +482,14 @@ func (b *refBalancer) startHealthChecks(end float64) {
 			}
 			if ok {
 				be.failedProbe, be.up = 0, true
-			} else if be.failedProbe++; be.failedProbe >= refUnhealthyAfter {
+			} else if be.failedProbe++; be.failedProbe >= b.unhealthyAfter {
 				be.up = false
 			}
-			if now+refHealthIntervalSec < end {
-				b.m.s.at(now+refHealthIntervalSec, probe)
+			if now+b.intervalSec < end {
+				b.m.s.at(now+b.intervalSec, probe)
 			}
 		}
-		b.m.s.at(b.m.s.rng.Float64()*refHealthIntervalSec, probe)
+		b.m.s.at(b.m.s.rng.Float64()*b.intervalSec, probe)
 	}
 }
 
@@ -537,9 +571,20 @@ func (c *refCache) call(r *refReq, reply func(refOutcome)) {
 type refDatabase struct{ comp *refComp }
 
 func (d *refDatabase) call(r *refReq, reply func(refOutcome)) {
-	d.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
-		release()
-		reply(refOK)
+	pl := d.comp.pools[0]
+	pl.arrive(&refJob{fail: reply, start: func(release func()) {
+		if r.hold <= 0 {
+			release()
+			reply(refOK)
+			return
+		}
+		epoch := pl.epoch
+		pl.s.at(pl.s.now+r.hold, func() {
+			if epoch == pl.epoch { // else the node failed meanwhile and answered for it
+				release()
+				reply(refOK)
+			}
+		})
 	}})
 }
 

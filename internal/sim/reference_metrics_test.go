@@ -7,11 +7,16 @@ import "math"
 
 // overloadSeries is one run, tick by tick, in requests per second.
 type overloadSeries struct {
-	dt                             float64
-	offered, fresh, served, failed []float64
-	fill, out                      map[string][]float64 // per component: waiting-room fill 0..1, finished per second
-	// p99 is the 99th percentile of the answers (within the timeout) of ticks k0..k1−1, in s.
-	p99 func(k0, k1 int) float64
+	dt                                       float64
+	offered, fresh, served, failed, timedOut []float64
+	fill, out                                map[string][]float64 // per component: waiting-room fill 0..1, finished per second
+	// p99 is the 99th percentile of every answer of the run (within the timeout), in s: the
+	// true quantile on both sides (the engine's from its run histogram), never a mean of
+	// per-tick percentiles.
+	p99 float64
+	// breakers holds each gateway breaker's changes of state, in order, timed where the
+	// state took effect (the engine's at the start of the tick it first holds in).
+	breakers map[string][]refGateState
 }
 
 func engineSeries(r *Result) overloadSeries {
@@ -21,6 +26,7 @@ func engineSeries(r *Result) overloadSeries {
 		s.fresh = append(s.fresh, tk.FreshRPS)
 		s.served = append(s.served, tk.ServedRPS)
 		s.failed = append(s.failed, tk.RejectedRPS+tk.ErrorRPS+tk.TimedOutRPS)
+		s.timedOut = append(s.timedOut, tk.TimedOutRPS)
 		for c, info := range r.Components {
 			if i == 0 {
 				s.fill[info.ID] = make([]float64, len(r.Ticks))
@@ -30,14 +36,19 @@ func engineSeries(r *Result) overloadSeries {
 			s.out[info.ID][i] = tk.Components[c].OutputRPS
 		}
 	}
-	// Each tick's p99, weighted by the answers it stands for: at a constant load, the
-	// percentile of the answers of the window.
-	s.p99 = func(k0, k1 int) float64 {
-		var sum, w float64
-		for _, tk := range r.Ticks[k0:k1] {
-			sum, w = sum+tk.P99Ms/1000*tk.ServedRPS, w+tk.ServedRPS
+	s.p99 = r.Summary.P99Ms / 1000
+	s.breakers = map[string][]refGateState{}
+	for c, info := range r.Components {
+		if info.Type != KindAPIGateway {
+			continue
 		}
-		return sum / math.Max(w, 1e-9)
+		var h []refGateState
+		for i, tk := range r.Ticks {
+			if b := tk.Components[c].Breaker; b != BreakerNone && (len(h) == 0 || h[len(h)-1].state != b) {
+				h = append(h, refGateState{at: float64(i) * s.dt, state: b})
+			}
+		}
+		s.breakers[info.ID] = h
 	}
 	return s
 }
@@ -50,6 +61,7 @@ func (rec *refRecord) series() overloadSeries {
 		s.fresh = append(s.fresh, rec.fresh[k]*per)
 		s.served = append(s.served, rec.served[k]*per)
 		s.failed = append(s.failed, (rec.rejected[k]+rec.errors[k]+rec.timedOut[k])*per)
+		s.timedOut = append(s.timedOut, rec.timedOut[k]*per)
 	}
 	for id, xs := range rec.out {
 		s.out[id] = make([]float64, len(xs))
@@ -57,13 +69,12 @@ func (rec *refRecord) series() overloadSeries {
 			s.out[id][k] = x * per
 		}
 	}
-	s.p99 = func(k0, k1 int) float64 {
-		var xs []float64
-		for _, l := range rec.latency[k0:k1] {
-			xs = append(xs, l...)
-		}
-		return quantile(xs, 0.99)
+	var xs []float64
+	for _, l := range rec.latency {
+		xs = append(xs, l...)
 	}
+	s.p99 = quantile(xs, 0.99)
+	s.breakers = rec.breakers
 	return s
 }
 
@@ -190,8 +201,75 @@ func servedShare(s overloadSeries) (float64, bool) {
 	return served / math.Max(fresh, 1e-9), fresh > 0
 }
 
-// p99Ms is the 99th percentile latency of the answers of the second half of the run, in ms.
+// p99Ms is the 99th percentile latency of the run's answers, in ms.
 func p99Ms(s overloadSeries) (float64, bool) {
-	n := len(s.served)
-	return s.p99(n/2, n) * 1000, n > 0
+	return s.p99 * 1000, s.p99 > 0
+}
+
+// breakerOpensSec is when gateway id's breaker first opens after from.
+func breakerOpensSec(id string, from float64) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		for _, h := range s.breakers[id] {
+			if h.state == BreakerOpen && h.at >= from {
+				return h.at - from, true
+			}
+		}
+		return 0, false
+	}
+}
+
+// breakerClosesSec is how long after from gateway id's breaker closes for good: the time of
+// its last change of state, which closed it; false if it ends open or half-open, or never
+// opened.
+func breakerClosesSec(id string, from float64) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		h := s.breakers[id]
+		if len(h) < 2 {
+			return 0, false
+		}
+		last := h[len(h)-1]
+		return last.at - from, last.state == BreakerClosed
+	}
+}
+
+// breakerOpenings is how many times gateway id's breaker opened.
+func breakerOpenings(id string) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		n := 0
+		for _, h := range s.breakers[id] {
+			if h.state == BreakerOpen {
+				n++
+			}
+		}
+		return float64(n), true
+	}
+}
+
+// firstTimeoutsSec is the start of the first one-second window in which more than 1% of
+// the attempts finished timed out.
+func firstTimeoutsSec(s overloadSeries) (float64, bool) {
+	w := s.window()
+	for k := 0; k+w <= len(s.served); k++ {
+		var done, to float64
+		for j := k; j < k+w; j++ {
+			done, to = done+s.served[j]+s.failed[j], to+s.timedOut[j]
+		}
+		if done > 0 && to > 0.01*done {
+			return float64(k) * s.dt, true
+		}
+	}
+	return 0, false
+}
+
+// backlogGrowth is how fast component id's waiting messages grow over the second half of
+// the run, in messages a second, its room holding places.
+func backlogGrowth(id string, places float64) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		fill := s.fill[id]
+		n := len(fill)
+		if n < 2 {
+			return 0, false
+		}
+		return (fill[n-1] - fill[n/2]) * places / (float64(n-1-n/2) * s.dt), true
+	}
 }

@@ -16,7 +16,8 @@ type refRecord struct {
 	inFlight                                  float64     // attempts unanswered at the end
 	latency                                   [][]float64 // seconds, answered within the deadline, per tick
 	fill, out                                 map[string][]float64
-	stored                                    map[string][]float64 // queue id → messages written per tick
+	stored                                    map[string][]float64      // queue id → messages written per tick
+	breakers                                  map[string][]refGateState // gateway id → its breaker's changes of state
 }
 
 func (m *refModel) tickOf(t float64) int {
@@ -36,6 +37,9 @@ func (m *refModel) begin() (*refRecord, float64) {
 	m.rec = rec
 	end := float64(n) * m.dt
 	m.scheduleChaos()
+	if m.cfg.Client.RetryBudget > 0 {
+		m.retryTokens = m.retryTokenCap() // a day's traffic has been flowing: the bucket is full
+	}
 	for _, id := range m.order {
 		if b, ok := m.comps[id].hop.(*refBalancer); ok {
 			b.startHealthChecks(end)
@@ -47,10 +51,20 @@ func (m *refModel) begin() (*refRecord, float64) {
 
 // refRun simulates d under cfg with one seed and returns its record.
 func refRun(d Design, cfg Config, seed uint64) (*refRecord, error) {
-	m, err := newRefModel(d, cfg, seed)
+	return refRunWith(d, cfg, seed, refOptions{})
+}
+
+// refRunWith is refRun with readings of the configuration other than the default.
+func refRunWith(d Design, cfg Config, seed uint64, opt refOptions) (*refRecord, error) {
+	m, err := newRefModelWith(d, cfg, seed, opt)
 	if err != nil {
 		return nil, err
 	}
+	return m.run(), nil
+}
+
+// run simulates the model to its end and returns its record.
+func (m *refModel) run() *refRecord {
 	n := m.ticks
 	rec, end := m.begin()
 	// Tick ends: read the waiting rooms and what each component finished.
@@ -86,52 +100,101 @@ func refRun(d Design, cfg Config, seed uint64) (*refRecord, error) {
 	for k := 0; k < n; k++ {
 		rec.inFlight += rec.offered[k] - rec.served[k] - rec.rejected[k] - rec.errors[k] - rec.timedOut[k]
 	}
-	return rec, nil
-}
-
-// spike is the traffic multiplier of tick k (the engine's rule: an event acts in a tick it overlaps).
-func (m *refModel) spike(k int) float64 {
-	t0, t1 := float64(k)*m.dt, float64(k+1)*m.dt
-	mult := 1.0
-	for _, e := range m.cfg.Chaos {
-		if e.Kind == ChaosTrafficSpike && e.AtSec < t1 && t0 < e.AtSec+e.DurationSec {
-			mult *= e.Params.Multiplier
+	rec.breakers = map[string][]refGateState{}
+	for _, id := range m.order {
+		if g, ok := m.comps[id].hop.(*refGateway); ok && g.threshold > 0 {
+			rec.breakers[id] = g.history
 		}
 	}
-	return mult
+	return rec
 }
 
-// freshRate is the arrival rate of tick k: the curve at the tick's middle, spikes included.
-func (m *refModel) freshRate(k int) float64 {
-	return m.cfg.Traffic.Rate((float64(k)+0.5)*m.dt) * m.spike(k)
-}
-
-// startArrivals runs the Poisson stream, piecewise constant per tick (exact by memorylessness:
-// a draw that crosses the tick's end is dropped and redrawn at the next tick's rate).
-func (m *refModel) startArrivals(end float64) {
-	shares := m.cfg.Mix.shares()
-	var next func(t float64, k int)
-	next = func(t float64, k int) {
-		for k < m.ticks {
-			tickEnd := float64(k+1) * m.dt
-			if rate := m.freshRate(k); rate > 0 {
-				if t2 := t + m.s.exp(1/rate); t2 < tickEnd {
-					m.s.at(t2, func() {
-						u, class := m.s.rng.Float64(), Class(0)
-						for class < numClasses-1 && u >= shares[class] {
-							u -= shares[class]
-							class++
-						}
-						m.send(class, 0)
-						next(t2, k)
-					})
-					return
-				}
+// refCurveRate is the level's traffic curve at time t, as Traffic's fields document it
+// (the reference's own reading, not the engine's sampling): exact in continuous time, a
+// spike or a step acting from its instant on.
+func refCurveRate(tr Traffic, t float64) float64 {
+	r := tr.RPS
+	switch tr.Kind {
+	case "ramp":
+		if t >= tr.EndSec {
+			r = tr.ToRPS
+		} else if t > tr.StartSec {
+			r += (tr.ToRPS - tr.RPS) * (t - tr.StartSec) / (tr.EndSec - tr.StartSec)
+		}
+	case "step":
+		for _, s := range tr.Steps {
+			if t >= s.AtSec {
+				r = s.RPS
 			}
-			t, k = tickEnd, k+1
+		}
+	case "wave":
+		r += tr.AmplitudeRPS * math.Sin(2*math.Pi*(t+tr.PhaseSec)/tr.PeriodSec)
+	}
+	for _, s := range tr.Spikes {
+		if t >= s.AtSec && t < s.AtSec+s.DurationSec {
+			r += s.RPS
 		}
 	}
-	next(0, 0)
+	return max(r, 0)
+}
+
+// refCurveBound is a rate the curve never exceeds: the thinning's proposal rate.
+func refCurveBound(tr Traffic) float64 {
+	r := max(tr.RPS, tr.ToRPS) + math.Abs(tr.AmplitudeRPS)
+	for _, s := range tr.Steps {
+		r = max(r, s.RPS)
+	}
+	for _, s := range tr.Spikes {
+		r += max(0, s.RPS)
+	}
+	return r
+}
+
+// freshRate is the arrival rate at time t: the curve times every traffic spike acting then.
+func (m *refModel) freshRate(t float64) float64 {
+	r := refCurveRate(m.cfg.Traffic, t)
+	for _, e := range m.cfg.Chaos {
+		if e.Kind == ChaosTrafficSpike && t >= e.AtSec && t < e.AtSec+e.DurationSec {
+			r *= e.Params.Multiplier
+		}
+	}
+	return r
+}
+
+// startArrivals runs a non-homogeneous Poisson stream by thinning (Lewis and Shedler):
+// candidates at the bound's rate, each kept with probability rate(t) ÷ bound.
+func (m *refModel) startArrivals(end float64) {
+	bound := refCurveBound(m.cfg.Traffic)
+	for _, e := range m.cfg.Chaos {
+		if e.Kind == ChaosTrafficSpike {
+			bound *= max(1, e.Params.Multiplier)
+		}
+	}
+	if bound <= 0 {
+		return
+	}
+	shares := m.cfg.Mix.shares()
+	var next func(t float64)
+	next = func(t float64) {
+		for {
+			if t += m.s.exp(1 / bound); t >= end {
+				return
+			}
+			if m.s.rng.Float64()*bound < m.freshRate(t) {
+				break
+			}
+		}
+		m.s.at(t, func() {
+			u, class := m.s.rng.Float64(), Class(0)
+			for class < numClasses-1 && u >= shares[class] {
+				u -= shares[class]
+				class++
+			}
+			m.send(class, 0)
+			next(t)
+		})
+	}
+	next(0)
 }
 
 // send starts one attempt of a request: generation 0 is fresh, later ones are retries.
@@ -141,6 +204,7 @@ func (m *refModel) send(class Class, gen int) {
 	rec.offered[k]++
 	if gen == 0 {
 		rec.fresh[k]++
+		m.depositRetryToken()
 	} else {
 		rec.retries[k]++
 	}
@@ -156,7 +220,11 @@ func (m *refModel) send(class Class, gen int) {
 			}
 		})
 	}
-	m.entry.call(&refReq{class: class}, func(o refOutcome) {
+	deadline := math.Inf(1)
+	if cl.TimeoutMs > 0 {
+		deadline = sent + cl.TimeoutMs/1000
+	}
+	m.entry.call(&refReq{class: class, deadline: deadline}, func(o refOutcome) {
 		k := m.tickOf(s.now)
 		if !pending {
 			rec.late[k]++ // the client left: this answer is wasted work
@@ -177,7 +245,8 @@ func (m *refModel) send(class Class, gen int) {
 	})
 }
 
-// failed retries a failed attempt if the client's limit and budget allow.
+// failed retries a failed attempt if the client's limit and budget allow: at once with no
+// backoff, else after backoff_ms × backoff_multiplier^(retry−1).
 func (m *refModel) failed(class Class, gen int) {
 	cl, s := m.cfg.Client, m.s
 	k := m.tickOf(s.now)
@@ -185,16 +254,35 @@ func (m *refModel) failed(class Class, gen int) {
 		m.rec.dropped[k]++
 		return
 	}
-	if cl.RetryBudget > 0 && m.retryStarted[k]+1 > cl.RetryBudget*m.freshRate(k)*m.dt {
-		m.rec.dropped[k]++
-		return
+	if cl.RetryBudget > 0 {
+		if m.retryTokens < 1 {
+			m.rec.dropped[k]++
+			return
+		}
+		m.retryTokens--
 	}
-	m.retryStarted[k]++
 	delay := cl.BackoffMs * math.Pow(cl.BackoffMultiplier, float64(gen)) / 1000
 	if delay <= 0 {
-		delay = m.dt // "0 retries in the next tick"
+		m.send(class, gen+1)
+		return
 	}
 	s.at(s.now+delay, func() { m.send(class, gen+1) })
+}
+
+// depositRetryToken is a fresh request's deposit in the retry budget: a token bucket that
+// every fresh request fills by retry_budget tokens, every retry empties by one, and that
+// holds at most what one second of fresh requests deposits at the current rate (never
+// less than one token).
+func (m *refModel) depositRetryToken() {
+	b := m.cfg.Client.RetryBudget
+	if b <= 0 {
+		return
+	}
+	m.retryTokens = min(m.retryTokens+b, m.retryTokenCap())
+}
+
+func (m *refModel) retryTokenCap() float64 {
+	return max(1, m.cfg.Client.RetryBudget*m.freshRate(m.s.now))
 }
 
 // scheduleChaos applies node failures and cache flushes at their times; edges read

@@ -1,7 +1,7 @@
 package sim
 
-// The overload scenarios: the engine held against the reference simulator (mean of three
-// seeds) on the situations the game is about. Every row computes both and prints them.
+// The overload scenarios: the engine held against the reference simulator (mean of
+// referenceSeeds) on the situations the game is about. Every row computes both and prints them.
 // A row within tolerance asserts that it stays within. A row marked as a known gap (with
 // the reason) asserts that the engine is STILL outside tolerance: when the engine is fixed
 // the test fails, and the row must lose its gap and become an ordinary assertion. So the
@@ -64,10 +64,13 @@ type overloadScenario struct {
 	name    string
 	build   func() (Design, Config)
 	metrics []overloadMetric
+	// ref is how the reference reads the configuration (the default: as the engine does).
+	ref refOptions
 }
 
-// referenceSeeds are the seeds whose mean is the reference's value.
-var referenceSeeds = []uint64{1, 2, 3}
+// referenceSeeds are the seeds whose mean is the reference's value: ten, so that a
+// random-phase timing (a health check's probes) wanders well under its tolerance.
+var referenceSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 
 // The scenario designs.
 
@@ -169,10 +172,109 @@ func heldChain() (Design, Config) {
 	return des, cfg
 }
 
+// quickBreaker is a gateway whose breaker judges 2 s of answers against 50%, stays open 1 s
+// and probes with a tenth of the requests: it cycles several times in a 10 s trouble.
+const quickBreaker = `{"id":"gw","type":"api_gateway","params":{"breaker_window_sec":2,"breaker_open_sec":1,"breaker_probe_ratio":0.1}}`
+
+// breakerOverFailedApp is a quickBreaker over an app of 2 × 8 workers at 20 ms (800 rps) that fails from 10 to 20 s;
+// the clients retry once.
+func breakerOverFailedApp(load float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[` + quickBreaker + `,
+		 {"id":"app","type":"app_service","params":{"replicas":2,"concurrency":8,"service_time_ms":20}}],
+		 "edges":[{"from":"gw","to":"app"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 250, DurationSec: 40, Traffic: Traffic{Kind: "constant", RPS: load * 800}, Mix: Mix{Static: 1},
+			Client: Client{TimeoutMs: 1000, MaxRetries: 1},
+			Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "app"}}}
+		return des, cfg
+	}
+}
+
+// breakerOverSlowCall is a quickBreaker over an app of 2 × 8 workers at 20 ms holding
+// each through a read from a database of 10 × 5 ms (640 rps), whose edge is 600 ms slower
+// from 10 to 20 s: the app's held workers pass about 26 rps, its rooms fill and the
+// clients (1 s timeout, one retry) time out.
+func breakerOverSlowCall(load float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[` + quickBreaker + `,
+		 {"id":"app","type":"app_service","params":{"replicas":2,"concurrency":8,"service_time_ms":20}},
+		 {"id":"db","type":"database","params":{"connections":10,"query_time_ms":5}}],
+		 "edges":[{"from":"gw","to":"app"},{"from":"app","to":"db"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 250, DurationSec: 40, Traffic: Traffic{Kind: "constant", RPS: load * 640}, Mix: Mix{Read: 1},
+			Client: Client{TimeoutMs: 1000, MaxRetries: 1},
+			Chaos: []ChaosEvent{{Kind: ChaosLatencyInjection, AtSec: 10, DurationSec: 10, From: "app", To: "db",
+				Params: ChaosParams{ExtraLatencyMs: 600}}}}
+		return des, cfg
+	}
+}
+
+// roundRobinNoRoom is a balancer dealing static requests in turn to three app servers of
+// 6 workers at 15 ms with no waiting room (1,200 rps in all), as three components or as one
+// app of three replicas; nobody retries.
+func roundRobinNoRoom(load float64, oneTier bool) func() (Design, Config) {
+	return func() (Design, Config) {
+		app := `"type":"app_service","params":{"queue_per_replica":0}`
+		d := `{"components":[{"id":"lb","type":"load_balancer"},{"id":"a",` + app + `},{"id":"b",` + app + `},{"id":"c",` + app + `}],
+		 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"},{"from":"lb","to":"c"}]}`
+		if oneTier {
+			d = `{"components":[{"id":"lb","type":"load_balancer"},{"id":"a","type":"app_service","params":{"replicas":3,"queue_per_replica":0}}],
+			 "edges":[{"from":"lb","to":"a"}]}`
+		}
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 20, Traffic: Traffic{Kind: "constant", RPS: load * 1200}, Mix: Mix{Static: 1},
+			Client: Client{TimeoutMs: 1000}}
+		return des, cfg
+	}
+}
+
+// slowDeadline is the held chain (16 held app workers over a database of 600 q/s, about
+// 561 passed a second) offered a little more than it passes, with 512 places per replica:
+// the rooms fill slowly and the waits cross the 1 s deadline only after some seconds. No
+// retries.
+func slowDeadline(rps float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d, cfg := heldChain()
+		d.Components[1].Params["queue_per_replica"] = []byte("512")
+		cfg.Traffic.RPS, cfg.DurationSec = rps, 30
+		return d, cfg
+	}
+}
+
+// sharedPrimary is an app whose reads go to the database's primary, which the queue's
+// consumers also write to: 4 connections of 5 ms (800 q/s) shared by reads and the
+// consumers' writes; a large buffer, so the backlog of acknowledged writes grows.
+func sharedPrimary(rps float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[
+		 {"id":"app","type":"app_service","params":{"replicas":4}},
+		 {"id":"q","type":"queue","params":{"workers":10,"job_time_ms":5,"buffer":1000000}},
+		 {"id":"db","type":"database","params":{"connections":4,"query_time_ms":5}}],
+		 "edges":[{"from":"app","to":"q"},{"from":"app","to":"db"},{"from":"q","to":"db"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 20, Traffic: Traffic{Kind: "constant", RPS: rps}, Mix: Mix{Read: 0.5, AsyncWrite: 0.5},
+			Client: Client{TimeoutMs: 1000}}
+		return des, cfg
+	}
+}
+
 // Why today's engine misses the rows marked as gaps.
 const (
 	gapRoomFill = "above saturation the engine's rooms are one fluid backlog for the tier, which starts filling at once, while the reference's first requests take idle workers (after the first step its room reads 7% full, the engine's 15%), and the engine's backlog then stands full, while the reference's rooms, one per replica, hover below full (98.7% without retries, 99.6% with one, over 40 seeds): reading 99% full is a fluctuation there, first seen after 2.4 s without retries and 2.2 s with one (2.1 s with the four rooms pooled into one); a model matching the reference's mean fill would never read 99% without retries"
 )
+
+// gapRepairPhase: the health checks' phase is random (doc.go). The engine's run is that of
+// the expected split over the phases; each reference seed draws one phase, and its
+// recovery after the repair depends on how soon the next passing probe comes: at 70% load
+// the seeds recover at 0 to 4.1 s (mean 1.65 s over 10 seeds), the expected split at
+// 0.6 s. The mean of the recoveries is not the recovery of the mean run; at 80% load the
+// two agree (2.20 s against 2.42 s).
+const gapRepairPhase = "the engine recovers as the expected split over the probes' phases does (0.6 s), the reference's seeds each at their own phase's (0 to 4.1 s, mean 1.65 s): a mean of recoveries is not the recovery of the mean run"
 
 var overloadScenarios = []overloadScenario{
 	{name: "seed default, 1 retry", build: archSimRetries(1), metrics: []overloadMetric{
@@ -193,6 +295,10 @@ var overloadScenarios = []overloadScenario{
 		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30)},
 		{name: "recovery from the strike (s)", tol: tolRecovery, measure: recoverySec(15)},
 	}},
+	{name: "node failure at 70% load", build: threeBackends(0.7), metrics: []overloadMetric{
+		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30)},
+		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30), gap: gapRepairPhase},
+	}},
 	{name: "node failure at 80% load", build: threeBackends(0.8), metrics: []overloadMetric{
 		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30)},
 		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30)},
@@ -209,14 +315,69 @@ var overloadScenarios = []overloadScenario{
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
 		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},
 	}},
+	{name: "slow database holding its connections, 400 rps", build: slowCall(0), ref: refOptions{slowDatabase: true},
+		metrics: slowDatabaseMetrics},
+	{name: "slow database holding its connections, 100 rps", build: slowDatabaseAt(100), ref: refOptions{slowDatabase: true},
+		metrics: slowDatabaseMetrics},
 	{name: "queue consumers on a saturated database", build: consumersOnASaturatedDatabase, metrics: []overloadMetric{
 		{name: "stored writes ÷ offered", tol: tolRate, measure: storedShare("db")},
 	}},
+	{name: "breaker over a failed app at 40% load", build: breakerOverFailedApp(0.4), metrics: breakerMetrics},
+	{name: "breaker over a failed app at 80% load", build: breakerOverFailedApp(0.8), metrics: breakerMetrics},
+	{name: "breaker over a slow call at 40% load", build: breakerOverSlowCall(0.4), metrics: breakerMetrics},
+	{name: "breaker over a slow call at 80% load", build: breakerOverSlowCall(0.8), metrics: breakerMetrics},
+	{name: "round-robin, no room, three components at 90% load", build: roundRobinNoRoom(0.9, false), metrics: noRoomMetrics},
+	{name: "round-robin, no room, three components at 110% load", build: roundRobinNoRoom(1.1, false), metrics: noRoomMetrics},
+	{name: "round-robin, no room, three replicas at 90% load", build: roundRobinNoRoom(0.9, true), metrics: noRoomMetrics},
+	{name: "round-robin, no room, three replicas at 110% load", build: roundRobinNoRoom(1.1, true), metrics: noRoomMetrics},
+	{name: "held rooms filling slowly, no retries, 600 rps", build: slowDeadline(600), metrics: slowDeadlineMetrics},
+	{name: "held rooms filling slowly, no retries, 650 rps", build: slowDeadline(650), metrics: slowDeadlineMetrics},
+	{name: "queue consumers sharing the primary with reads, 1,200 rps", build: sharedPrimary(1200), metrics: sharedPrimaryMetrics},
+	{name: "queue consumers sharing the primary with reads, 1,400 rps", build: sharedPrimary(1400), metrics: sharedPrimaryMetrics},
 	{name: "held chain over a smaller database", build: heldChain, metrics: []overloadMetric{
 		{name: "served ÷ offered", tol: tolRate, measure: servedShare},
 		{name: "p99 (ms)", tol: tolTime, measure: p99Ms},
 		{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20)},
 	}},
+}
+
+// breakerMetrics are the rows of a breaker whose trouble lasts from 10 to 20 s.
+var breakerMetrics = []overloadMetric{
+	{name: "breaker opens after the trouble starts (s)", tol: tolTime, measure: breakerOpensSec("gw", 10)},
+	{name: "breaker opens (times)", tol: tolAmplification, measure: breakerOpenings("gw")},
+	{name: "breaker closes for good after the trouble ends (s)", tol: tolRecovery, measure: breakerClosesSec("gw", 20)},
+	{name: "recovery after the trouble (s)", tol: tolRecovery, measure: recoverySec(20)},
+}
+
+// A slow database holds its connections through the delay (the reference's slowDatabase
+// reading), which the engine cannot express: it reads an injected latency as the network's,
+// held by the caller's worker alone. Where the held app tier is the bottleneck, both
+// readings start about the same storm.
+var slowDatabaseMetrics = []overloadMetric{
+	{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
+}
+
+// slowDatabaseAt is slowCall without a budget at rps.
+func slowDatabaseAt(rps float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d, cfg := slowCall(0)()
+		cfg.Traffic.RPS = rps
+		return d, cfg
+	}
+}
+
+var noRoomMetrics = []overloadMetric{
+	{name: "failed share 2–20 s", tol: tolRate, measure: failShare(2, 20)},
+}
+
+var slowDeadlineMetrics = []overloadMetric{
+	{name: "first timeouts (s)", tol: tolTime, measure: firstTimeoutsSec},
+	{name: "failed share 20–30 s", tol: tolRate, measure: failShare(20, 30)},
+}
+
+var sharedPrimaryMetrics = []overloadMetric{
+	{name: "acknowledged writes waiting, growth (/s)", tol: tolAmplification, measure: backlogGrowth("q", 1_000_000)},
+	{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20)},
 }
 
 // overloadRow is one measured line of the table.
@@ -256,7 +417,7 @@ func measureScenario(t *testing.T, sc overloadScenario) []overloadRow {
 	eng := engineSeries(mustRun(t, d, cfg))
 	var refs []overloadSeries
 	for _, seed := range referenceSeeds {
-		rec, err := refRun(d, cfg, seed)
+		rec, err := refRunWith(d, cfg, seed, sc.ref)
 		if err != nil {
 			t.Fatalf("reference: %v", err)
 		}

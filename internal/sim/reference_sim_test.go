@@ -5,51 +5,10 @@ package sim
 // engine. It is written for clarity, not speed: one event per thing that happens to one
 // request, a heap of closures, a seeded math/rand/v2 generator.
 //
-// What it models (and how a Design maps onto it; see reference_design_test.go). Parameters
-// are read from the design with the defaults of Params(kind); capacities and waiting rooms
-// come from the catalog, and an instance type's speed divides its service times.
-//
-//   - Arrivals: a Poisson stream whose rate is the traffic curve at the middle of each
-//     tick (the engine's sampling), times any active traffic spike; each arrival draws its
-//     request class from the mix.
-//   - Pools: every pool is FIFO with c workers, exponential service times of the engine's
-//     mean, and a finite waiting room; an arrival that finds the room full is rejected at
-//     once. A load balancer is one pool of 2,000 rps per instance (500 waiting places per
-//     instance), a cache one of 20,000 rps, a queue's broker one of 30,000 rps: the
-//     catalog's figures, with the engine's per-kind service times.
-//   - An app service is one pool per replica (concurrency workers, queue_per_replica
-//     waiting places each), fed round-robin: a replica's waiting room is its own.
-//   - Synchronous calls hold the caller's worker from the end of its own service until the
-//     callee answers (or fails). Reads go app → cache (hits answer there) → database on a
-//     miss; writes go to the database; asynchronous writes go to the queue's broker, which
-//     acknowledges once the message is stored and refuses when the buffer is full. Queue
-//     consumers take messages FIFO, work for job_time_ms and then write to the database
-//     holding their worker; a failed write puts the message back (at least once).
-//   - Clients: every attempt has a deadline at timeout_ms. An attempt unanswered then fails
-//     at that moment; the server does not know and still serves it later (a late
-//     completion, counted). A failed attempt (timed out, rejected, errored) is retried up to
-//     max_retries times after backoff_ms × backoff_multiplier^(retry−1) (one tick when that
-//     is 0, as the configuration documents), and a retry budget caps the retries started
-//     because of failures in one tick at that share of the tick's expected fresh requests
-//     (its rate × tick).
-//   - Balancers: round-robin (a cyclic pointer), least-connections (fewest outstanding
-//     requests sent by this balancer; ties to the lowest index) and, for validation only,
-//     random (uniform). With health checks the balancer probes every backend every 5 s (a
-//     random phase per backend, from the seed), stops sending to it after 2 failed probes in
-//     a row (until then its share fails) and sends to it again after one passing probe.
-//     Without health checks a dead backend keeps its share.
-//   - Chaos: node failure (the component's pools fail everything queued and in service and
-//     everything that arrives until the end; a queue keeps its messages), latency injection
-//     (a fixed delay on one edge, inside the caller's held time), network partition (the
-//     edge fails every call), cache flush (the hit ratio rebuilds linearly over the warm-up,
-//     as in the engine) and traffic spike (the multiplier on the arrival rate).
-//
-// What it does not model: API gateways, container pools, serverless functions, CDNs, read
-// replicas and replication, consistent hashing, more than one ingress, balancers in front
-// of anything but app services, apps calling other apps, the catalog's load-dependent
-// error rate (at most 0.1% at full utilisation in the default catalog), cost. A design that
-// needs a component or split it lacks is refused by the mapping rather than simulated
-// wrongly; an app uses its first cache, database and queue.
+// Its rules — what it models, how a Design maps onto it and what it refuses — are written
+// down in testdata/reference.md, independently of the engine's code; the mapping is
+// reference_design_test.go, the clients and the record reference_run_test.go, the gateway
+// reference_gateway_test.go.
 
 import (
 	"cmp"
