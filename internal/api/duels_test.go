@@ -60,6 +60,7 @@ type rawDuel struct {
 			Every      int             `json:"every"`
 			TotalTicks int             `json:"total_ticks"`
 		} `json:"sides"`
+		Ratings []game.RatingChange `json:"ratings"`
 	} `json:"result"`
 }
 
@@ -176,14 +177,17 @@ func TestDuelChallengeLifecycle(t *testing.T) {
 	}
 	checkThirdPartyRerun(t, f, got)
 
-	// Ratings: moved once, shown on the board and the profile.
+	// Ratings: two new players move neither rating (game.RateDuel); the duel counts on
+	// the profile, and the board shows neither.
+	if rs := r.Ratings; len(rs) != 2 || rs[0].Unrated != game.UnratedProvisionalOpponent || rs[0].After != rs[0].Before {
+		t.Errorf("rating changes: %+v", rs)
+	}
 	_, board := f.do("GET", "/v1/ratings", "", nil)
-	entries := board["entries"].([]any)
-	if board["total"].(float64) != 2 || entries[0].(map[string]any)["player_id"] != ada || entries[0].(map[string]any)["rating"].(float64) <= 1500 {
+	if board["total"].(float64) != 0 || len(board["entries"].([]any)) != 0 {
 		t.Errorf("ratings board: %v", board)
 	}
 	_, profile := f.do("GET", "/v1/players/"+bob, "", nil)
-	if rt := profile["rating"].(map[string]any); rt["duels"].(float64) != 1 || rt["losses"].(float64) != 1 || rt["rating"].(float64) >= 1500 {
+	if rt := profile["rating"].(map[string]any); rt["duels"].(float64) != 1 || rt["losses"].(float64) != 1 || rt["rating"].(float64) != 1500 {
 		t.Errorf("bob's profile rating: %v", profile["rating"])
 	}
 	_, list := f.do("GET", "/v1/duels", f.tokens["ada"], nil)
