@@ -157,7 +157,7 @@ func (l *Level) evaluate(ctx context.Context, d sim.Design) (*Evaluation, int64,
 	if err != nil {
 		return nil, 0, err
 	}
-	return ev, p.Cost(), nil
+	return ev, l.costOf(p), nil
 }
 
 // designError is the level's problems with a design, with the engine's about the same

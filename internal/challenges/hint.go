@@ -164,7 +164,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			p, err := l.prepare(cands[i].design)
 			c := int64(0) // refused before it runs: costs nothing
 			if err == nil {
-				c = p.Cost()
+				c = l.costOf(p)
 			}
 			if h.Cost+batchCost+c+reserve > lim.MaxCost {
 				end = i
@@ -332,7 +332,7 @@ func (h *Hint) evaluate(ctx context.Context, l *Level, d sim.Design, mem *scratc
 	if err != nil {
 		return nil, err
 	}
-	h.Cost += p.Cost()
+	h.Cost += l.costOf(p)
 	h.Ticks += int64(len(ev.Result.Ticks))
 	h.Computed += int64(len(ev.Result.Ticks) - p.Reused())
 	return ev, nil
