@@ -240,8 +240,8 @@ func (e DuelEnd) Rated() bool { return e.State == DuelFinished || e.State == Due
 
 // DuelRules are the limits a store enforces when it starts a duel.
 type DuelRules struct {
-	// PerDay duels a player may start (challenge or ask to be matched) per
-	// UTC day.
+	// PerDay duels a player may enter per UTC day: start (challenge or
+	// ask to be matched), be paired into or accept (EnteredSince).
 	PerDay int
 	// Match: the rating difference allowed between two players grows from
 	// MatchBase by MatchPerMinute for every minute the waiting one has
@@ -257,6 +257,28 @@ type DuelRules struct {
 // waited waited.
 func (r DuelRules) MatchAllowance(waited time.Duration) float64 {
 	return math.Min(r.MatchMax, r.MatchBase+r.MatchPerMinute*math.Max(0, waited.Minutes()))
+}
+
+// EnteredSince reports whether player entered d at or after since: started
+// it (Sides[0], at CreatedAt), or was paired into it or accepted it
+// (Sides[1], when it became active: SubmitBy less the submit window).
+func (d Duel) EnteredSince(player uuid.UUID, since time.Time, window time.Duration) bool {
+	switch player {
+	case d.Sides[0].PlayerID:
+		return !d.CreatedAt.Before(since)
+	case d.Sides[1].PlayerID:
+		return d.SubmitBy != nil && !d.SubmitBy.Before(since.Add(window))
+	}
+	return false
+}
+
+// CheckDaily: a player who has entered entered duels this UTC day may
+// enter another while under PerDay (0: no limit).
+func (r DuelRules) CheckDaily(entered int) error {
+	if r.PerDay > 0 && entered >= r.PerDay {
+		return Errorf(EDUELDAILYLIMIT, "you have entered %d duels today (UTC: started, paired or accepted), the most a player may; try again tomorrow", r.PerDay)
+	}
+	return nil
 }
 
 // DayStart is the start of the UTC day of t: daily limits count from it.

@@ -81,16 +81,18 @@ func (s *Store) startChecks(d game.Duel, rules game.DuelRules) error {
 	if d.Sides[0].PlayerID == d.Sides[1].PlayerID {
 		return game.Errorf(game.EDUELSELF, "a player cannot duel themselves")
 	}
-	day, started := game.DayStart(d.CreatedAt), 0
+	return s.dailyCheck(d.Sides[0].PlayerID, d.CreatedAt, rules)
+}
+
+// dailyCheck applies rules.PerDay to player entering a duel at at.
+func (s *Store) dailyCheck(player uuid.UUID, at time.Time, rules game.DuelRules) error {
+	day, entered := game.DayStart(at), 0
 	for _, o := range s.duels.byID {
-		if o.Sides[0].PlayerID == d.Sides[0].PlayerID && !o.CreatedAt.Before(day) {
-			started++
+		if o.EnteredSince(player, day, rules.SubmitWindow) {
+			entered++
 		}
 	}
-	if rules.PerDay > 0 && started >= rules.PerDay {
-		return game.Errorf(game.EDUELDAILYLIMIT, "you have started %d duels today (UTC), the most a player may; try again tomorrow", rules.PerDay)
-	}
-	return nil
+	return rules.CheckDaily(entered)
 }
 
 // pairOpen reports whether a and b have a duel on slug that is not over
@@ -254,6 +256,9 @@ func (s *Store) AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.
 		return game.Duel{}, err
 	}
 	if err := game.CheckAccept(*d, playerID, at); err != nil {
+		return game.Duel{}, err
+	}
+	if err := s.dailyCheck(playerID, at, rules); err != nil {
 		return game.Duel{}, err
 	}
 	d.State = game.DuelActive

@@ -110,15 +110,20 @@ func startChecks(ctx context.Context, tx pgx.Tx, d game.Duel, rules game.DuelRul
 	if d.Sides[0].PlayerID == d.Sides[1].PlayerID {
 		return game.Errorf(game.EDUELSELF, "a player cannot duel themselves")
 	}
-	var started int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM duels WHERE player_a = $1 AND created_at >= $2`,
-		d.Sides[0].PlayerID, game.DayStart(d.CreatedAt)).Scan(&started); err != nil {
+	return dailyCheck(ctx, tx, d.Sides[0].PlayerID, d.CreatedAt, rules)
+}
+
+// dailyCheck applies rules.PerDay to player entering a duel at at
+// (game.Duel.EnteredSince, in SQL).
+func dailyCheck(ctx context.Context, tx pgx.Tx, player uuid.UUID, at time.Time, rules game.DuelRules) error {
+	day := game.DayStart(at)
+	var entered int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM duels
+		WHERE (player_a = $1 AND created_at >= $2) OR (player_b = $1 AND submit_by >= $3)`,
+		player, day, day.Add(rules.SubmitWindow)).Scan(&entered); err != nil {
 		return err
 	}
-	if rules.PerDay > 0 && started >= rules.PerDay {
-		return game.Errorf(game.EDUELDAILYLIMIT, "you have started %d duels today (UTC), the most a player may; try again tomorrow", rules.PerDay)
-	}
-	return nil
+	return rules.CheckDaily(entered)
 }
 
 func insertDuel(ctx context.Context, tx pgx.Tx, d game.Duel) error {
@@ -141,8 +146,8 @@ func normalDuel(d game.Duel) game.Duel {
 // CreateDuel stores a challenge (state challenged) of Sides[0] to
 // Sides[1] on an existing level version: ENOTFOUND for a missing level or
 // player, EDUELSELF for a challenge to oneself, EDUELDAILYLIMIT past
-// rules.PerDay duels started by the challenger this UTC day (by
-// CreatedAt), EDUELPAIRACTIVE if the pair already has a challenged or
+// rules.PerDay duels entered by the challenger this UTC day
+// (game.Duel.EnteredSince), EDUELPAIRACTIVE if the pair already has a challenged or
 // active duel on the level (any version; a unique index decides races).
 func (s *Store) CreateDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error) {
 	if err := d.Validate(); err != nil {
@@ -289,7 +294,9 @@ func (s *Store) OpenDuels(ctx context.Context) ([]game.Duel, error) {
 }
 
 // AcceptDuel makes a challenge active (game.CheckAccept at at, the
-// caller's clock), with submit_by = at + rules.SubmitWindow.
+// caller's clock), with submit_by = at + rules.SubmitWindow;
+// EDUELDAILYLIMIT past rules.PerDay duels entered by the accepting player
+// this UTC day.
 func (s *Store) AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time, rules game.DuelRules) (game.Duel, error) {
 	at = game.Timestamp(at)
 	var out game.Duel
@@ -299,6 +306,9 @@ func (s *Store) AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.
 			return err
 		}
 		if err := game.CheckAccept(d, playerID, at); err != nil {
+			return err
+		}
+		if err := dailyCheck(ctx, tx, playerID, at, rules); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE duels SET state = 'active', submit_by = $2 WHERE id = $1`,

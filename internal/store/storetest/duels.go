@@ -35,6 +35,7 @@ var duelTests = []struct {
 }{
 	{"DuelChallenge", testDuelChallenge},
 	{"DuelStartRules", testDuelStartRules},
+	{"DuelDailyLimitCountsEveryEntry", testDuelDailyLimitCountsEveryEntry},
 	{"DuelEnds", testDuelEnds},
 	{"DuelMatching", testDuelMatching},
 	{"DuelAcceptConcurrent", testDuelAcceptConcurrent},
@@ -186,7 +187,7 @@ func testDuelStartRules(t *testing.T, f *fixture) {
 	}
 	f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(4)), duelRules))
 
-	// The daily limit counts the duels a player started in the UTC day.
+	// The daily limit counts the duels a player entered in the UTC day.
 	day := game.DayStart(at(0))
 	limited := duelRules
 	limited.PerDay = 3 // a has started three above (one declined)
@@ -530,4 +531,43 @@ func testRatingsBoard(t *testing.T, f *fixture) {
 	if err != nil || len(tail.Entries) != len(es)-2 || tail.Entries[0].PlayerID != page.Entries[2].PlayerID || tail.Entries[0].Rank != 3 {
 		t.Errorf("Ratings offset 2 = %+v, %v", tail, err)
 	}
+}
+
+// Issue 25: with a limit of 3, six match requests that paired at once were
+// counted nowhere. Every duel a player enters counts toward the day: one
+// they start, one they are paired into, one they accept.
+func testDuelDailyLimitCountsEveryEntry(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	ds := f.duels()
+	limited := duelRules
+	limited.PerDay = 3
+	pairer := f.player("pairer")
+	for i := range 3 {
+		waiting := f.player(fmt.Sprintf("waiting-%d", i))
+		f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", waiting.ID, 1500, at(10*i)), limited))
+		d := f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", pairer.ID, 1500, at(10*i+1)), limited))
+		if d.State != game.DuelActive || d.Sides[1].PlayerID != pairer.ID {
+			t.Fatalf("request %d did not pair at once: %+v", i, d)
+		}
+	}
+	last := f.player("waiting-last")
+	f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", last.ID, 1500, at(40)), limited))
+	_, err := ds.MatchDuel(f.ctx, matchRequest("arena", pairer.ID, 1500, at(41)), limited)
+	wantCode(t, "a fourth pairing in the day", err, game.EDUELDAILYLIMIT)
+	_, err = ds.CreateDuel(f.ctx, challenge("arena", pairer.ID, last.ID, at(42)), limited)
+	wantCode(t, "a challenge after three pairings", err, game.EDUELDAILYLIMIT)
+
+	accepter := f.player("accepter")
+	var challenges []game.Duel
+	for i := range 4 {
+		c := f.player(fmt.Sprintf("challenger-%d", i))
+		challenges = append(challenges, f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", c.ID, accepter.ID, at(50+i)), limited)))
+	}
+	for i, d := range challenges[:3] {
+		f.mustDuel(ds.AcceptDuel(f.ctx, d.ID, accepter.ID, at(60+i), limited))
+	}
+	_, err = ds.AcceptDuel(f.ctx, challenges[3].ID, accepter.ID, at(63), limited)
+	wantCode(t, "a fourth accept in the day", err, game.EDUELDAILYLIMIT)
+	// A challenge received and not accepted counts for nothing; the next day starts afresh.
+	f.mustDuel(ds.AcceptDuel(f.ctx, challenges[3].ID, accepter.ID, game.DayStart(at(0)).Add(24*time.Hour), limited))
 }
