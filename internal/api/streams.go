@@ -314,7 +314,7 @@ func (s *server) subscribe(w http.ResponseWriter, r *http.Request, topic string)
 		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live streams are not available on this server"))
 		return nil, nil, false
 	}
-	release, err := s.streams.acquire(clientIP(r))
+	release, err := s.streams.acquire(clientGroup(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return nil, nil, false
