@@ -471,6 +471,12 @@ func TestDuelStream(t *testing.T) {
 	if e := next(t, resumed, true); e.id != "3" {
 		t.Errorf("resumed stream: %+v, want the change 3", e)
 	}
+	// An id ahead of the duel's sequence gets the duel as it is, as a board stream
+	// gets a snapshot, and the stream goes on from there.
+	ahead, _ := open(f.tokens["bob"], map[string]string{"Last-Event-ID": "99"})
+	if e := next(t, ahead, true); e.name != "duel" || e.id != "3" {
+		t.Errorf("a stream resumed ahead of the duel: %+v, want the duel at 3", e)
+	}
 	if _, resp := open(f.tokens["ada"], map[string]string{"Last-Event-ID": "x"}); resp.StatusCode != 400 {
 		t.Errorf("a malformed Last-Event-ID: %d", resp.StatusCode)
 	}
