@@ -26,7 +26,7 @@ type Events interface {
 type createEventRequest struct {
 	Level string `json:"level" validate:"required,max=64"`
 	// Version 0: the level's current version (rules.NewEvent).
-	Version      int             `json:"version" validate:"min=0"`
+	Version      int             `json:"version" validate:"min=0,max=2147483647"`
 	Title        string          `json:"title" validate:"required"`
 	Briefing     string          `json:"briefing"`
 	StartsAt     time.Time       `json:"starts_at" validate:"required"`

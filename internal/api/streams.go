@@ -34,7 +34,7 @@ const streamRetry = 2 * time.Second
 func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	slug := chi.URLParam(r, "slug")
-	version, err := queryInt(r, "version", 0, maxVersion)
+	version, err := queryInt(r, "version", 0, 0, maxVersion)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
