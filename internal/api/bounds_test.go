@@ -89,7 +89,7 @@ func contractIntegers(t *testing.T) []integerField {
 // Every integer in every request body and query parameter is checked against the
 // contract before it reaches a store: each value out of the declared range (0, -1, 2^31,
 // 2^63, one past either bound, a number too large for any integer) is a 4xx naming the
-// field, never a 500, and writes nothing.
+// field, never a 500, and writes nothing; so is a forged or huge cursor.
 func TestEveryRouteRefusesOutOfRangeIntegers(t *testing.T) {
 	f := newEventFixture(t)
 	f.player("walker")
@@ -157,6 +157,15 @@ func TestEveryRouteRefusesOutOfRangeIntegers(t *testing.T) {
 			status, problem := f.rawDo(field.method, path, token, body)
 			if status < 400 || status >= 500 || !problemNames(problem, field.name) {
 				t.Errorf("%s with %s %s=%s: %d %.300s; want a 4xx naming %q", op, field.in, field.name, v, status, problem, field.name)
+			}
+		}
+	}
+	// Cursors are opaque strings: a forged or huge one is a 400 naming it.
+	for _, route := range []string{"/v1/challenges/first-request/leaderboard", "/v1/leaderboard"} {
+		for _, v := range []string{strings.Repeat("A", 5000), "!!", "MTAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAw"} {
+			status, problem := f.rawDo("GET", route+"?"+url.Values{"cursor": {v}}.Encode(), player, nil)
+			if status != http.StatusBadRequest || !problemNames(problem, "cursor") {
+				t.Errorf("GET %s with cursor %.20q…: %d %.200s; want a 400 naming the cursor", route, v, status, problem)
 			}
 		}
 	}
