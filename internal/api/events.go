@@ -147,7 +147,11 @@ func (s *server) handleJoinEvent(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.store.JoinEvent(r.Context(), e.ID, player.ID, s.now()); err != nil {
+	if err := e.CheckEntrant(player); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.store.JoinEvent(r.Context(), e.ID, player.ID, s.rules.DeadlineClock(r.Context())); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -103,7 +103,7 @@ func (s *Service) CreateDuel(ctx context.Context, player game.Player, level, opp
 	if err != nil {
 		return game.Duel{}, err
 	}
-	cfg, now := s.cfg.duelConfig(), s.now()
+	cfg, now := s.cfg.duelConfig(), s.DeadlineClock(ctx)
 	d := game.Duel{ID: id, Slug: stored.Slug, Version: stored.Version, Seed: newSeed(), CreatedAt: now}
 	d.Sides[0].PlayerID = player.ID
 	var created game.Duel
@@ -156,7 +156,7 @@ func (s *Service) scheduleDuel(ctx context.Context, d game.Duel) {
 // AcceptDuel is the challenged player's yes; the duel's submit deadline is
 // scheduled.
 func (s *Service) AcceptDuel(ctx context.Context, id uuid.UUID, player game.Player) (game.Duel, error) {
-	d, err := s.store.AcceptDuel(ctx, id, player.ID, s.now(), s.duelRules())
+	d, err := s.store.AcceptDuel(ctx, id, player.ID, s.DeadlineClock(ctx), s.duelRules())
 	if err != nil {
 		return game.Duel{}, err
 	}
@@ -166,7 +166,7 @@ func (s *Service) AcceptDuel(ctx context.Context, id uuid.UUID, player game.Play
 
 // DeclineDuel is the challenged player's no.
 func (s *Service) DeclineDuel(ctx context.Context, id uuid.UUID, player game.Player) (game.Duel, error) {
-	return s.store.DeclineDuel(ctx, id, player.ID, s.now())
+	return s.store.DeclineDuel(ctx, id, player.ID, s.DeadlineClock(ctx))
 }
 
 // SubmitDuelDesign takes a side's design: checked against the level (not
@@ -190,7 +190,7 @@ func (s *Service) SubmitDuelDesign(ctx context.Context, id uuid.UUID, player gam
 	}
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 	defer cancel()
-	duel, err = s.store.SubmitDuelDesign(storeCtx, duel.ID, player.ID, raw, s.now())
+	duel, err = s.store.SubmitDuelDesign(storeCtx, duel.ID, player.ID, raw, s.DeadlineClock(storeCtx))
 	if err != nil {
 		return game.Duel{}, err
 	}

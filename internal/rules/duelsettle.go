@@ -24,7 +24,7 @@ func (s *Service) settleDuel(ctx context.Context, id uuid.UUID) (game.Duel, bool
 	if err != nil || game.DuelEnded(d.State) {
 		return d, false, err
 	}
-	now := s.now()
+	now := s.DeadlineClock(ctx)
 	in := 0
 	for _, side := range d.Sides {
 		if side.Submitted() {

@@ -31,7 +31,10 @@ func (s *Service) SubmitToEvent(ctx context.Context, in EventAttempt) (game.Even
 	if err != nil {
 		return game.EventSubmission{}, 0, err
 	}
-	switch now := s.now(); {
+	if err := e.CheckEntrant(in.Player); err != nil {
+		return game.EventSubmission{}, 0, err
+	}
+	switch now := s.DeadlineClock(ctx); {
 	case now.Before(e.StartsAt):
 		return game.EventSubmission{}, 0, game.Errorf(game.EEVENTNOTSTARTED, "the event starts at %s", e.StartsAt.Format(time.RFC3339))
 	case e.FinishedAt != nil || !now.Before(e.EndsAt):
@@ -46,7 +49,7 @@ func (s *Service) SubmitToEvent(ctx context.Context, in EventAttempt) (game.Even
 		return game.EventSubmission{}, 0, err
 	}
 	sub := game.EventSubmission{ID: id, EventID: e.ID, PlayerID: in.Player.ID, Design: in.Raw, Result: verdict,
-		Passed: ev.Passed, Score: challenges.Score(ev), CreatedAt: s.now()}
+		Passed: ev.Passed, Score: challenges.Score(ev), CreatedAt: s.DeadlineClock(ctx)}
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 	defer cancel()
 	attempts, err := s.store.CreateEventSubmission(storeCtx, sub)

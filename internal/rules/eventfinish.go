@@ -22,7 +22,7 @@ func (s *Service) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 	if err != nil || e.FinishedAt != nil {
 		return false, err
 	}
-	if s.now().Before(e.EndsAt) {
+	if s.DeadlineClock(ctx).Before(e.EndsAt) {
 		return false, nil
 	}
 	for attempt := 1; ; attempt++ {
@@ -40,7 +40,7 @@ func (s *Service) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		finished, err := s.store.FinishEvent(ctx, id, results, s.now())
+		finished, err := s.store.FinishEvent(ctx, id, results, s.DeadlineClock(ctx))
 		// An attempt stamped before the end committed after the final
 		// designs were read (the store refuses the results): run what
 		// is missing and finish again. Such attempts are at most a
@@ -127,7 +127,7 @@ func (s *Service) finishDue(ctx context.Context) error {
 		return err
 	}
 	for _, e := range events {
-		if e.FinishedAt != nil || s.now().Before(e.EndsAt) {
+		if e.FinishedAt != nil || s.DeadlineClock(ctx).Before(e.EndsAt) {
 			continue
 		}
 		done, err := s.finishEvent(ctx, e.ID)
