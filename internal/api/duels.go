@@ -261,7 +261,7 @@ func (s *server) handleDuelDesign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	player, _ := playerFrom(ctx)
-	duel, err := s.rules.SubmitDuelDesign(ctx, id, player, d, design)
+	duel, err := s.rules.SubmitDuelDesign(ctx, id, player, keyByPlayerOrAddress(r), d, design)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
