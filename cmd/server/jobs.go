@@ -15,7 +15,9 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"backpressure/internal/game"
 	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 )
 
 // Finishing events with PostgreSQL: one river job per event, scheduled at
@@ -59,6 +61,11 @@ func deadlineDone(ctx context.Context, log *slog.Logger, done bool, err error, w
 	var notEnded *rules.NotEndedError
 	if errors.As(err, &notEnded) {
 		return river.JobSnooze(notEnded.Wait)
+	}
+	if game.ErrorCode(err) == scheduler.EBUSY {
+		// The workers are taken: try again in a second rather than at river's
+		// backoff, so that a duel or an event is settled within seconds.
+		return river.JobSnooze(time.Second)
 	}
 	if err != nil {
 		return err

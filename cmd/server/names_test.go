@@ -11,7 +11,7 @@ import (
 func TestLookalikeAndInvisibleNames(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testEnv(t))
-	for _, name := range []string{"eve", "José", "paypal"} {
+	for _, name := range []string{"eve", "José", "paypal", "admin"} {
 		s.newPlayer(t, name)
 	}
 	for _, tt := range []struct {
@@ -25,6 +25,7 @@ func TestLookalikeAndInvisibleNames(t *testing.T) {
 		{"Jose\u0301", "decomposed accent", 409, ""},
 		{"𝔭𝒶𝕪𝕡𝕒ℓ", "mathematical letters", 409, ""},
 		{"p\u0430ypal", "Cyrillic а", 409, ""},
+		{"adm\u0131n", "dotless ı", 409, ""},
 		{"\u3164", "Hangul filler", 422, "visible"},
 		{"\u3164\u3164\u3164", "Hangul fillers", 422, "visible"},
 		{"\uffa0", "halfwidth Hangul filler", 422, "visible"},

@@ -242,8 +242,27 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger) (serverStor
 		return nil, nil, fmt.Errorf("finish taking superseded level versions off the global board: %w", err)
 	}
 	logger.InfoContext(ctx, "using the PostgreSQL store", "database", where)
-	return store, store.Close, nil
+	// Names keyed by an older rule are rekeyed in the background, so that
+	// readiness never waits for a pass over every player.
+	rekeyCtx, stopRekey := context.WithCancel(ctx)
+	rekeyed := make(chan struct{})
+	go func() {
+		defer close(rekeyed)
+		n, err := store.RekeyNames(rekeyCtx, rekeyBatch)
+		switch {
+		case err != nil && rekeyCtx.Err() == nil:
+			logger.ErrorContext(ctx, "rekeying player names", "rekeyed", n, "err", err)
+		case n > 0:
+			logger.InfoContext(ctx, "rekeyed player names", "rekeyed", n)
+		}
+	}()
+	return store, func() { stopRekey(); <-rekeyed; store.Close() }, nil
 }
+
+// rekeyBatch is how many players one statement rekeys: large enough that a
+// million players take a few hundred statements, small enough that each
+// holds its row locks for milliseconds.
+const rekeyBatch = 2000
 
 // databaseName is host/database from a database URL, for logs: never the
 // user or password.

@@ -63,7 +63,7 @@ func (p *perClient) release(addr string) {
 func (s *server) limitPerClient(next http.Handler) http.Handler {
 	counts := &perClient{limit: s.cfg.MaxInFlightPerClient, n: map[string]int{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		addr := clientIP(r)
+		addr := clientGroup(r)
 		if !counts.acquire(addr) {
 			s.metrics.RateLimited.WithLabelValues("client_in_flight").Inc()
 			s.writeError(w, r, errorf(game.ERATELIMIT,

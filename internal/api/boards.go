@@ -53,11 +53,11 @@ func (s *server) boardQuery(r *http.Request, slug string) (game.BoardQuery, erro
 	var fields []game.FieldError
 	q := game.BoardQuery{Slug: slug, Cursor: r.URL.Query().Get("cursor")}
 	var err error
-	if q.Limit, err = queryInt(r, "limit", 0, game.MaxBoardLimit); err != nil {
+	if q.Limit, err = queryInt(r, "limit", 0, 1, game.MaxBoardLimit); err != nil {
 		fields = append(fields, game.ErrorFields(err)...)
 	}
 	if slug != "" {
-		if q.Version, err = queryInt(r, "version", 0, maxVersion); err != nil {
+		if q.Version, err = queryInt(r, "version", 0, 0, maxVersion); err != nil {
 			fields = append(fields, game.ErrorFields(err)...)
 		}
 	} else if r.URL.Query().Has("version") {

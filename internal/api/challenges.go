@@ -79,7 +79,7 @@ func newChallengeResponse(stored game.Level, l *challenges.Level) challengeRespo
 
 // handleChallenge returns one level version (?version=, default current).
 func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
-	version, err := queryInt(r, "version", 0, maxVersion)
+	version, err := queryInt(r, "version", 0, 0, maxVersion)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -73,7 +73,8 @@ func code(err error) string {
 }
 
 func TestValidate(t *testing.T) {
-	err := strictjson.Validate(&simulationRequest{Version: -1, MaxPoints: 1})
+	one := 1
+	err := strictjson.Validate(&simulationRequest{Version: -1, MaxPoints: &one})
 	var got []game.FieldError
 	got = append(got, game.ErrorFields(err)...)
 	want := []game.FieldError{

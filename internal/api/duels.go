@@ -156,7 +156,7 @@ func (s *server) handleDuel(w http.ResponseWriter, r *http.Request) {
 
 // handleMyDuels lists the signed-in player's duels, newest first.
 func (s *server) handleMyDuels(w http.ResponseWriter, r *http.Request) {
-	limit, err := queryInt(r, "limit", 50, maxDuelList)
+	limit, err := queryInt(r, "limit", 50, 1, maxDuelList)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -261,7 +261,7 @@ func (s *server) handleDuelDesign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	player, _ := playerFrom(ctx)
-	duel, err := s.rules.SubmitDuelDesign(ctx, id, player, d, design)
+	duel, err := s.rules.SubmitDuelDesign(ctx, id, player, keyByPlayerOrAddress(r), d, design)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -271,12 +271,12 @@ func (s *server) handleDuelDesign(w http.ResponseWriter, r *http.Request) {
 
 // handleRatings is the ratings board.
 func (s *server) handleRatings(w http.ResponseWriter, r *http.Request) {
-	limit, err := queryInt(r, "limit", 50, game.MaxRatingsLimit)
+	limit, err := queryInt(r, "limit", 50, 1, game.MaxRatingsLimit)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	offset, err := queryInt(r, "offset", 0, 1_000_000_000)
+	offset, err := queryInt(r, "offset", 0, 0, 1_000_000_000)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

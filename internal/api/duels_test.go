@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,7 +20,9 @@ import (
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
 	"backpressure/internal/rules"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
+	"backpressure/internal/store/memstore"
 )
 
 // duelLevel has chaos of its own, so its duels get a surprise.
@@ -60,6 +64,7 @@ type rawDuel struct {
 			Every      int             `json:"every"`
 			TotalTicks int             `json:"total_ticks"`
 		} `json:"sides"`
+		Ratings []game.RatingChange `json:"ratings"`
 	} `json:"result"`
 }
 
@@ -176,14 +181,17 @@ func TestDuelChallengeLifecycle(t *testing.T) {
 	}
 	checkThirdPartyRerun(t, f, got)
 
-	// Ratings: moved once, shown on the board and the profile.
+	// Ratings: two new players move neither rating (game.RateDuel); the duel counts on
+	// the profile, and the board shows neither.
+	if rs := r.Ratings; len(rs) != 2 || rs[0].Unrated != game.UnratedProvisionalOpponent || rs[0].After != rs[0].Before {
+		t.Errorf("rating changes: %+v", rs)
+	}
 	_, board := f.do("GET", "/v1/ratings", "", nil)
-	entries := board["entries"].([]any)
-	if board["total"].(float64) != 2 || entries[0].(map[string]any)["player_id"] != ada || entries[0].(map[string]any)["rating"].(float64) <= 1500 {
+	if board["total"].(float64) != 0 || len(board["entries"].([]any)) != 0 {
 		t.Errorf("ratings board: %v", board)
 	}
 	_, profile := f.do("GET", "/v1/players/"+bob, "", nil)
-	if rt := profile["rating"].(map[string]any); rt["duels"].(float64) != 1 || rt["losses"].(float64) != 1 || rt["rating"].(float64) >= 1500 {
+	if rt := profile["rating"].(map[string]any); rt["duels"].(float64) != 1 || rt["losses"].(float64) != 1 || rt["rating"].(float64) != 1500 {
 		t.Errorf("bob's profile rating: %v", profile["rating"])
 	}
 	_, list := f.do("GET", "/v1/duels", f.tokens["ada"], nil)
@@ -467,6 +475,12 @@ func TestDuelStream(t *testing.T) {
 	if e := next(t, resumed, true); e.id != "3" {
 		t.Errorf("resumed stream: %+v, want the change 3", e)
 	}
+	// An id ahead of the duel's sequence gets the duel as it is, as a board stream
+	// gets a snapshot, and the stream goes on from there.
+	ahead, _ := open(f.tokens["bob"], map[string]string{"Last-Event-ID": "99"})
+	if e := next(t, ahead, true); e.name != "duel" || e.id != "3" {
+		t.Errorf("a stream resumed ahead of the duel: %+v, want the duel at 3", e)
+	}
 	if _, resp := open(f.tokens["ada"], map[string]string{"Last-Event-ID": "x"}); resp.StatusCode != 400 {
 		t.Errorf("a malformed Last-Event-ID: %d", resp.StatusCode)
 	}
@@ -525,4 +539,103 @@ func FuzzDuelLastEventID(f *testing.F) {
 			t.Errorf("%q read as %d", id, seq)
 		}
 	})
+}
+
+// failFirstEnd fails a duel's first end, as a settle whose runs cannot start now (the
+// background workers busy) does.
+type failFirstEnd struct {
+	*memstore.Store
+	failed atomic.Bool
+}
+
+func (s *failFirstEnd) EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (game.Duel, bool, error) {
+	if end.State == game.DuelFinished && s.failed.CompareAndSwap(false, true) {
+		return game.Duel{}, false, scheduler.ErrBusy
+	}
+	return s.Store.EndDuel(ctx, id, end)
+}
+
+// scheduledSettles records the settling jobs the rules ask for.
+type scheduledSettles struct {
+	mu   sync.Mutex
+	jobs map[uuid.UUID][]time.Time
+}
+
+func (s *scheduledSettles) ScheduleDuel(ctx context.Context, id uuid.UUID, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jobs[id] = append(s.jobs[id], at)
+	return nil
+}
+
+// Issue 25: a duel whose second design came in while the workers were busy stayed active
+// with both designs in until its deadline, 30 minutes later. Now a settle that cannot run
+// at once is a job due at once, which the referee of any replica runs: the duel ends once.
+func TestDuelSettledByAJobWhenItCannotBeSettledAtOnce(t *testing.T) {
+	f := newEventFixture(t)
+	st := &failFirstEnd{Store: f.deps.Store.(*memstore.Store)}
+	jobs := &scheduledSettles{jobs: map[uuid.UUID][]time.Time{}}
+	svc := rules.New(rules.Deps{Store: st, Config: f.deps.Config.Rules(), Now: f.clock.Now, DuelDeadlines: jobs})
+	d := f.deps
+	d.Store, d.Rules = st, svc
+	hs := httptest.NewServer(newServer(d).routes())
+	t.Cleanup(hs.Close)
+	f.http = hs
+	f.player("ada")
+	bob := f.player("bob")
+	_, duel := f.do("POST", "/v1/duels", f.tokens["ada"], map[string]any{"level": duelLevel, "opponent": bob})
+	id := duel["id"].(string)
+	f.do("POST", "/v1/duels/"+id+"/accept", f.tokens["bob"], nil)
+	pass, fail := f.duelDesigns()
+	f.do("POST", "/v1/duels/"+id+"/design", f.tokens["ada"], map[string]any{"design": pass})
+	status, last := f.do("POST", "/v1/duels/"+id+"/design", f.tokens["bob"], map[string]any{"design": fail})
+	if status != 200 || last["state"] != "active" {
+		t.Fatalf("the second design: %d %v; want it taken, the duel still active", status, last)
+	}
+	duelID := uuid.MustParse(id)
+	jobs.mu.Lock()
+	at := jobs.jobs[duelID]
+	jobs.mu.Unlock()
+	if len(at) == 0 || !at[len(at)-1].Equal(f.clock.Now()) {
+		t.Fatalf("settle jobs %v; want one due now (%s)", at, f.clock.Now())
+	}
+	for range 2 { // the job, and a second replica's copy of it
+		if _, err := svc.DuelReferee().Settle(t.Context(), duelID); err != nil {
+			t.Fatalf("Settle: %v", err)
+		}
+	}
+	if _, got := f.do("GET", "/v1/duels/"+id, f.tokens["ada"], nil); got["state"] != "finished" {
+		t.Errorf("after the job: %v", got["state"])
+	}
+}
+
+// A duel's design is paid for from its player's simulation budget when it is submitted,
+// like any run: past the budget it is 429 with Retry-After, and not stored.
+func TestDuelDesignChargedToTheBudget(t *testing.T) {
+	f := newEventFixture(t)
+	d := f.deps
+	d.Config.SimBudgetBurst, d.Config.SimBudgetPerSecond = 1000, 1 // one design's cost, refilled slowly
+	d.Rules = nil
+	hs := httptest.NewServer(newServer(d).routes())
+	t.Cleanup(hs.Close)
+	f.http = hs
+	f.player("ada")
+	var ids []string
+	for _, name := range []string{"bob", "cy"} {
+		opp := f.player(name)
+		_, duel := f.do("POST", "/v1/duels", f.tokens["ada"], map[string]any{"level": duelLevel, "opponent": opp})
+		ids = append(ids, duel["id"].(string))
+		f.do("POST", "/v1/duels/"+duel["id"].(string)+"/accept", f.tokens[name], nil)
+	}
+	pass, _ := f.duelDesigns()
+	if status, out := f.do("POST", "/v1/duels/"+ids[0]+"/design", f.tokens["ada"], map[string]any{"design": pass}); status != 200 {
+		t.Fatalf("the first design: %d %v", status, out)
+	}
+	status, out := f.do("POST", "/v1/duels/"+ids[1]+"/design", f.tokens["ada"], map[string]any{"design": pass})
+	if status != http.StatusTooManyRequests || out["code"] != "rate_limited" {
+		t.Errorf("a design past the budget: %d %v, want 429 rate_limited", status, out)
+	}
+	if _, got := f.do("GET", "/v1/duels/"+ids[1], f.tokens["ada"], nil); got["players"].([]any)[0].(map[string]any)["submitted"] != false {
+		t.Errorf("the refused design was stored: %v", got["players"])
+	}
 }

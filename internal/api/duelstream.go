@@ -13,7 +13,8 @@ import (
 // handleDuelStream streams a duel's state as Server-Sent Events: one
 // "duel" event (data: the duel as GET /v1/duels/{id} shows it, id: its
 // seq) now, unless the client resumes with Last-Event-ID at the duel's
-// latest change, and one more at every change, until the duel has ended
+// latest change (an id ahead of it gets the duel now, like no id), and
+// one more at every change, until the duel has ended
 // (the stream then closes). Changes come through the store's
 // announcements (LISTEN/NOTIFY with PostgreSQL), so a change made on any
 // replica reaches every stream. Only the duel's players may follow a
@@ -84,6 +85,12 @@ func (s *server) sendDuel(ctx context.Context, st *sseStream, id [16]byte) (ende
 	d, err := s.store.Duel(ctx, id)
 	if err != nil {
 		return false, err
+	}
+	if st.last > d.Seq {
+		// An id ahead of the duel's latest change is none this duel sent:
+		// the stream starts again from the duel as it is, as a board
+		// stream sends a snapshot.
+		st.last = -1
 	}
 	if d.Seq > st.last {
 		v, err := s.duelView(ctx, d)

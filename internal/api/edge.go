@@ -21,25 +21,30 @@ import (
 // integers, so 2^31 and beyond name no version and are refused, not looked up.
 const maxVersion = 1<<31 - 1
 
-// queryInt reads an optional integer query parameter in [0, max].
-func queryInt(r *http.Request, name string, def, max int) (int, error) {
+// queryInt reads an optional integer query parameter: def when absent, otherwise an
+// integer in [least, most].
+func queryInt(r *http.Request, name string, def, least, most int) (int, error) {
 	v := r.URL.Query().Get(name)
 	if v == "" {
 		return def, nil
+	}
+	below := "must not be negative"
+	if least > 0 {
+		below = "must be at least " + strconv.Itoa(least)
 	}
 	reason := ""
 	n, err := strconv.Atoi(v)
 	switch {
 	case errors.Is(err, strconv.ErrRange) && v[0] == '-':
-		reason = "must not be negative"
+		reason = below
 	case errors.Is(err, strconv.ErrRange):
-		reason = "must be at most " + strconv.Itoa(max)
+		reason = "must be at most " + strconv.Itoa(most)
 	case err != nil:
 		reason = "must be an integer"
-	case n < 0:
-		reason = "must not be negative"
-	case n > max:
-		reason = "must be at most " + strconv.Itoa(max)
+	case n < least:
+		reason = below
+	case n > most:
+		reason = "must be at most " + strconv.Itoa(most)
 	default:
 		return n, nil
 	}

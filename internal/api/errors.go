@@ -51,6 +51,7 @@ var statusOf = map[string]int{
 	game.EEVENTENDED:      http.StatusConflict,
 	game.EATTEMPTLIMIT:    http.StatusConflict,
 	game.EEVENTFULL:       http.StatusConflict,
+	game.EEVENTCONFLICT:   http.StatusForbidden,
 	game.ENOTJOINED:       http.StatusForbidden,
 	// Duel rules.
 	game.EDUELSELF:       http.StatusUnprocessableEntity,
@@ -85,6 +86,7 @@ var titleOf = map[string]string{
 	game.EEVENTENDED:      "Event ended",
 	game.EATTEMPTLIMIT:    "Attempt limit reached",
 	game.EEVENTFULL:       "Event full",
+	game.EEVENTCONFLICT:   "Conflict of interest",
 	game.ENOTJOINED:       "Not joined",
 	// Duel rules.
 	game.EDUELSELF:       "Cannot duel yourself",

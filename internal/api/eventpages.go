@@ -60,14 +60,7 @@ func eventStandingsQuery(r *http.Request) (game.EventStandingsQuery, error) {
 
 // queryLimit reads ?limit= in [1, max]; absent, it is def.
 func queryLimit(r *http.Request, def, max int) (int, error) {
-	if !r.URL.Query().Has("limit") {
-		return def, nil
-	}
-	n, err := queryInt(r, "limit", def, max)
-	if err == nil && n < 1 {
-		err = badRequest("a query parameter is malformed", game.FieldError{Field: "limit", Reason: "must be at least 1"})
-	}
-	return n, err
+	return queryInt(r, "limit", def, 1, max)
 }
 
 // handleEventStandings serves one page of an event's standings, exact, in

@@ -26,7 +26,7 @@ type Events interface {
 type createEventRequest struct {
 	Level string `json:"level" validate:"required,max=64"`
 	// Version 0: the level's current version (rules.NewEvent).
-	Version      int             `json:"version" validate:"min=0"`
+	Version      int             `json:"version" validate:"min=0,max=2147483647"`
 	Title        string          `json:"title" validate:"required"`
 	Briefing     string          `json:"briefing"`
 	StartsAt     time.Time       `json:"starts_at" validate:"required"`
@@ -131,7 +131,11 @@ func (s *server) handleJoinEvent(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.store.JoinEvent(r.Context(), e.ID, player.ID, s.now()); err != nil {
+	if err := e.CheckEntrant(player); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.store.JoinEvent(r.Context(), e.ID, player.ID, s.rules.DeadlineClock(r.Context())); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

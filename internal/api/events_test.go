@@ -48,6 +48,7 @@ func newEventFixture(t *testing.T) *eventFixture {
 	broker := live.NewBroker()
 	st.Notify = broker.Publish
 	ck := &clock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
+	st.Now = ck.Now // the store's clock decides deadlines
 	if err := rules.LoadCampaign(context.Background(), st, slog.New(slog.DiscardHandler), ck.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -397,5 +398,101 @@ func TestEventStream(t *testing.T) {
 	}
 	if status, _ := f.do("GET", "/v1/events/"+id+"/stream?last_event_id=x", "", nil); status != 400 {
 		t.Errorf("malformed resume id: %d, want 400", status)
+	}
+}
+
+// Whoever can read an event's hidden chaos before its end (its creator, every admin) may
+// not enter it: joining and submitting are 403 event_conflict_of_interest.
+func TestEventConflictOfInterest(t *testing.T) {
+	f := newEventFixture(t)
+	authorID, adminID := f.player("author"), f.player("boss")
+	f.player("plain")
+	for id, role := range map[string]string{authorID: "author", adminID: "admin"} {
+		if status, out := f.do("PUT", "/v1/players/"+id+"/role", f.admin, map[string]any{"role": role}); status != 200 {
+			t.Fatalf("set role %s: %d %v", role, status, out)
+		}
+	}
+	l, _ := challenges.CampaignLevel("first-request")
+	var doc map[string]any
+	b, _ := json.Marshal(l)
+	_ = json.Unmarshal(b, &doc)
+	doc["slug"] = "authors-own"
+	if status, out := f.do("POST", "/v1/challenges", f.tokens["author"], doc); status != 201 {
+		t.Fatalf("upload: %d %v", status, out)
+	}
+	start := f.clock.Now().Add(-time.Minute)
+	status, ev := f.do("POST", "/v1/events", f.tokens["author"], map[string]any{
+		"level": "authors-own", "title": "Mine", "starts_at": f.clock.Now().Add(time.Second), "ends_at": start.Add(time.Hour),
+		"hidden_chaos": json.RawMessage(hiddenSpike), "resilience": map[string]any{"error_ceiling": 0.05, "recovery_deadline_sec": 30},
+	})
+	if status != 201 {
+		t.Fatalf("create event: %d %v", status, ev)
+	}
+	id := ev["id"].(string)
+	f.clock.set(f.clock.Now().Add(time.Minute))
+	for _, who := range []string{"author", "boss"} {
+		for _, req := range []struct {
+			path string
+			body any
+		}{{"/v1/events/" + id + "/join", nil}, {"/v1/events/" + id + "/submissions", map[string]any{"design": testDesign(2)}}} {
+			status, out := f.do("POST", req.path, f.tokens[who], req.body)
+			if status != http.StatusForbidden || out["code"] != "event_conflict_of_interest" {
+				t.Errorf("%s POST %s: %d %v, want 403 event_conflict_of_interest", who, req.path, status, out)
+			}
+		}
+	}
+	if status, out := f.do("POST", "/v1/events/"+id+"/join", f.tokens["plain"], nil); status != 200 {
+		t.Errorf("a player joins: %d %v", status, out)
+	}
+}
+
+// One clock decides every deadline: the store's (the database's with PostgreSQL). A
+// replica whose own clock lags an hour behind still refuses an attempt after the event's
+// end and a design after the duel's deadline, and one whose clock runs ahead still takes
+// them before.
+func TestDeadlinesFollowTheStoreClockNotTheReplicas(t *testing.T) {
+	for _, skew := range []time.Duration{-time.Hour, time.Hour} {
+		t.Run(skew.String(), func(t *testing.T) {
+			f := newEventFixture(t)
+			storeClock := f.clock
+			// The replica's own clock moves with the store's, an hour off.
+			d := f.deps
+			d.Now = func() time.Time { return storeClock.Now().Add(skew) }
+			hs := httptest.NewServer(newServer(d).routes())
+			t.Cleanup(hs.Close)
+			f.http = hs
+			f.player("ann")
+			bob := f.player("bob")
+
+			end := storeClock.Now().Add(10 * time.Minute)
+			status, ev := f.do("POST", "/v1/events", f.admin, map[string]any{
+				"level": "first-request", "title": "Skew", "starts_at": storeClock.Now().Add(time.Second), "ends_at": end,
+			})
+			if status != 201 {
+				t.Fatalf("create event: %d %v", status, ev)
+			}
+			eventID := ev["id"].(string)
+			_, duel := f.do("POST", "/v1/duels", f.tokens["ann"], map[string]any{"level": duelLevel, "opponent": bob})
+			duelID := duel["id"].(string)
+			if status, out := f.do("POST", "/v1/duels/"+duelID+"/accept", f.tokens["bob"], nil); status != 200 {
+				t.Fatalf("accept: %d %v", status, out)
+			}
+
+			// Just before the deadlines by the store's clock: taken, whatever the replica's says.
+			storeClock.set(end.Add(-time.Second))
+			if status, out := f.do("POST", "/v1/events/"+eventID+"/submissions", f.tokens["ann"], map[string]any{"design": testDesign(2)}); status != 201 {
+				t.Errorf("attempt a second before the end: %d %v", status, out)
+			}
+			// Past them by the store's clock: refused, whatever the replica's says.
+			storeClock.set(end.Add(time.Second))
+			if status, out := f.do("POST", "/v1/events/"+eventID+"/submissions", f.tokens["ann"], map[string]any{"design": testDesign(2)}); out["code"] != "event_ended" {
+				t.Errorf("attempt a second after the end: %d %v, want event_ended", status, out)
+			}
+			storeClock.set(storeClock.Now().Add(time.Hour))
+			pass, _ := f.duelDesigns()
+			if status, out := f.do("POST", "/v1/duels/"+duelID+"/design", f.tokens["ann"], map[string]any{"design": json.RawMessage(pass)}); out["code"] != "duel_deadline_passed" {
+				t.Errorf("a design after submit_by: %d %v, want duel_deadline_passed", status, out)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -161,6 +162,26 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
+// clientGroup is the address every per-address limit counts a request
+// against: the client's IPv4 address, or the /64 network of its IPv6
+// address, which one subscriber (one home, one server) usually holds whole,
+// so that walking through its addresses buys no more of any limit.
+func clientGroup(r *http.Request) string { return addressGroup(clientIP(r)) }
+
+// addressGroup is clientGroup of an address as text; text that is not an
+// address stands for itself.
+func addressGroup(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip, 64).Masked().String()
+}
+
 // noteClient records the client address for the access log.
 func noteClient(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -277,7 +298,7 @@ func (s *server) rateLimit(name string, n int, key func(r *http.Request) string)
 	}
 }
 
-func keyByAddress(r *http.Request) string { return "ip:" + clientIP(r) }
+func keyByAddress(r *http.Request) string { return "ip:" + clientGroup(r) }
 
 func keyByPlayer(r *http.Request) string {
 	if p, ok := playerFrom(r.Context()); ok {

@@ -18,7 +18,7 @@ type simulationRequest struct {
 	Design  json.RawMessage `json:"design" validate:"required"`
 	// MaxPoints downsamples the timeline to at most this many ticks
 	// (DefaultMaxPoints if absent).
-	MaxPoints int `json:"max_points" validate:"omitempty,min=2,max=100000"`
+	MaxPoints *int `json:"max_points" validate:"omitnil,min=2,max=100000"`
 	// Event, if set, adds a finished event's hidden chaos to the level
 	// (see rules.Service.EventRerunLevel).
 	Event string `json:"event" validate:"omitempty,max=64"`
@@ -62,9 +62,9 @@ func (s *server) handleSimulate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	maxPoints := req.MaxPoints
-	if maxPoints == 0 {
-		maxPoints = DefaultMaxPoints
+	maxPoints := DefaultMaxPoints
+	if req.MaxPoints != nil {
+		maxPoints = *req.MaxPoints
 	}
 	res, every := rules.Downsample(ev.Result, maxPoints)
 	s.writeSimulation(w, r, simulationResponse{

@@ -34,7 +34,7 @@ const streamRetry = 2 * time.Second
 func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	slug := chi.URLParam(r, "slug")
-	version, err := queryInt(r, "version", 0, maxVersion)
+	version, err := queryInt(r, "version", 0, 0, maxVersion)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -330,7 +330,7 @@ func (s *server) subscribe(w http.ResponseWriter, r *http.Request, topic string)
 		s.writeError(w, r, errorf(game.EUNAVAILABLE, "live streams are not available on this server"))
 		return nil, nil, false
 	}
-	release, err := s.streams.acquire(clientIP(r))
+	release, err := s.streams.acquire(clientGroup(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return nil, nil, false

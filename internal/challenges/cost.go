@@ -9,14 +9,21 @@ import (
 	"backpressure/internal/sim"
 )
 
-// Simulation work is measured in path-ticks (sim.Cost): the request paths of a design
-// times the ticks of the run. Every run's cost is known before it starts, so the server can
-// budget players' runs and refuse the ones that would cost too much.
+// Simulation work is measured in path-ticks: every tick of a run, a unit for each request
+// path of the design (sim.Cost) and for each thing of the level that the tick also works
+// through: each traffic point (step or spike), each chaos event, and each retry generation
+// of each component the catalog permits (tickOverhead). A unit is priced at its cost when
+// the engine cannot reuse the last tick's work (changing traffic, chaos): measured at
+// 100–270 ns of one core on the test machine (TestCalibrateRunCost; BENCHMARKS.md), where a
+// constant load with nothing happening costs 12–60 ns. Every run's cost is known before it
+// starts, so the server can budget players' runs and refuse the ones that would cost too
+// much.
 const (
 	// MaxLevelRunCost is the ceiling on a level's worst-case run cost (WorstCaseCost): a
 	// level whose largest permitted design could cost more is refused at upload. About a
-	// second of one core.
-	MaxLevelRunCost = 5_000_000
+	// second of one core at the slowest rate seen (400 ns a unit: issue 25's level of 100
+	// chaos events), however the level's traffic and chaos are shaped.
+	MaxLevelRunCost = 2_500_000
 	// MaxHintCost bounds the simulation work of one hint, all its runs together: a hint
 	// stops searching before it would exceed it. About four seconds of one core.
 	MaxHintCost = 20_000_000
@@ -49,9 +56,18 @@ func (l *Level) Ticks() int64 {
 }
 
 // WorstCaseCost is the most one run on the level may cost, in path-ticks: its ticks times
-// the most request paths it allows. Evaluate refuses a design that would cost more, so the
-// bound holds for every run.
-func (l *Level) WorstCaseCost() int64 { return l.Ticks() * l.maxPaths() }
+// the most request paths it allows and its own work a tick (tickOverhead). Evaluate
+// refuses a design that would cost more, so the bound holds for every run.
+func (l *Level) WorstCaseCost() int64 { return l.Ticks() * (l.maxPaths() + l.tickOverhead()) }
+
+// tickOverhead is the work of one tick that the level brings whatever the design: a unit
+// for each traffic point and chaos event, and for each retry generation of each component
+// the catalog permits.
+func (l *Level) tickOverhead() int64 {
+	r := &l.Run
+	return int64(len(r.Traffic.Steps)+len(r.Traffic.Spikes)+len(r.Chaos)) +
+		int64(max(r.Client.MaxRetries, 0))*int64(l.componentAllowance())
+}
 
 // RunCost is the cost of running d on the level, in path-ticks, computed without running
 // it. A design the level refuses returns Problems, as Evaluate does.
@@ -60,8 +76,11 @@ func (l *Level) RunCost(d sim.Design) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p.Cost(), nil
+	return l.costOf(p), nil
 }
+
+// costOf is the cost of the prepared run p on the level: its paths' and the level's.
+func (l *Level) costOf(p *sim.Prepared) int64 { return p.Cost() + l.Ticks()*l.tickOverhead() }
 
 // prepare checks d against the level's rules and the engine's and compiles it for one
 // run, refused past the level's path allowance: after it, the run's cost is known.

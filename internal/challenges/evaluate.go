@@ -169,7 +169,7 @@ func (l *Level) evaluate(ctx context.Context, d sim.Design) (*Evaluation, int64,
 		return nil, 0, err
 	}
 	l.annotate(d, p, ev)
-	return ev, p.Cost(), nil
+	return ev, l.costOf(p), nil
 }
 
 // designError is the level's problems with a design, with the engine's about the same

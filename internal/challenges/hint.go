@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"backpressure/internal/sim"
 )
@@ -40,6 +41,10 @@ type Hint struct {
 	Resumed int         `json:"-"`
 	Before  *Evaluation `json:"before"`
 	After   *Evaluation `json:"after"`
+
+	// yield is HintLimits.Yield; yieldsWithin counts its calls within runs (runYield).
+	yield        func(ctx context.Context)
+	yieldsWithin int64
 }
 
 // Change kinds.
@@ -107,9 +112,10 @@ type HintLimits struct {
 	// Parallelism is how many candidate runs go at once; default GOMAXPROCS. A server
 	// sharing its CPUs with other players' submissions runs hints one run at a time.
 	Parallelism int
-	// Yield, if set, is called before each of the hint's runs and may block, so that a
-	// server can give other work priority between them. It changes when the runs happen,
-	// never what they find.
+	// Yield, if set, is called before each of the hint's runs and within each after every
+	// yieldWork path-ticks of it (one call at a time), and may block, so that a server can
+	// give other work priority within about a millisecond of one core. It changes when the
+	// runs happen, never what they find.
 	Yield func(ctx context.Context)
 	// asideBytes bounds the results of the runs set aside together (hintrun.go): 0 takes
 	// maxSetAside, a negative value sets none aside.
@@ -127,8 +133,16 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 	if lim.Yield == nil {
 		lim.Yield = func(context.Context) {}
 	}
+	// The search and its runs, which may go at once, all yield: one call at a time.
+	var yieldMu sync.Mutex
+	yield := lim.Yield
+	lim.Yield = func(ctx context.Context) {
+		yieldMu.Lock()
+		defer yieldMu.Unlock()
+		yield(ctx)
+	}
 	lim.Yield(ctx)
-	h := &Hint{Level: l.Slug}
+	h := &Hint{Level: l.Slug, yield: lim.Yield}
 	mem := &scratches{}
 	before, err := h.evaluate(ctx, l, d, mem)
 	if err != nil {
@@ -164,7 +178,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			p, err := l.prepare(cands[i].design)
 			c := int64(0) // refused before it runs: costs nothing
 			if err == nil {
-				c = p.Cost()
+				c = l.costOf(p)
 			}
 			if h.Cost+batchCost+c+reserve > lim.MaxCost {
 				end = i
@@ -188,7 +202,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 			}
 			r := &candRun{p: prepared[i]}
 			runs[start+i] = r
-			r.start(ctx, l, aside, mem, func(floor float64) bool { return floor >= b.threshold(i) })
+			r.start(ctx, l, aside, mem, h.runYield(ctx, l, prepared[i]), func(floor float64) bool { return floor >= b.threshold(i) })
 			if !r.aside {
 				b.done(i, r.ev, r.err != nil)
 			}
@@ -328,15 +342,42 @@ func (h *Hint) evaluate(ctx context.Context, l *Level, d sim.Design, mem *scratc
 	}
 	sc := mem.get()
 	defer mem.put(sc)
-	ev, err := l.runWith(ctx, p, sim.RunOptions{Scratch: sc})
+	y := h.runYield(ctx, l, p)
+	ev, err := l.runWith(ctx, p, sim.RunOptions{Scratch: sc, Stop: func(*sim.Result, int) bool { y.tick(); return false }})
 	if err != nil {
 		return nil, err
 	}
 	l.annotate(d, p, ev)
-	h.Cost += p.Cost()
+	h.Cost += l.costOf(p)
 	h.Ticks += int64(len(ev.Result.Ticks))
 	h.Computed += int64(len(ev.Result.Ticks) - p.Reused())
 	return ev, nil
+}
+
+// yieldWork is how much work (path-ticks) a hint's run does between calls to
+// HintLimits.Yield: about a millisecond of one core, as often as the engine looks at its
+// context, so that a hint gives way however heavy its runs' ticks are.
+const yieldWork = 4096
+
+// runYield calls a hint's Yield after every yieldWork path-ticks of one of its runs.
+type runYield struct {
+	ctx     context.Context
+	h       *Hint
+	perTick int64
+	work    int64
+}
+
+func (h *Hint) runYield(ctx context.Context, l *Level, p *sim.Prepared) *runYield {
+	return &runYield{ctx: ctx, h: h, perTick: int64(p.Paths()) + l.tickOverhead()}
+}
+
+// tick counts one tick of the run, yielding once yieldWork path-ticks have gone by.
+func (y *runYield) tick() {
+	if y.work += y.perTick; y.work >= yieldWork {
+		y.work = 0
+		atomic.AddInt64(&y.h.yieldsWithin, 1)
+		y.h.yield(y.ctx)
+	}
 }
 
 // withHeadroom: passes, and every component's peak utilisation outside chaos is ≤ 85%.

@@ -7,9 +7,9 @@ import (
 )
 
 // A hint's Yield is called before each of its runs (the design, every candidate tried,
-// every run set aside and taken up again, the patched design) and changes nothing in what
-// the hint finds.
-func TestHintYieldsBeforeEachRun(t *testing.T) {
+// every run set aside and taken up again, the patched design) and within each after every
+// yieldWork path-ticks of it, and changes nothing in what the hint finds.
+func TestHintYieldsBeforeAndWithinEachRun(t *testing.T) {
 	for _, slug := range []string{"first-request", "lose-a-node"} {
 		l := mustLevel(t, slug)
 		plain, err := l.HintWithin(t.Context(), l.StartingDesign, HintLimits{Parallelism: 1})
@@ -29,9 +29,20 @@ func TestHintYieldsBeforeEachRun(t *testing.T) {
 		if yielded.Found {
 			want++
 		}
-		if yields != want {
-			t.Errorf("%s: Yield called %d times, want %d (the design, %d candidates, %d runs taken up again, the patched design: %v)",
-				slug, yields, want, yielded.Tried, yielded.Resumed, yielded.Found)
+		if between := yields - int(yielded.yieldsWithin); between != want {
+			t.Errorf("%s: Yield called %d times between runs, want %d (the design, %d candidates, %d runs taken up again, the patched design: %v)",
+				slug, between, want, yielded.Tried, yielded.Resumed, yielded.Found)
+		}
+		// The design's own run goes to its end: it alone yields once every so many ticks.
+		p, err := l.prepare(l.StartingDesign)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perTick := int64(p.Paths()) + l.tickOverhead()
+		every := (yieldWork + perTick - 1) / perTick
+		if least := l.Ticks() / every; yielded.yieldsWithin < least || least == 0 {
+			t.Errorf("%s: Yield called %d times within runs; the design's run alone should call it %d times (every %d ticks)",
+				slug, yielded.yieldsWithin, least, every)
 		}
 	}
 }

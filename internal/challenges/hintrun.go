@@ -82,9 +82,10 @@ func (s *scratches) put(sc *sim.Scratch) {
 	s.mu.Unlock()
 }
 
-// start runs the candidate until it ends or is set aside. moot says whether a floor of its
+// start runs the candidate until it ends or is set aside, yielding through y as it goes.
+// moot says whether a floor of its
 // violation means it can no longer matter, when it cannot be set aside.
-func (r *candRun) start(ctx context.Context, l *Level, s *setAside, mem *scratches, moot func(floor float64) bool) {
+func (r *candRun) start(ctx context.Context, l *Level, s *setAside, mem *scratches, y *runYield, moot func(floor float64) bool) {
 	r.held, r.fin = make(chan struct{}, 1), make(chan struct{})
 	r.wake = make(chan func(float64) bool)
 	var floor *violationBound
@@ -95,6 +96,7 @@ func (r *candRun) start(ctx context.Context, l *Level, s *setAside, mem *scratch
 		defer mem.put(sc)
 		// A candidate's verdict is all the search reads: no display-only figures.
 		ev, err := l.runWith(ctx, r.p, sim.RunOptions{Points: -1, Scratch: sc, Stop: func(res *sim.Result, t int) bool {
+			y.tick()
 			if floor == nil {
 				floor = newViolationBound(l, res)
 			}

@@ -329,8 +329,8 @@ func (l *Level) validateRun(c *compiled, ps *Problems) {
 			ps.addf("run.duration_sec", "gives %.0f ticks of %g ms; a level may have at most %d (raise run.tick_ms or shorten the run: the hint re-runs the level many times)", n, tick, MaxLevelTicks)
 		}
 		if w := l.WorstCaseCost(); w > MaxLevelRunCost {
-			ps.addf("run.duration_sec", "gives a worst-case run cost of %d path-ticks (%d ticks × %d request paths, the most the catalog's components permit); a level may cost at most %d: shorten the run, raise run.tick_ms or lower catalog max_count",
-				w, l.Ticks(), l.maxPaths(), MaxLevelRunCost)
+			ps.addf("run.duration_sec", "gives a worst-case run cost of %d path-ticks (%d ticks × (%d request paths, the most the catalog's components permit, + %d for the traffic points, chaos events and retries each tick works through)); a level may cost at most %d: shorten the run, raise run.tick_ms, lower catalog max_count or use fewer traffic points, chaos events or retries",
+				w, l.Ticks(), l.maxPaths(), l.tickOverhead(), MaxLevelRunCost)
 		}
 	}
 	if len(r.Chaos) == 0 || r.DurationSec <= 0 {

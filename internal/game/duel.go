@@ -201,11 +201,14 @@ type DuelResultSide struct {
 	TotalTicks int `json:"total_ticks"`
 }
 
-// RatingChange is one player's rating before and after a duel.
+// RatingChange is one player's rating before and after a duel; Unrated
+// says why the duel did not move it (UnratedProvisionalOpponent,
+// UnratedRepeatOpponent), empty if it did.
 type RatingChange struct {
 	PlayerID uuid.UUID `json:"player_id"`
 	Before   float64   `json:"before"`
 	After    float64   `json:"after"`
+	Unrated  string    `json:"unrated,omitempty"`
 }
 
 // DuelResult is how a duel ended. Winner is nil for a draw and for a duel
@@ -237,8 +240,8 @@ func (e DuelEnd) Rated() bool { return e.State == DuelFinished || e.State == Due
 
 // DuelRules are the limits a store enforces when it starts a duel.
 type DuelRules struct {
-	// PerDay duels a player may start (challenge or ask to be matched) per
-	// UTC day.
+	// PerDay duels a player may enter per UTC day: start (challenge or
+	// ask to be matched), be paired into or accept (EnteredSince).
 	PerDay int
 	// Match: the rating difference allowed between two players grows from
 	// MatchBase by MatchPerMinute for every minute the waiting one has
@@ -254,6 +257,28 @@ type DuelRules struct {
 // waited waited.
 func (r DuelRules) MatchAllowance(waited time.Duration) float64 {
 	return math.Min(r.MatchMax, r.MatchBase+r.MatchPerMinute*math.Max(0, waited.Minutes()))
+}
+
+// EnteredSince reports whether player entered d at or after since: started
+// it (Sides[0], at CreatedAt), or was paired into it or accepted it
+// (Sides[1], when it became active: SubmitBy less the submit window).
+func (d Duel) EnteredSince(player uuid.UUID, since time.Time, window time.Duration) bool {
+	switch player {
+	case d.Sides[0].PlayerID:
+		return !d.CreatedAt.Before(since)
+	case d.Sides[1].PlayerID:
+		return d.SubmitBy != nil && !d.SubmitBy.Before(since.Add(window))
+	}
+	return false
+}
+
+// CheckDaily: a player who has entered entered duels this UTC day may
+// enter another while under PerDay (0: no limit).
+func (r DuelRules) CheckDaily(entered int) error {
+	if r.PerDay > 0 && entered >= r.PerDay {
+		return Errorf(EDUELDAILYLIMIT, "you have entered %d duels today (UTC: started, paired or accepted), the most a player may; try again tomorrow", r.PerDay)
+	}
+	return nil
 }
 
 // DayStart is the start of the UTC day of t: daily limits count from it.
@@ -292,18 +317,24 @@ func (d Duel) Validate() error {
 	return Invalid("invalid duel", fe)
 }
 
-// Rating is a player's Glicko-2 rating (see UpdateRatings), on the Glicko
-// scale: a new player has 1500 ± 350.
+// Rating is a player's Glicko-2 rating (see RateDuel), on the Glicko
+// scale: a new player has 1500 ± 350. Opponents counts the distinct
+// opponents of the player's rated duels, RatedOpponents those of them
+// against whom the rating moved; a player is Provisional until they have
+// EstablishedOpponents opponents.
 type Rating struct {
-	PlayerID   uuid.UUID `json:"player_id"`
-	PlayerName string    `json:"player_name"`
-	Rating     float64   `json:"rating"`
-	Deviation  float64   `json:"deviation"`
-	Volatility float64   `json:"volatility"`
-	Duels      int       `json:"duels"`
-	Wins       int       `json:"wins"`
-	Losses     int       `json:"losses"`
-	Draws      int       `json:"draws"`
+	PlayerID       uuid.UUID `json:"player_id"`
+	PlayerName     string    `json:"player_name"`
+	Rating         float64   `json:"rating"`
+	Deviation      float64   `json:"deviation"`
+	Volatility     float64   `json:"volatility"`
+	Duels          int       `json:"duels"`
+	Wins           int       `json:"wins"`
+	Losses         int       `json:"losses"`
+	Draws          int       `json:"draws"`
+	Opponents      int       `json:"opponents"`
+	RatedOpponents int       `json:"rated_opponents"`
+	Provisional    bool      `json:"provisional"`
 }
 
 // Rating defaults (Glickman's paper).
@@ -315,7 +346,7 @@ const (
 
 // NewRating is the rating of a player who has not duelled.
 func NewRating(playerID uuid.UUID) Rating {
-	return Rating{PlayerID: playerID, Rating: DefaultRating, Deviation: DefaultDeviation, Volatility: DefaultVolatility}
+	return Rating{PlayerID: playerID, Rating: DefaultRating, Deviation: DefaultDeviation, Volatility: DefaultVolatility, Provisional: true}
 }
 
 // RatingEntry is a place on the ratings board.
@@ -324,8 +355,9 @@ type RatingEntry struct {
 	Rating
 }
 
-// RatingsPage is a page of the ratings board (players with at least one
-// rated duel, by rating, then player id).
+// RatingsPage is a page of the ratings board (players whose ratings moved
+// against at least BoardOpponents distinct opponents, by rating, then
+// player id).
 type RatingsPage struct {
 	Total   int64         `json:"total"`
 	Offset  int           `json:"offset"`

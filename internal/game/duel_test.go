@@ -29,37 +29,110 @@ func TestGlicko2PaperExample(t *testing.T) {
 	}
 }
 
-func TestUpdateRatings(t *testing.T) {
-	a, b := NewRating(uuid.New()), NewRating(uuid.New())
+// established is a player the rules trust: opponents enough, rating
+// settled to the deviation given.
+func established(rating, deviation float64) Rating {
+	r := NewRating(uuid.New())
+	r.Rating, r.Deviation, r.Opponents, r.RatedOpponents, r.Duels, r.Provisional = rating, deviation, 20, 20, 40, false
+	return r
+}
+
+func TestRateDuel(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	fresh := NewRating(uuid.New())
+	est, est2 := established(1500, 200), established(1500, 200)
+	recent := PairHistory{Met: true, LastRated: at.Add(-RepeatWindow + time.Second)}
+	old := PairHistory{Met: true, LastRated: at.Add(-RepeatWindow)}
 	tests := []struct {
-		name   string
-		winner int
-		check  func(na, nb Rating) bool
+		name           string
+		a, b           Rating
+		winner         int
+		ha, hb         PairHistory
+		moveA, moveB   bool // whether each rating moves
+		unratedA       string
+		opponentsA     int
+		ratedOpponents int
 	}{
-		{"a wins", 0, func(na, nb Rating) bool {
-			return na.Rating > 1500 && nb.Rating < 1500 && na.Wins == 1 && nb.Losses == 1
-		}},
-		{"b wins", 1, func(na, nb Rating) bool {
-			return na.Rating < 1500 && nb.Rating > 1500 && na.Losses == 1 && nb.Wins == 1
-		}},
-		{"draw", -1, func(na, nb Rating) bool {
-			return math.Abs(na.Rating-1500) < 1e-9 && math.Abs(nb.Rating-1500) < 1e-9 && na.Draws == 1 && nb.Draws == 1
-		}},
+		{"established pair, a wins", est, est2, 0, PairHistory{}, PairHistory{}, true, true, "", 21, 21},
+		{"established pair, draw", est, est2, -1, PairHistory{}, PairHistory{}, false, false, "", 21, 21},
+		{"fresh opponent moves nobody established", est, fresh, 0, PairHistory{}, PairHistory{}, false, true, UnratedProvisionalOpponent, 21, 20},
+		{"two fresh players move neither", fresh, NewRating(uuid.New()), 0, PairHistory{}, PairHistory{}, false, false, UnratedProvisionalOpponent, 1, 0},
+		{"a repeat within the window", est, est2, 0, recent, PairHistory{}, false, true, UnratedRepeatOpponent, 20, 20},
+		{"a repeat once the window has passed", est, est2, 0, old, PairHistory{}, true, true, "", 20, 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			na, nb := UpdateRatings(a, b, tt.winner)
-			if !tt.check(na, nb) || na.Duels != 1 || nb.Duels != 1 {
-				t.Errorf("UpdateRatings(%d) = %+v, %+v", tt.winner, na, nb)
+			na, nb, changes := RateDuel(tt.a, tt.b, tt.winner, tt.ha, tt.hb, at)
+			if moved := na.Rating != tt.a.Rating || na.Deviation != tt.a.Deviation; moved != tt.moveA && tt.winner >= 0 {
+				t.Errorf("a's rating moved = %v, want %v (%+v)", moved, tt.moveA, na)
 			}
-			if na.Deviation >= a.Deviation || nb.Deviation >= b.Deviation {
-				t.Errorf("deviations did not shrink: %g, %g", na.Deviation, nb.Deviation)
+			if moved := nb.Rating != tt.b.Rating; moved != tt.moveB && tt.winner >= 0 {
+				t.Errorf("b's rating moved = %v, want %v (%+v)", moved, tt.moveB, nb)
 			}
-			again, _ := UpdateRatings(a, b, tt.winner)
+			if changes[0].Unrated != tt.unratedA || changes[0].Before != tt.a.Rating || changes[0].After != na.Rating {
+				t.Errorf("a's change = %+v, want unrated %q", changes[0], tt.unratedA)
+			}
+			if na.Duels != tt.a.Duels+1 || nb.Duels != tt.b.Duels+1 || na.Opponents != tt.opponentsA || na.RatedOpponents != tt.ratedOpponents {
+				t.Errorf("counts: a %+v, b %+v", na, nb)
+			}
+			if tt.winner == 0 && (na.Wins != tt.a.Wins+1 || nb.Losses != tt.b.Losses+1) || tt.winner < 0 && (na.Draws != 1 || nb.Draws != 1) {
+				t.Errorf("results: a %+v, b %+v", na, nb)
+			}
+			again, _, _ := RateDuel(tt.a, tt.b, tt.winner, tt.ha, tt.hb, at)
 			if again != na {
 				t.Errorf("not deterministic: %+v then %+v", na, again)
 			}
 		})
+	}
+}
+
+// The farming run of issue 25: thirty wins in a row against freshly
+// registered accounts move the farmer by no more than one honest win
+// against an established 1500 player would, whether the farmer is new or
+// established, and leave everyone involved off the ratings board.
+func TestRateDuelFarming(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, start := range []Rating{NewRating(uuid.New()), established(1500, 60), established(1800, 120)} {
+		honest, _, _ := RateDuel(start, established(1500, 60), 0, PairHistory{}, PairHistory{}, at)
+		farmer := start
+		var victims []Rating
+		for i := range 30 {
+			var victim Rating
+			farmer, victim, _ = RateDuel(farmer, NewRating(uuid.New()), 0, PairHistory{}, PairHistory{}, at.Add(time.Duration(i)*time.Second))
+			victims = append(victims, victim)
+		}
+		if gain, bound := farmer.Rating-start.Rating, honest.Rating-start.Rating; gain > bound || bound <= 0 {
+			t.Errorf("from %.0f±%.0f: 30 farmed wins gained %.1f, one honest win %.1f", start.Rating, start.Deviation, gain, bound)
+		}
+		if farmer.OnBoard() != start.OnBoard() {
+			t.Errorf("from %.0f±%.0f: farming changed the farmer's place on the board: %+v", start.Rating, start.Deviation, farmer)
+		}
+		for _, v := range victims {
+			if v.OnBoard() || !v.Provisional {
+				t.Errorf("a throwaway account is on the board or established: %+v", v)
+			}
+		}
+	}
+}
+
+// Losing on purpose raises volatility, so that later wins count for more;
+// the ceiling bounds it however many upsets are staged, and the deviation
+// keeps its floor however many duels are played.
+func TestRatingBounds(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := established(1500, 60)
+	for i := range 2000 {
+		winner, opponent := 1, established(1000, 45) // lose to the weak
+		if i%2 == 1 {
+			winner, opponent = 0, established(2200, 45) // beat the strong
+		}
+		p, _, _ = RateDuel(p, opponent, winner, PairHistory{}, PairHistory{}, at.Add(time.Duration(i)*time.Hour))
+		if p.Volatility > MaxVolatility || p.Deviation < MinDeviation {
+			t.Fatalf("duel %d: volatility %g, deviation %g; want at most %g and at least %g", i, p.Volatility, p.Deviation, MaxVolatility, MinDeviation)
+		}
+	}
+	if p.Volatility != MaxVolatility {
+		t.Errorf("staged upsets left volatility at %g; the test does not reach the ceiling %g", p.Volatility, MaxVolatility)
 	}
 }
 

@@ -1,6 +1,9 @@
 package game
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // Ratings are Glicko-2 (Glickman, "Example of the Glicko-2 system", 2012),
 // with every duel its own rating period: a rating is a mean and a
@@ -10,6 +13,42 @@ import "math"
 // rather than a TrueSkill-family model because duels are one against one,
 // which Glicko-2 was designed for (docs/dependencies.md says why it is
 // written here rather than imported).
+
+// Rules that keep a rating from being farmed. Glicko-2 trusts every result
+// it is given; a player who can make results (throwaway accounts that lose
+// on purpose, one opponent beaten again and again) can make a rating. So a
+// result moves a player's rating only when it says something about the
+// player (RateDuel):
+//
+//   - a player is provisional until they have finished rated duels against
+//     EstablishedOpponents distinct opponents; a result against a
+//     provisional opponent moves nobody's rating (the duel still counts
+//     toward both players' duels, opponents and wins), so thirty fresh
+//     accounts beaten in a row move a rating by nothing;
+//   - against the same opponent, a player's rating moves at most once per
+//     RepeatWindow;
+//   - the deviation never falls below MinDeviation, so a rating stays able
+//     to follow a player, and the volatility never rises above
+//     MaxVolatility, so losing on purpose cannot pump it to make later wins
+//     count many times over;
+//   - the ratings board shows players whose ratings moved against at least
+//     BoardOpponents distinct opponents.
+//
+// Between established players who meet once in a window, Glicko-2 applies
+// exactly (TestGlicko2PaperExample, TestRateDuelFarming).
+const (
+	EstablishedOpponents = 5
+	BoardOpponents       = 5
+	RepeatWindow         = 24 * time.Hour
+	MinDeviation         = 45.0
+	MaxVolatility        = 0.1
+)
+
+// Why a duel did not move a player's rating (RatingChange.Unrated).
+const (
+	UnratedProvisionalOpponent = "provisional_opponent"
+	UnratedRepeatOpponent      = "repeat_opponent"
+)
 
 // glickoScale converts between the Glicko and Glicko-2 scales.
 const glickoScale = 173.7178
@@ -37,7 +76,7 @@ func glicko2(r Rating, games []glickoOpponent) Rating {
 	phi := r.Deviation / glickoScale
 	sigma := r.Volatility
 	if len(games) == 0 {
-		r.Deviation = math.Min(DefaultDeviation, glickoScale*math.Sqrt(phi*phi+sigma*sigma))
+		r.Deviation = math.Max(MinDeviation, math.Min(DefaultDeviation, glickoScale*math.Sqrt(phi*phi+sigma*sigma)))
 		return r
 	}
 	var vInv, sum float64
@@ -87,15 +126,33 @@ func glicko2(r Rating, games []glickoOpponent) Rating {
 	muNew := mu + phiNew*phiNew*sum
 
 	r.Rating = glickoScale*muNew + DefaultRating
-	r.Deviation = math.Min(DefaultDeviation, glickoScale*phiNew)
-	r.Volatility = sigmaNew
+	r.Deviation = math.Max(MinDeviation, math.Min(DefaultDeviation, glickoScale*phiNew))
+	r.Volatility = math.Min(MaxVolatility, sigmaNew)
 	return r
 }
 
-// UpdateRatings rates one duel between a and b: winner 0 (a won), 1 (b
-// won) or -1 (a draw). Both are updated from their ratings before the
-// duel, and their counts of duels, wins, losses and draws move on.
-func UpdateRatings(a, b Rating, winner int) (Rating, Rating) {
+// Established reports whether r's results move other players' ratings.
+func (r Rating) Established() bool { return r.Opponents >= EstablishedOpponents }
+
+// OnBoard reports whether r is shown on the ratings board.
+func (r Rating) OnBoard() bool { return r.RatedOpponents >= BoardOpponents }
+
+// PairHistory is what a store knows of one player's earlier duels against
+// the other of a duel being rated.
+type PairHistory struct {
+	// Met: they have finished a rated duel before.
+	Met bool
+	// LastRated is when a duel against the other last moved this player's
+	// rating; zero if none has.
+	LastRated time.Time
+}
+
+// RateDuel rates one duel between a and b ended at at: winner 0 (a won),
+// 1 (b won) or -1 (a draw); ha and hb are each side's history against the
+// other. Each side is rated from both ratings before the duel under the
+// rules above, and its counts of duels, opponents, wins, losses and draws
+// move on. The changes say, for a side whose rating did not move, why.
+func RateDuel(a, b Rating, winner int, ha, hb PairHistory, at time.Time) (Rating, Rating, []RatingChange) {
 	scoreA := 0.5
 	switch winner {
 	case 0:
@@ -103,9 +160,8 @@ func UpdateRatings(a, b Rating, winner int) (Rating, Rating) {
 	case 1:
 		scoreA = 0
 	}
-	na := glicko2(a, []glickoOpponent{{b.Rating, b.Deviation, scoreA}})
-	nb := glicko2(b, []glickoOpponent{{a.Rating, a.Deviation, 1 - scoreA}})
-	na.Duels, nb.Duels = a.Duels+1, b.Duels+1
+	na, ca := rateSide(a, b, scoreA, ha, at)
+	nb, cb := rateSide(b, a, 1-scoreA, hb, at)
 	switch winner {
 	case 0:
 		na.Wins, nb.Losses = a.Wins+1, b.Losses+1
@@ -114,5 +170,48 @@ func UpdateRatings(a, b Rating, winner int) (Rating, Rating) {
 	default:
 		na.Draws, nb.Draws = a.Draws+1, b.Draws+1
 	}
-	return na, nb
+	return na, nb, []RatingChange{ca, cb}
+}
+
+// rateSide is one side of RateDuel.
+func rateSide(me, opponent Rating, score float64, h PairHistory, at time.Time) (Rating, RatingChange) {
+	n := me
+	change := RatingChange{PlayerID: me.PlayerID, Before: me.Rating}
+	switch {
+	case !opponent.Established():
+		change.Unrated = UnratedProvisionalOpponent
+	case !h.LastRated.IsZero() && at.Sub(h.LastRated) < RepeatWindow:
+		change.Unrated = UnratedRepeatOpponent
+	default:
+		n = glicko2(me, []glickoOpponent{{opponent.Rating, opponent.Deviation, score}})
+		if h.LastRated.IsZero() {
+			n.RatedOpponents++
+		}
+	}
+	n.Duels++
+	if !h.Met {
+		n.Opponents++
+	}
+	n.Provisional = !n.Established()
+	change.After = n.Rating
+	return n, change
+}
+
+// NewPairHistory is a side's history against the other in a store that
+// keeps, per ordered pair, whether they met and when the rating last moved.
+func NewPairHistory(met bool, lastRated *time.Time) PairHistory {
+	h := PairHistory{Met: met}
+	if lastRated != nil {
+		h.LastRated = *lastRated
+	}
+	return h
+}
+
+// RatedAt is when change moved its player's rating against the other side,
+// for a store to record in the pair's history: at, or nil if it did not.
+func (c RatingChange) RatedAt(at time.Time) *time.Time {
+	if c.Unrated != "" {
+		return nil
+	}
+	return &at
 }

@@ -19,6 +19,7 @@ const (
 	EATTEMPTLIMIT    = "attempt_limit_reached"
 	ENOTJOINED       = "not_joined"
 	EEVENTFULL       = "event_full"
+	EEVENTCONFLICT   = "event_conflict_of_interest"
 )
 
 // Event limits.
@@ -265,4 +266,17 @@ func (c EventChange) Notice() (Notice, error) {
 		return Notice{}, err
 	}
 	return Notice{Topic: EventTopic(c.EventID), Seq: c.Seq, Data: data}, nil
+}
+
+// CheckEntrant: whoever can read an event's hidden chaos before the end
+// (its creator, and every admin) may not enter it, neither by joining nor
+// by submitting: they would compete against chaos only they can see.
+func (e Event) CheckEntrant(p Player) error {
+	switch {
+	case p.ID == e.CreatedBy:
+		return Errorf(EEVENTCONFLICT, "you created this event and can read its hidden chaos, so you may not enter it")
+	case p.Role == RoleAdmin:
+		return Errorf(EEVENTCONFLICT, "admins can read every event's hidden chaos, so they may not enter events")
+	}
+	return nil
 }

@@ -20,13 +20,19 @@ import (
 //     spaces mapped to U+0020, runs of spaces collapsed, none at either end;
 //   - it has at least one visible character (no name of Hangul fillers, the
 //     Braille blank or combining marks alone);
-//   - it is unique by its key: the Unicode TR39 confusable skeleton of its
-//     PRECIS comparison form (which ignores case), so "eve" written with a
-//     Cyrillic "е", or "paypal" in mathematical letters, is the same name.
+//   - it is unique by its key: the Unicode TR39 confusable skeleton of the
+//     name as typed (in its enforced form), then case folded, so "eve"
+//     written with a Cyrillic "е", "admin" with a dotless "ı", or "paypal" in
+//     mathematical letters is the same name, and so are "Ada" and "ada".
+//     The skeleton comes first because it compares what a reader sees: case
+//     folding first would turn "i" into "I", whose skeleton is "l", and part
+//     "admin" from "admın". Names that differ in case and also look
+//     different in that case ("ADMIN", whose I is drawn like an l, and
+//     "admin") are different names.
 
 // nameKeyPrefix marks keys computed by this rule (rather than by an older
 // one), so that a store can find and recompute older keys.
-const nameKeyPrefix = "s1:"
+const nameKeyPrefix = "s2:"
 
 // CanonicalName returns name in the form it is stored and shown in, or every
 // problem with it. field is the JSON path to report.
@@ -86,12 +92,15 @@ func blank(r rune) bool {
 // above); it expects a canonical name. Stores compute it in Go rather than in
 // SQL so that uniqueness does not depend on the database's locale.
 func NameKey(name string) string {
-	key, err := precis.Nickname.CompareKey(name)
+	enforced, err := precis.Nickname.String(name)
 	if err != nil {
-		key = name
+		enforced = name
 	}
-	return nameKeyPrefix + foldCase(confusable.Skeleton(foldCase(key)))
+	return nameKeyPrefix + foldCase(confusable.Skeleton(enforced))
 }
+
+// NameKeyPattern is a SQL LIKE pattern that matches the keys NameKey makes.
+const NameKeyPattern = nameKeyPrefix + "%"
 
 // IsCurrentNameKey reports whether key was made by this NameKey (a store
 // recomputes the others).

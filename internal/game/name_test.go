@@ -18,8 +18,11 @@ func TestNameKeyConfusables(t *testing.T) {
 		{"admin", "\u0430dmin"}, // Cyrillic а
 		{"bob", "\u13cfob"},     // Cherokee letter looking like b
 		{"l33t", "I33t"},        // capital I drawn as l
-		{"Σίσυφος", "ΣΊΣΥΦΟΣ"},  // final sigma
+		{"ΣΟΦΟΣ", "ΣOΦOΣ"},      // Latin O among Greek capitals
 		{"x y", "x\u00a0y"},     // no-break space
+		{"admin", "adm\u0131n"}, // dotless ı
+		{"Admin", "adm\u0131n"}, // dotless ı and case
+		{"ada", "Ada"},          // case
 	}
 	for _, tt := range same {
 		a, fa := game.CanonicalName("name", tt.a)
@@ -32,7 +35,7 @@ func TestNameKeyConfusables(t *testing.T) {
 			t.Errorf("NameKey(%q) = %q, NameKey(%q) = %q: want one key", a, game.NameKey(a), b, game.NameKey(b))
 		}
 	}
-	for _, pair := range [][2]string{{"ada", "adam"}, {"eve", "eva"}, {"ｘ", "y"}} {
+	for _, pair := range [][2]string{{"ada", "adam"}, {"eve", "eva"}, {"ｘ", "y"}, {"ADMIN", "admin"}} {
 		if game.NameKey(pair[0]) == game.NameKey(pair[1]) {
 			t.Errorf("%q and %q share a key", pair[0], pair[1])
 		}

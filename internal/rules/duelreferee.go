@@ -23,7 +23,7 @@ func (f *DuelReferee) Settle(ctx context.Context, id uuid.UUID) (bool, error) {
 	if err != nil || done || game.DuelEnded(d.State) {
 		return done, err
 	}
-	if wait := d.Deadline().Sub(f.s.now()); wait > 0 {
+	if wait := d.Deadline().Sub(f.s.DeadlineClock(ctx)); wait > 0 {
 		return false, &NotEndedError{Wait: wait}
 	}
 	return false, nil

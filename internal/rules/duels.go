@@ -103,7 +103,7 @@ func (s *Service) CreateDuel(ctx context.Context, player game.Player, level, opp
 	if err != nil {
 		return game.Duel{}, err
 	}
-	cfg, now := s.cfg.duelConfig(), s.now()
+	cfg, now := s.cfg.duelConfig(), s.DeadlineClock(ctx)
 	d := game.Duel{ID: id, Slug: stored.Slug, Version: stored.Version, Seed: newSeed(), CreatedAt: now}
 	d.Sides[0].PlayerID = player.ID
 	var created game.Duel
@@ -141,6 +141,17 @@ func (s *Service) CreateDuel(ctx context.Context, player game.Player, level, opp
 	return created, nil
 }
 
+// scheduleSettle arranges for duel id to be settled at at by a job of the
+// duel scheduler (without one, DuelReferee.Run finds it on its next round).
+func (s *Service) scheduleSettle(ctx context.Context, id uuid.UUID, at time.Time) {
+	if s.duelDeadlines == nil {
+		return
+	}
+	if err := s.duelDeadlines.ScheduleDuel(context.WithoutCancel(ctx), id, at); err != nil {
+		s.log.ErrorContext(ctx, "scheduling a duel's settling failed; its deadline settles it", "duel_id", id.String(), "err", err)
+	}
+}
+
 // scheduleDuel arranges for d to be settled at its deadline. A failure is
 // repaired at the next start of any replica, which schedules every open
 // duel again (idempotently).
@@ -156,7 +167,7 @@ func (s *Service) scheduleDuel(ctx context.Context, d game.Duel) {
 // AcceptDuel is the challenged player's yes; the duel's submit deadline is
 // scheduled.
 func (s *Service) AcceptDuel(ctx context.Context, id uuid.UUID, player game.Player) (game.Duel, error) {
-	d, err := s.store.AcceptDuel(ctx, id, player.ID, s.now(), s.duelRules())
+	d, err := s.store.AcceptDuel(ctx, id, player.ID, s.DeadlineClock(ctx), s.duelRules())
 	if err != nil {
 		return game.Duel{}, err
 	}
@@ -166,14 +177,16 @@ func (s *Service) AcceptDuel(ctx context.Context, id uuid.UUID, player game.Play
 
 // DeclineDuel is the challenged player's no.
 func (s *Service) DeclineDuel(ctx context.Context, id uuid.UUID, player game.Player) (game.Duel, error) {
-	return s.store.DeclineDuel(ctx, id, player.ID, s.now())
+	return s.store.DeclineDuel(ctx, id, player.ID, s.DeadlineClock(ctx))
 }
 
 // SubmitDuelDesign takes a side's design: checked against the level (not
 // run: both designs run together once both are in), stored hidden from the
-// other side. The second design in settles the duel at once; if that
-// fails, the duel's deadline settles it.
-func (s *Service) SubmitDuelDesign(ctx context.Context, id uuid.UUID, player game.Player, d sim.Design, raw []byte) (game.Duel, error) {
+// other side, its run paid now from who's simulation budget. The second
+// design in settles the duel at once, on the scheduler's background
+// workers; if they cannot take it now, a job settles it within seconds, on
+// whichever replica takes it, once.
+func (s *Service) SubmitDuelDesign(ctx context.Context, id uuid.UUID, player game.Player, who string, d sim.Design, raw []byte) (game.Duel, error) {
 	duel, err := s.store.Duel(ctx, id)
 	if err != nil {
 		return game.Duel{}, err
@@ -185,19 +198,24 @@ func (s *Service) SubmitDuelDesign(ctx context.Context, id uuid.UUID, player gam
 	if err != nil {
 		return game.Duel{}, err
 	}
-	if _, err := l.RunCost(d); err != nil {
+	cost, err := l.RunCost(d)
+	if err != nil {
 		return game.Duel{}, DesignProblems(err)
+	}
+	if err := s.sched.Charge(who, "duel", cost); err != nil {
+		return game.Duel{}, err
 	}
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 	defer cancel()
-	duel, err = s.store.SubmitDuelDesign(storeCtx, duel.ID, player.ID, raw, s.now())
+	duel, err = s.store.SubmitDuelDesign(storeCtx, duel.ID, player.ID, raw, s.DeadlineClock(storeCtx))
 	if err != nil {
 		return game.Duel{}, err
 	}
 	if duel.Sides[0].Submitted() && duel.Sides[1].Submitted() {
 		settled, _, err := s.settleDuel(storeCtx, duel.ID)
 		if err != nil {
-			s.log.WarnContext(ctx, "settling a duel failed; its deadline settles it", "duel_id", duel.ID.String(), "err", err)
+			s.log.WarnContext(ctx, "settling a duel now failed; a job settles it", "duel_id", duel.ID.String(), "err", err)
+			s.scheduleSettle(storeCtx, duel.ID, s.DeadlineClock(storeCtx))
 		} else {
 			duel = settled
 		}

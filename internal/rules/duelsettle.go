@@ -24,7 +24,7 @@ func (s *Service) settleDuel(ctx context.Context, id uuid.UUID) (game.Duel, bool
 	if err != nil || game.DuelEnded(d.State) {
 		return d, false, err
 	}
-	now := s.now()
+	now := s.DeadlineClock(ctx)
 	in := 0
 	for _, side := range d.Sides {
 		if side.Submitted() {
@@ -164,17 +164,26 @@ func sideFrom(rs game.DuelResultSide, ev *challenges.Evaluation, err error) (gam
 	if rs.Evaluation, err = json.Marshal(ev); err != nil {
 		return rs, err
 	}
-	res, every := Downsample(ev.Result, duelMaxPoints)
-	rs.Every, rs.TotalTicks = every, len(ev.Result.Ticks)
-	if rs.Summary, err = json.Marshal(res.Summary); err != nil {
-		return rs, err
+	// The timeline kept is at most duelMaxPoints ticks and duelMaxTicksBytes of JSON:
+	// a design of many components keeps fewer ticks, so that what a duel stores is
+	// bounded whatever its designs.
+	for points := duelMaxPoints; ; points /= 2 {
+		res, every := Downsample(ev.Result, points)
+		rs.Every, rs.TotalTicks = every, len(ev.Result.Ticks)
+		if rs.Summary, err = json.Marshal(res.Summary); err != nil {
+			return rs, err
+		}
+		if rs.Components, err = json.Marshal(res.Components); err != nil {
+			return rs, err
+		}
+		if rs.Ticks, err = json.Marshal(res.Ticks); err != nil || len(rs.Ticks) <= duelMaxTicksBytes || points <= 2 {
+			return rs, err
+		}
 	}
-	if rs.Components, err = json.Marshal(res.Components); err != nil {
-		return rs, err
-	}
-	rs.Ticks, err = json.Marshal(res.Ticks)
-	return rs, err
 }
+
+// duelMaxTicksBytes bounds the JSON of the timeline a duel stores of each side's run.
+const duelMaxTicksBytes = 512 << 10
 
 // duelRunOf measures a run for the decision: a failing run failed from its
 // first failing stretch, or (failing on something measured over the whole

@@ -31,9 +31,13 @@ func (s *Service) SubmitToEvent(ctx context.Context, in EventAttempt) (game.Even
 	if err != nil {
 		return game.EventSubmission{}, 0, err
 	}
-	// The attempt is stamped when accepted: a run that queues behind the
-	// crowd does not push it past the end.
-	accepted := s.now()
+	if err := e.CheckEntrant(in.Player); err != nil {
+		return game.EventSubmission{}, 0, err
+	}
+	// The attempt is stamped when accepted, by the clock that decides
+	// deadlines: a run that queues behind the crowd does not push it past
+	// the end.
+	accepted := s.DeadlineClock(ctx)
 	switch now := accepted; {
 	case now.Before(e.StartsAt):
 		return game.EventSubmission{}, 0, game.Errorf(game.EEVENTNOTSTARTED, "the event starts at %s", e.StartsAt.Format(time.RFC3339))

@@ -23,7 +23,7 @@ func (s *Service) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 	if err != nil || e.FinishedAt != nil {
 		return false, err
 	}
-	if s.now().Before(e.EndsAt) {
+	if s.DeadlineClock(ctx).Before(e.EndsAt) {
 		return false, nil
 	}
 	for attempt := 1; ; attempt++ {
@@ -42,12 +42,13 @@ func (s *Service) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 			return false, err
 		}
 		// Attempts accepted before the end may still be committing: the
-		// results are frozen no sooner than finishGrace after it (the runs
-		// above overlap the wait).
-		if err := sleepUntil(ctx, s.now, e.EndsAt.Add(finishGrace)); err != nil {
+		// results are frozen no sooner than finishGrace after it by the
+		// clock that decides deadlines (the runs above overlap the wait).
+		deadlineNow := s.DeadlineClock(ctx)
+		if err := sleepUntil(ctx, s.now, s.now().Add(e.EndsAt.Add(finishGrace).Sub(deadlineNow))); err != nil {
 			return false, err
 		}
-		finished, err := s.store.FinishEvent(ctx, id, results, s.now())
+		finished, err := s.store.FinishEvent(ctx, id, results, s.DeadlineClock(ctx))
 		// An attempt stamped before the end committed after the final
 		// designs were read (the store refuses the results): run what
 		// is missing and finish again. Such attempts are at most a
@@ -151,7 +152,7 @@ func (s *Service) finalRun(ctx context.Context, full *challenges.Level, f game.E
 
 // finishDue finishes every ended, unfinished event.
 func (s *Service) finishDue(ctx context.Context) error {
-	events, err := eventsIn(ctx, s.store, s.now(), game.PhaseFinishing)
+	events, err := eventsIn(ctx, s.store, s.DeadlineClock(ctx), game.PhaseFinishing)
 	if err != nil {
 		return err
 	}

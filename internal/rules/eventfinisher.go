@@ -49,7 +49,7 @@ func (f *EventFinisher) Finish(ctx context.Context, id uuid.UUID) (done bool, er
 	if err != nil {
 		return false, err
 	}
-	if wait := e.EndsAt.Sub(f.s.now()); e.FinishedAt == nil && wait > 0 {
+	if wait := e.EndsAt.Sub(f.s.DeadlineClock(ctx)); e.FinishedAt == nil && wait > 0 {
 		return false, &NotEndedError{Wait: wait}
 	}
 	return f.s.finishEvent(ctx, id)

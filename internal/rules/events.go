@@ -81,7 +81,7 @@ func (s *Service) CreateEvent(ctx context.Context, creator game.Player, req NewE
 	if err := e.Validate(); err != nil {
 		return game.Event{}, err
 	}
-	if !req.EndsAt.After(s.now()) {
+	if !req.EndsAt.After(s.DeadlineClock(ctx)) {
 		return game.Event{}, game.Invalid("invalid event", []game.FieldError{{Field: "ends_at", Reason: "must be in the future"}})
 	}
 	if _, err := s.fullLevel(ctx, l, e.HiddenChaos, e.HiddenResilience); err != nil {

@@ -155,3 +155,20 @@ func orNull(b json.RawMessage) json.RawMessage {
 	}
 	return b
 }
+
+// DeadlineClock is the time every deadline players race against is decided
+// by (an event's start and end, a duel's accept and submit deadlines): the
+// store's clock, the database's with PostgreSQL, so that a replica whose own
+// clock is off neither accepts late moves nor refuses timely ones. It falls
+// back on the server's clock only if the store cannot tell the time (the
+// store call that follows then fails as well).
+func (s *Service) DeadlineClock(ctx context.Context) time.Time {
+	if c, ok := s.store.(interface {
+		DeadlineClock(ctx context.Context) (time.Time, error)
+	}); ok {
+		if t, err := c.DeadlineClock(ctx); err == nil {
+			return t
+		}
+	}
+	return s.now()
+}

@@ -122,14 +122,9 @@ func (sc *Scheduler) Run(ctx context.Context, who, kind string, costOf func() (i
 	if err != nil {
 		return err
 	}
-	if ok, wait := sc.budget.charge(who, cost); !ok {
-		sc.m.RateLimited.WithLabelValues("simulation_budget").Inc()
-		secs := int(math.Ceil(wait.Seconds()))
-		return &RetryError{After: time.Duration(max(1, secs)) * time.Second, Err: game.Errorf(game.ERATELIMIT,
-			"this %s costs %d units of simulation and your budget holds less; it refills at %d units a second (retry after %s)",
-			kind, cost, int64(sc.budget.rate), fmt.Sprint(time.Duration(secs)*time.Second))}
+	if err := sc.Charge(who, kind, cost); err != nil {
+		return err
 	}
-	sc.m.SimCost.WithLabelValues(kind).Add(float64(cost))
 	started := false
 	err = p.run(ctx, kind, func(ctx context.Context) error {
 		started = true
@@ -139,6 +134,21 @@ func (sc *Scheduler) Run(ctx context.Context, who, kind string, costOf func() (i
 		sc.budget.refund(who, cost)
 	}
 	return err
+}
+
+// Charge pays cost from who's budget for simulation work of the given kind that runs
+// later, not as one job of who's (a duel's runs, made once both designs are in). A
+// refusal is a *RetryError, as Run's.
+func (sc *Scheduler) Charge(who, kind string, cost int64) error {
+	if ok, wait := sc.budget.charge(who, cost); !ok {
+		sc.m.RateLimited.WithLabelValues("simulation_budget").Inc()
+		secs := int(math.Ceil(wait.Seconds()))
+		return &RetryError{After: time.Duration(max(1, secs)) * time.Second, Err: game.Errorf(game.ERATELIMIT,
+			"this %s costs %d units of simulation and your budget holds less; it refills at %d units a second (retry after %s)",
+			kind, cost, int64(sc.budget.rate), fmt.Sprint(time.Duration(secs)*time.Second))}
+	}
+	sc.m.SimCost.WithLabelValues(kind).Add(float64(cost))
+	return nil
 }
 
 // Hints yield to submissions. A hint is up to challenges.MaxHintRuns runs; before each

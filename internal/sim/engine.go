@@ -61,13 +61,20 @@ func (m *model) run(ctx context.Context) (*Result, error) {
 	st.acc.causes = sc.takeCauses()
 	defer st.reuse.giveBack(sc)
 	defer func() { sc.giveCauses(st.acc.causes) }()
+	// The run looks at ctx after every ctxCheckWork units of work, not every so many
+	// ticks, so that it stops within a few milliseconds however its work is shaped: a run
+	// of a few hundred heavy ticks looks before every tick.
+	tickWork := m.tickWork()
+	work := ctxCheckWork
 	for t := 0; t < nt; t++ {
-		if t&1023 == 0 {
+		if work >= ctxCheckWork {
+			work = 0
 			if err := ctx.Err(); err != nil {
 				sc.giveRecords(slabT, slabC) // no result: no one holds its records
 				return nil, err
 			}
 		}
+		work += tickWork
 		tick := &res.Ticks[t]
 		tick.Components = all[t*nc : (t+1)*nc : (t+1)*nc]
 		m.step(t, tick, st)
@@ -80,6 +87,19 @@ func (m *model) run(ctx context.Context) (*Result, error) {
 	m.summarize(res, st)
 	m.reused = st.reuse.reused
 	return res, nil
+}
+
+// ctxCheckWork is how much work (tickWork units) a run does between looks at its
+// context: about a millisecond of one core.
+const ctxCheckWork = 4096
+
+// tickWork is the work of one tick in the units ctxCheckWork counts: a unit for every
+// request path of every retry generation, component, chaos event and traffic point the
+// tick visits.
+func (m *model) tickWork() int {
+	cfg := &m.v.cfg
+	return len(m.nodes)*(1+max(cfg.Client.MaxRetries, 0)) + len(m.comps) + len(cfg.Chaos) +
+		len(cfg.Traffic.Steps) + len(cfg.Traffic.Spikes)
 }
 
 func (m *model) newRunState() *runState {

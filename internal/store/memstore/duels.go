@@ -13,16 +13,21 @@ import (
 	"backpressure/internal/game"
 )
 
-// duelState is the store's duels and ratings.
+// duelState is the store's duels and ratings, and each player's history
+// against each opponent (game.PairHistory), keyed player then opponent.
 type duelState struct {
 	byID    map[uuid.UUID]*game.Duel
 	ratings map[uuid.UUID]game.Rating
+	pairs   map[pairKey]game.PairHistory
 }
+
+type pairKey struct{ player, opponent uuid.UUID }
 
 func (s *Store) duelsInit() {
 	if s.duels.byID == nil {
 		s.duels.byID = map[uuid.UUID]*game.Duel{}
 		s.duels.ratings = map[uuid.UUID]game.Rating{}
+		s.duels.pairs = map[pairKey]game.PairHistory{}
 	}
 }
 
@@ -76,16 +81,18 @@ func (s *Store) startChecks(d game.Duel, rules game.DuelRules) error {
 	if d.Sides[0].PlayerID == d.Sides[1].PlayerID {
 		return game.Errorf(game.EDUELSELF, "a player cannot duel themselves")
 	}
-	day, started := game.DayStart(d.CreatedAt), 0
+	return s.dailyCheck(d.Sides[0].PlayerID, d.CreatedAt, rules)
+}
+
+// dailyCheck applies rules.PerDay to player entering a duel at at.
+func (s *Store) dailyCheck(player uuid.UUID, at time.Time, rules game.DuelRules) error {
+	day, entered := game.DayStart(at), 0
 	for _, o := range s.duels.byID {
-		if o.Sides[0].PlayerID == d.Sides[0].PlayerID && !o.CreatedAt.Before(day) {
-			started++
+		if o.EnteredSince(player, day, rules.SubmitWindow) {
+			entered++
 		}
 	}
-	if rules.PerDay > 0 && started >= rules.PerDay {
-		return game.Errorf(game.EDUELDAILYLIMIT, "you have started %d duels today (UTC), the most a player may; try again tomorrow", rules.PerDay)
-	}
-	return nil
+	return rules.CheckDaily(entered)
 }
 
 // pairOpen reports whether a and b have a duel on slug that is not over
@@ -251,6 +258,9 @@ func (s *Store) AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.
 	if err := game.CheckAccept(*d, playerID, at); err != nil {
 		return game.Duel{}, err
 	}
+	if err := s.dailyCheck(playerID, at, rules); err != nil {
+		return game.Duel{}, err
+	}
 	d.State = game.DuelActive
 	by := game.Timestamp(at.Add(rules.SubmitWindow))
 	d.SubmitBy = &by
@@ -313,10 +323,18 @@ func (s *Store) EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (ga
 	res.Ratings = []game.RatingChange{}
 	if end.Rated() {
 		a, b := s.rating(d.Sides[0].PlayerID), s.rating(d.Sides[1].PlayerID)
-		na, nb := game.UpdateRatings(a, b, game.WinnerIndex(*d, res))
+		ab, ba := pairKey{a.PlayerID, b.PlayerID}, pairKey{b.PlayerID, a.PlayerID}
+		var na, nb game.Rating
+		na, nb, res.Ratings = game.RateDuel(a, b, game.WinnerIndex(*d, res), s.duels.pairs[ab], s.duels.pairs[ba], end.At)
 		s.duels.ratings[na.PlayerID], s.duels.ratings[nb.PlayerID] = na, nb
-		res.Ratings = []game.RatingChange{{PlayerID: a.PlayerID, Before: a.Rating, After: na.Rating},
-			{PlayerID: b.PlayerID, Before: b.Rating, After: nb.Rating}}
+		for i, k := range []pairKey{ab, ba} {
+			h := s.duels.pairs[k]
+			h.Met = true
+			if res.Ratings[i].Unrated == "" {
+				h.LastRated = end.At
+			}
+			s.duels.pairs[k] = h
+		}
 	}
 	d.State, d.EndedAt, d.Result = end.State, &end.At, &res
 	s.announceDuel(d)
@@ -354,7 +372,7 @@ func (s *Store) Ratings(ctx context.Context, offset, limit int) (game.RatingsPag
 	s.duelsInit()
 	all := []game.Rating{}
 	for _, r := range s.duels.ratings {
-		if r.Duels > 0 {
+		if r.OnBoard() {
 			r.PlayerName = s.players[r.PlayerID].Name
 			all = append(all, r)
 		}

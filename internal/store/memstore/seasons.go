@@ -4,11 +4,18 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
 	"backpressure/internal/game"
 )
+
+// DeadlineClock is the store's clock (Now), which decides seasons and every
+// deadline players race against; see pgstore.Store.DeadlineClock.
+func (s *Store) DeadlineClock(ctx context.Context) (time.Time, error) {
+	return game.Timestamp(s.Now()), nil
+}
 
 // seasonState is one stored season and its board. Seasons sit in
 // Store.seasons in start order; they never overlap.

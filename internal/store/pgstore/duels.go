@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -109,15 +110,20 @@ func startChecks(ctx context.Context, tx pgx.Tx, d game.Duel, rules game.DuelRul
 	if d.Sides[0].PlayerID == d.Sides[1].PlayerID {
 		return game.Errorf(game.EDUELSELF, "a player cannot duel themselves")
 	}
-	var started int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM duels WHERE player_a = $1 AND created_at >= $2`,
-		d.Sides[0].PlayerID, game.DayStart(d.CreatedAt)).Scan(&started); err != nil {
+	return dailyCheck(ctx, tx, d.Sides[0].PlayerID, d.CreatedAt, rules)
+}
+
+// dailyCheck applies rules.PerDay to player entering a duel at at
+// (game.Duel.EnteredSince, in SQL).
+func dailyCheck(ctx context.Context, tx pgx.Tx, player uuid.UUID, at time.Time, rules game.DuelRules) error {
+	day := game.DayStart(at)
+	var entered int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM duels
+		WHERE (player_a = $1 AND created_at >= $2) OR (player_b = $1 AND submit_by >= $3)`,
+		player, day, day.Add(rules.SubmitWindow)).Scan(&entered); err != nil {
 		return err
 	}
-	if rules.PerDay > 0 && started >= rules.PerDay {
-		return game.Errorf(game.EDUELDAILYLIMIT, "you have started %d duels today (UTC), the most a player may; try again tomorrow", rules.PerDay)
-	}
-	return nil
+	return rules.CheckDaily(entered)
 }
 
 func insertDuel(ctx context.Context, tx pgx.Tx, d game.Duel) error {
@@ -140,8 +146,8 @@ func normalDuel(d game.Duel) game.Duel {
 // CreateDuel stores a challenge (state challenged) of Sides[0] to
 // Sides[1] on an existing level version: ENOTFOUND for a missing level or
 // player, EDUELSELF for a challenge to oneself, EDUELDAILYLIMIT past
-// rules.PerDay duels started by the challenger this UTC day (by
-// CreatedAt), EDUELPAIRACTIVE if the pair already has a challenged or
+// rules.PerDay duels entered by the challenger this UTC day
+// (game.Duel.EnteredSince), EDUELPAIRACTIVE if the pair already has a challenged or
 // active duel on the level (any version; a unique index decides races).
 func (s *Store) CreateDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error) {
 	if err := d.Validate(); err != nil {
@@ -288,7 +294,9 @@ func (s *Store) OpenDuels(ctx context.Context) ([]game.Duel, error) {
 }
 
 // AcceptDuel makes a challenge active (game.CheckAccept at at, the
-// caller's clock), with submit_by = at + rules.SubmitWindow.
+// caller's clock), with submit_by = at + rules.SubmitWindow;
+// EDUELDAILYLIMIT past rules.PerDay duels entered by the accepting player
+// this UTC day.
 func (s *Store) AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time, rules game.DuelRules) (game.Duel, error) {
 	at = game.Timestamp(at)
 	var out game.Duel
@@ -298,6 +306,9 @@ func (s *Store) AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.
 			return err
 		}
 		if err := game.CheckAccept(d, playerID, at); err != nil {
+			return err
+		}
+		if err := dailyCheck(ctx, tx, playerID, at, rules); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE duels SET state = 'active', submit_by = $2 WHERE id = $1`,
@@ -371,9 +382,9 @@ func (s *Store) SubmitDuelDesign(ctx context.Context, id, playerID uuid.UUID, de
 
 // EndDuel moves a duel to its final state once (game.CheckEnd): it
 // reports false, writing nothing, if the duel has already ended (whoever
-// ended it). A finished or forfeited duel rates both players (Glicko-2,
-// game.UpdateRatings) in the same transaction, and the result records the
-// change.
+// ended it). A finished or forfeited duel rates both players (Glicko-2
+// under the rules of game.RateDuel) in the same transaction, and the
+// result records the change.
 func (s *Store) EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (game.Duel, bool, error) {
 	end.At = game.Timestamp(end.At)
 	var out game.Duel
@@ -394,21 +405,9 @@ func (s *Store) EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (ga
 		res := end.Result
 		res.Ratings = []game.RatingChange{}
 		if end.Rated() {
-			a, b, err := lockRatings(ctx, tx, d.Sides[0].PlayerID, d.Sides[1].PlayerID)
-			if err != nil {
+			if res.Ratings, err = rateDuel(ctx, tx, d, game.WinnerIndex(d, res), end.At); err != nil {
 				return err
 			}
-			na, nb := game.UpdateRatings(a, b, game.WinnerIndex(d, res))
-			var batch pgx.Batch
-			for _, r := range []game.Rating{na, nb} {
-				batch.Queue(`UPDATE ratings SET rating = $2, deviation = $3, volatility = $4, duels = $5, wins = $6, losses = $7, draws = $8
-					WHERE player_id = $1`, r.PlayerID, r.Rating, r.Deviation, r.Volatility, r.Duels, r.Wins, r.Losses, r.Draws)
-			}
-			if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
-				return err
-			}
-			res.Ratings = []game.RatingChange{{PlayerID: a.PlayerID, Before: a.Rating, After: na.Rating},
-				{PlayerID: b.PlayerID, Before: b.Rating, After: nb.Rating}}
 		}
 		raw, err := json.Marshal(res)
 		if err != nil {
@@ -426,6 +425,51 @@ func (s *Store) EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (ga
 	return out, done, nil
 }
 
+// rateDuel rates the ended duel d (game.RateDuel) and records both
+// ratings and both sides' history against the other.
+func rateDuel(ctx context.Context, tx pgx.Tx, d game.Duel, winner int, at time.Time) ([]game.RatingChange, error) {
+	a, b, err := lockRatings(ctx, tx, d.Sides[0].PlayerID, d.Sides[1].PlayerID)
+	if err != nil {
+		return nil, err
+	}
+	var ha, hb game.PairHistory
+	rows, err := tx.Query(ctx, `SELECT player_id, rated_at FROM rating_pairs
+		WHERE (player_id, opponent_id) IN (($1, $2), ($2, $1))`, a.PlayerID, b.PlayerID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+		var player uuid.UUID
+		var ratedAt *time.Time
+		if err := row.Scan(&player, &ratedAt); err != nil {
+			return struct{}{}, err
+		}
+		if player == a.PlayerID {
+			ha = game.NewPairHistory(true, ratedAt)
+		} else {
+			hb = game.NewPairHistory(true, ratedAt)
+		}
+		return struct{}{}, nil
+	}); err != nil {
+		return nil, err
+	}
+	na, nb, changes := game.RateDuel(a, b, winner, ha, hb, at)
+	var batch pgx.Batch
+	for i, r := range []game.Rating{na, nb} {
+		batch.Queue(`UPDATE ratings SET rating = $2, deviation = $3, volatility = $4, duels = $5, wins = $6, losses = $7, draws = $8,
+			opponents = $9, rated_opponents = $10 WHERE player_id = $1`,
+			r.PlayerID, r.Rating, r.Deviation, r.Volatility, r.Duels, r.Wins, r.Losses, r.Draws, r.Opponents, r.RatedOpponents)
+		opponent := d.Sides[1-i].PlayerID
+		batch.Queue(`INSERT INTO rating_pairs (player_id, opponent_id, rated_at) VALUES ($1, $2, $3)
+			ON CONFLICT (player_id, opponent_id) DO UPDATE SET rated_at = coalesce(EXCLUDED.rated_at, rating_pairs.rated_at)`,
+			r.PlayerID, opponent, changes[i].RatedAt(at))
+	}
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return nil, err
+	}
+	return changes, nil
+}
+
 // lockRatings creates (at the defaults) and locks both players' ratings,
 // in player id order so that two duels of one player never deadlock.
 func lockRatings(ctx context.Context, tx pgx.Tx, a, b uuid.UUID) (game.Rating, game.Rating, error) {
@@ -434,12 +478,17 @@ func lockRatings(ctx context.Context, tx pgx.Tx, a, b uuid.UUID) (game.Rating, g
 		ON CONFLICT (player_id) DO NOTHING`, a, b, float64(game.DefaultRating), float64(game.DefaultDeviation), game.DefaultVolatility); err != nil {
 		return game.Rating{}, game.Rating{}, err
 	}
-	rows, err := tx.Query(ctx, `SELECT player_id, rating, deviation, volatility, duels, wins, losses, draws
+	rows, err := tx.Query(ctx, `SELECT player_id, rating, deviation, volatility, duels, wins, losses, draws, opponents, rated_opponents
 		FROM ratings WHERE player_id IN ($1, $2) ORDER BY player_id FOR UPDATE`, a, b)
 	if err != nil {
 		return game.Rating{}, game.Rating{}, err
 	}
-	got, err := pgx.CollectRows(rows, scanRating)
+	got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.Rating, error) {
+		var r game.Rating
+		err := row.Scan(&r.PlayerID, &r.Rating, &r.Deviation, &r.Volatility, &r.Duels, &r.Wins, &r.Losses, &r.Draws, &r.Opponents, &r.RatedOpponents)
+		r.Provisional = !r.Established()
+		return r, err
+	})
 	if err != nil {
 		return game.Rating{}, game.Rating{}, err
 	}
@@ -454,21 +503,15 @@ func lockRatings(ctx context.Context, tx pgx.Tx, a, b uuid.UUID) (game.Rating, g
 	return ra, rb, nil
 }
 
-func scanRating(row pgx.CollectableRow) (game.Rating, error) {
-	var r game.Rating
-	err := row.Scan(&r.PlayerID, &r.Rating, &r.Deviation, &r.Volatility, &r.Duels, &r.Wins, &r.Losses, &r.Draws)
-	return r, err
-}
-
 // Rating returns a player's rating (the default before their first
 // duel); ENOTFOUND for a missing player.
 func (s *Store) Rating(ctx context.Context, playerID uuid.UUID) (game.Rating, error) {
 	r := game.NewRating(playerID)
 	var rating, deviation, volatility *float64
-	var duels, wins, losses, draws *int
-	err := s.pool.QueryRow(ctx, `SELECT p.name, r.rating, r.deviation, r.volatility, r.duels, r.wins, r.losses, r.draws
+	var duels, wins, losses, draws, opponents, ratedOpponents *int
+	err := s.pool.QueryRow(ctx, `SELECT p.name, r.rating, r.deviation, r.volatility, r.duels, r.wins, r.losses, r.draws, r.opponents, r.rated_opponents
 		FROM players p LEFT JOIN ratings r ON r.player_id = p.id WHERE p.id = $1`, playerID).Scan(
-		&r.PlayerName, &rating, &deviation, &volatility, &duels, &wins, &losses, &draws)
+		&r.PlayerName, &rating, &deviation, &volatility, &duels, &wins, &losses, &draws, &opponents, &ratedOpponents)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return game.Rating{}, game.Errorf(game.ENOTFOUND, "player not found")
 	}
@@ -478,13 +521,20 @@ func (s *Store) Rating(ctx context.Context, playerID uuid.UUID) (game.Rating, er
 	if rating != nil {
 		r.Rating, r.Deviation, r.Volatility = *rating, *deviation, *volatility
 		r.Duels, r.Wins, r.Losses, r.Draws = *duels, *wins, *losses, *draws
+		r.Opponents, r.RatedOpponents = *opponents, *ratedOpponents
+		r.Provisional = !r.Established()
 	}
 	return r, nil
 }
 
-// Ratings returns a page of the ratings board: players with at least one
-// rated duel by rating (highest first), then player id; ranks are
-// positions on the board, exact in one snapshot.
+// onBoard is the ratings board's predicate (game.Rating.OnBoard), written
+// as a literal so that the planner matches it to the ratings_board index.
+var onBoard = fmt.Sprintf("rated_opponents >= %d", game.BoardOpponents)
+
+// Ratings returns a page of the ratings board: players whose ratings moved
+// against game.BoardOpponents distinct opponents, by rating (highest
+// first), then player id; ranks are positions on the board, exact in one
+// snapshot.
 func (s *Store) Ratings(ctx context.Context, offset, limit int) (game.RatingsPage, error) {
 	if err := game.CheckRatingsPage(offset, limit); err != nil {
 		return game.RatingsPage{}, err
@@ -492,11 +542,12 @@ func (s *Store) Ratings(ctx context.Context, offset, limit int) (game.RatingsPag
 	page := game.RatingsPage{Offset: offset, Entries: []game.RatingEntry{}}
 	err := s.tx(ctx, readOnly, func(tx pgx.Tx) error {
 		page.Entries = page.Entries[:0]
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM ratings WHERE duels > 0`).Scan(&page.Total); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM ratings WHERE `+onBoard).Scan(&page.Total); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT r.player_id, r.rating, r.deviation, r.volatility, r.duels, r.wins, r.losses, r.draws, p.name
-			FROM ratings r JOIN players p ON p.id = r.player_id WHERE r.duels > 0
+		rows, err := tx.Query(ctx, `SELECT r.player_id, r.rating, r.deviation, r.volatility, r.duels, r.wins, r.losses, r.draws,
+			r.opponents, r.rated_opponents, p.name
+			FROM ratings r JOIN players p ON p.id = r.player_id WHERE r.`+onBoard+`
 			ORDER BY r.rating DESC, r.player_id OFFSET $1 LIMIT $2`, offset, limit)
 		if err != nil {
 			return err
@@ -504,7 +555,9 @@ func (s *Store) Ratings(ctx context.Context, offset, limit int) (game.RatingsPag
 		i := 0
 		_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
 			var e game.RatingEntry
-			err := row.Scan(&e.PlayerID, &e.Rating.Rating, &e.Deviation, &e.Volatility, &e.Duels, &e.Wins, &e.Losses, &e.Draws, &e.PlayerName)
+			err := row.Scan(&e.PlayerID, &e.Rating.Rating, &e.Deviation, &e.Volatility, &e.Duels, &e.Wins, &e.Losses, &e.Draws,
+				&e.Opponents, &e.RatedOpponents, &e.PlayerName)
+			e.Provisional = !e.Established()
 			i++
 			e.Rank = int64(offset + i)
 			page.Entries = append(page.Entries, e)

@@ -24,19 +24,9 @@ func Migrate(ctx context.Context, dbURL string) error {
 		return err
 	}
 	defer m.Close()
-	if err := runMigration(ctx, m, m.Up); err != nil {
-		return err
-	}
-	// A data migration SQL cannot do: name keys are computed in Go.
-	s, err := Open(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if err := s.rekeyNames(ctx); err != nil {
-		return fmt.Errorf("pgstore: migrate: %w", err)
-	}
-	return nil
+	// Name keys are computed in Go: Store.RekeyNames brings old ones up to
+	// date while the server runs.
+	return runMigration(ctx, m, m.Up)
 }
 
 // newMigrate returns a golang-migrate instance over the embedded migrations.

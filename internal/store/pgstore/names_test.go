@@ -11,8 +11,10 @@ import (
 	"backpressure/internal/store/pgstore"
 )
 
-// Names stored under the older, case-folding key are rekeyed by Migrate: afterwards a name that only looks like one of them is refused, and
-// two old names that the current rule finds alike both stay.
+// Names stored under an older key are rekeyed by RekeyNames, in batches:
+// afterwards a name that only looks like one of them is refused, two old
+// names that the current rule finds alike both stay, and a second pass has
+// nothing to do.
 func TestOldNameKeysAreRekeyed(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
@@ -21,32 +23,34 @@ func TestOldNameKeysAreRekeyed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(t.Context())
-	for _, name := range []string{"eve", "\u0435ve", "bob"} { // "еve" with a Cyrillic е: a distinct name under the old rule
+	// "еve" with a Cyrillic е, and "admın" with a dotless ı, were distinct
+	// names under older rules.
+	for _, name := range []string{"eve", "\u0435ve", "bob", "adm\u0131n", "carol", "dave", "erin"} {
 		_, hash := game.NewToken()
 		if _, err := conn.Exec(t.Context(), `INSERT INTO players (id, name, name_key, role, token_hash, created_at) VALUES ($1, $2, $3, 'player', $4, now())`,
 			uuid.Must(uuid.NewV7()), name, name, hash); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := pgstore.Migrate(t.Context(), url); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
 	s, err := pgstore.Open(t.Context(), url)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	defer s.Close()
-	var old int
-	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM players WHERE name_key NOT LIKE 's1:%'`).Scan(&old); err != nil || old != 0 {
-		t.Errorf("%d old keys left after Migrate (%v)", old, err)
+	if n, err := s.RekeyNames(t.Context(), 2); err != nil || n != 7 {
+		t.Fatalf("RekeyNames = %d, %v; want 7", n, err)
 	}
-	for _, name := range []string{"EVE", "b\u043eb"} {
+	var old int
+	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM players WHERE name_key NOT LIKE $1`, game.NameKeyPattern).Scan(&old); err != nil || old != 0 {
+		t.Errorf("%d old keys left after RekeyNames (%v)", old, err)
+	}
+	if n, err := s.RekeyNames(t.Context(), 2); err != nil || n != 0 {
+		t.Errorf("second RekeyNames = %d, %v; want nothing to do", n, err)
+	}
+	for _, name := range []string{"EVE", "b\u043eb", "admin", "Admin"} {
 		_, hash := game.NewToken()
 		if _, err := s.CreatePlayer(t.Context(), name, game.RolePlayer, hash); game.ErrorCode(err) != game.ECONFLICT {
 			t.Errorf("CreatePlayer(%q) after rekeying: %v, want a conflict", name, err)
 		}
-	}
-	if err := pgstore.Migrate(t.Context(), url); err != nil {
-		t.Errorf("second Migrate: %v", err)
 	}
 }

@@ -81,34 +81,80 @@ func (s *Store) SetRole(ctx context.Context, playerID uuid.UUID, role game.Role)
 	return nil
 }
 
-// rekeyNames recomputes the name keys written under an older uniqueness
+// RekeyNames recomputes the name keys written under an older uniqueness
 // rule (game.IsCurrentNameKey), so that a new name is checked against every
-// stored name by the current rule. Two stored names that the current rule
-// finds alike both keep their names: the later one's key gets its id
-// appended, and any new name like either is refused. Concurrent replicas
-// may run it at once: each update is idempotent.
-func (s *Store) rekeyNames(ctx context.Context) error {
-	rows, err := s.pool.Query(ctx, `SELECT id, name FROM players WHERE name_key NOT LIKE 's1:%' ORDER BY created_at, id`)
-	if err != nil {
-		return translate("find old name keys", err)
-	}
+// stored name by the current rule, and reports how many it rewrote. It
+// walks the players in id order, batch at a time, one statement a batch,
+// and it is safe to run while the replica serves and on several replicas at
+// once (every update is conditional on the key still being old), so a
+// server runs it in the background and is ready before it ends. Until it
+// ends, a new name is checked by the current rule against the names already
+// rekeyed only. Two stored names that the current rule finds alike both
+// keep their names: the later one's key gets its id appended, and any new
+// name like either is refused.
+func (s *Store) RekeyNames(ctx context.Context, batch int) (int, error) {
 	type old struct {
 		ID   uuid.UUID
 		Name string
+		Key  string
 	}
-	olds, err := pgx.CollectRows(rows, pgx.RowToStructByPos[old])
-	if err != nil {
-		return translate("find old name keys", err)
-	}
-	for _, o := range olds {
-		key := game.NameKey(o.Name)
-		_, err := s.pool.Exec(ctx, `UPDATE players SET name_key = $2 WHERE id = $1 AND name_key NOT LIKE 's1:%'`, o.ID, key)
+	rekeyed := 0
+	var after uuid.UUID
+	for {
+		rows, err := s.pool.Query(ctx, `SELECT id, name, name_key FROM players WHERE id > $1 ORDER BY id LIMIT $2`, after, batch)
+		if err != nil {
+			return rekeyed, translate("find old name keys", err)
+		}
+		page, err := pgx.CollectRows(rows, pgx.RowToStructByPos[old])
+		if err != nil {
+			return rekeyed, translate("find old name keys", err)
+		}
+		if len(page) == 0 {
+			return rekeyed, nil
+		}
+		after = page[len(page)-1].ID
+		var ids []uuid.UUID
+		var keys []string
+		for _, o := range page {
+			if !game.IsCurrentNameKey(o.Key) {
+				ids, keys = append(ids, o.ID), append(keys, game.NameKey(o.Name))
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		tag, err := s.pool.Exec(ctx, `UPDATE players p SET name_key = v.key
+			FROM unnest($1::uuid[], $2::text[]) AS v (id, key)
+			WHERE p.id = v.id AND p.name_key NOT LIKE $3`, ids, keys, game.NameKeyPattern)
 		if game.ErrorCode(translate("", err)) == game.ECONFLICT {
-			_, err = s.pool.Exec(ctx, `UPDATE players SET name_key = $2 WHERE id = $1 AND name_key NOT LIKE 's1:%'`, o.ID, key+"#"+o.ID.String())
+			// Two names alike, in this batch or across: one at a time.
+			n, err := s.rekeyOneByOne(ctx, ids, keys)
+			rekeyed += n
+			if err != nil {
+				return rekeyed, err
+			}
+			continue
 		}
 		if err != nil {
-			return translate("rekey name", err)
+			return rekeyed, translate("rekey names", err)
 		}
+		rekeyed += int(tag.RowsAffected())
 	}
-	return nil
+}
+
+// rekeyOneByOne is RekeyNames for a batch in which some key is taken.
+func (s *Store) rekeyOneByOne(ctx context.Context, ids []uuid.UUID, keys []string) (int, error) {
+	n := 0
+	for i, id := range ids {
+		const q = `UPDATE players SET name_key = $2 WHERE id = $1 AND name_key NOT LIKE $3`
+		tag, err := s.pool.Exec(ctx, q, id, keys[i], game.NameKeyPattern)
+		if game.ErrorCode(translate("", err)) == game.ECONFLICT {
+			tag, err = s.pool.Exec(ctx, q, id, keys[i]+"#"+id.String(), game.NameKeyPattern)
+		}
+		if err != nil {
+			return n, translate("rekey name", err)
+		}
+		n += int(tag.RowsAffected())
+	}
+	return n, nil
 }

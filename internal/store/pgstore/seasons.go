@@ -22,6 +22,17 @@ import (
 // exclusively; (lockSeasons, 0) serialises EnsureSeasons across replicas.
 const lockSeasons int32 = 0x42500008
 
+// DeadlineClock is the database's clock (bp_season_now), which decides
+// seasons and every deadline players race against (an event's end, a
+// duel's accept and submit deadlines), so that no replica's own clock does.
+func (s *Store) DeadlineClock(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT bp_season_now()`).Scan(&now); err != nil {
+		return time.Time{}, translate("deadline clock", err)
+	}
+	return game.Timestamp(now), nil
+}
+
 // EnsureSeasons stores the seasons sc plans from the latest stored season
 // and the database's clock (game.SeasonSchedule.Plan), each with its
 // board, and returns them. Replicas may call it at once: they take turns.

@@ -35,11 +35,15 @@ var duelTests = []struct {
 }{
 	{"DuelChallenge", testDuelChallenge},
 	{"DuelStartRules", testDuelStartRules},
+	{"DuelDailyLimitCountsEveryEntry", testDuelDailyLimitCountsEveryEntry},
 	{"DuelEnds", testDuelEnds},
 	{"DuelMatching", testDuelMatching},
 	{"DuelAcceptConcurrent", testDuelAcceptConcurrent},
 	{"DuelEndOnceConcurrent", testDuelEndOnceConcurrent},
 	{"DuelMatchConcurrent", testDuelMatchConcurrent},
+	{"RatingFarming", testRatingFarming},
+	{"RatingRepeatOpponent", testRatingRepeatOpponent},
+	{"RatingsBoard", testRatingsBoard},
 }
 
 var duelRules = game.DuelRules{PerDay: 20, MatchBase: 100, MatchPerMinute: 50, MatchMax: 400, SubmitWindow: 30 * time.Minute}
@@ -76,6 +80,7 @@ func testDuelChallenge(t *testing.T, f *fixture) {
 	f.level("arena", "h1")
 	a, b, c := f.player("ada"), f.player("bob"), f.player("cy")
 	ds := f.duels()
+	f.establish("arena", at(-100000), a.ID, b.ID)
 	d := f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(0)), duelRules))
 	if d.State != game.DuelChallenged || d.Seq != 1 || d.Sides[0].PlayerName != "ada" || d.Sides[1].PlayerName != "bob" || d.Seed != 0xfeedfacecafebeef {
 		t.Errorf("CreateDuel = %+v", d)
@@ -130,17 +135,14 @@ func testDuelChallenge(t *testing.T, f *fixture) {
 	ra, _ := ds.Rating(f.ctx, a.ID)
 	rb, _ := ds.Rating(f.ctx, b.ID)
 	rc, err := ds.Rating(f.ctx, c.ID)
-	if ra.Duels != 1 || ra.Wins != 1 || rb.Losses != 1 || ra.Rating <= rb.Rating || err != nil || rc.Rating != 1500 || rc.Duels != 0 {
+	if ra.Duels != 1+game.EstablishedOpponents || ra.Wins != 1 || rb.Losses != 1 || ra.Rating <= rb.Rating || ra.Provisional ||
+		ra.Opponents != 1+game.EstablishedOpponents || ra.RatedOpponents != 1 || err != nil || rc.Rating != 1500 || rc.Duels != 0 || !rc.Provisional {
 		t.Errorf("ratings: %+v %+v %+v %v", ra, rb, rc, err)
 	}
+	// One rated opponent each: neither is on the board yet.
 	page, err := ds.Ratings(f.ctx, 0, 10)
-	if err != nil || page.Total != 2 || len(page.Entries) != 2 || page.Entries[0].PlayerID != a.ID || page.Entries[0].Rank != 1 ||
-		page.Entries[1].Rank != 2 || page.Entries[0].PlayerName != "ada" {
+	if err != nil || page.Total != 0 || len(page.Entries) != 0 {
 		t.Errorf("Ratings = %+v, %v", page, err)
-	}
-	page, err = ds.Ratings(f.ctx, 1, 10)
-	if err != nil || len(page.Entries) != 1 || page.Entries[0].PlayerID != b.ID || page.Entries[0].Rank != 2 {
-		t.Errorf("Ratings offset 1 = %+v, %v", page, err)
 	}
 	_, err = ds.Ratings(f.ctx, 0, 0)
 	wantCode(t, "Ratings limit 0", err, game.EINVALID)
@@ -149,7 +151,7 @@ func testDuelChallenge(t *testing.T, f *fixture) {
 	_, err = ds.Duel(f.ctx, uuid.New())
 	wantCode(t, "Duel of nothing", err, game.ENOTFOUND)
 
-	list, err := ds.PlayerDuels(f.ctx, b.ID, 10)
+	list, err := ds.PlayerDuels(f.ctx, b.ID, 1)
 	if err != nil || len(list) != 1 || list[0].ID != d.ID || list[0].Result == nil {
 		t.Errorf("PlayerDuels = %+v, %v", list, err)
 	}
@@ -185,7 +187,7 @@ func testDuelStartRules(t *testing.T, f *fixture) {
 	}
 	f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(4)), duelRules))
 
-	// The daily limit counts the duels a player started in the UTC day.
+	// The daily limit counts the duels a player entered in the UTC day.
 	day := game.DayStart(at(0))
 	limited := duelRules
 	limited.PerDay = 3 // a has started three above (one declined)
@@ -201,6 +203,7 @@ func testDuelEnds(t *testing.T, f *fixture) {
 	f.level("arena", "h1")
 	a, b := f.player("ada"), f.player("bob")
 	ds := f.duels()
+	f.establish("arena", at(-100000), a.ID, b.ID)
 	// An unanswered challenge expires at accept_by, not before.
 	d := f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", a.ID, b.ID, at(0)), duelRules))
 	expire := game.DuelEnd{State: game.DuelExpired, Result: game.DuelResult{Reason: game.ReasonUnanswered}}
@@ -402,4 +405,169 @@ func testDuelMatchConcurrent(t *testing.T, f *fixture) {
 	if active != 5 || len(open) != 5 || len(seen) != 10 {
 		t.Errorf("%d duels (%d active) over %d players; want 5 active duels pairing all 10", len(open), active, len(seen))
 	}
+}
+
+// duelOnce plays one duel of a against b on slug from challenge to end at
+// start (plus a few seconds): winner a, b or nobody (a draw).
+func (f *fixture) duelOnce(slug string, a, b uuid.UUID, winner *uuid.UUID, start time.Time) game.Duel {
+	f.t.Helper()
+	ds := f.duels()
+	rules := duelRules
+	rules.PerDay = 1000 // the rating rules, not the daily limit, are under test
+	d := f.mustDuel(ds.CreateDuel(f.ctx, challenge(slug, a, b, start), rules))
+	f.mustDuel(ds.AcceptDuel(f.ctx, d.ID, b, start.Add(time.Second), rules))
+	f.mustDuel(ds.SubmitDuelDesign(f.ctx, d.ID, a, design(1), start.Add(2*time.Second)))
+	f.mustDuel(ds.SubmitDuelDesign(f.ctx, d.ID, b, design(2), start.Add(3*time.Second)))
+	res := game.DuelResult{Winner: winner, Draw: winner == nil, Reason: game.ReasonDraw, Surprise: json.RawMessage(`[]`)}
+	if winner != nil {
+		res.Reason = game.ReasonScore
+	}
+	ended, done, err := ds.EndDuel(f.ctx, d.ID, game.DuelEnd{State: game.DuelFinished, Result: res, At: start.Add(4 * time.Second)})
+	if err != nil || !done {
+		f.t.Fatalf("EndDuel = %v, %v", done, err)
+	}
+	return ended
+}
+
+// establish makes each of ps established (game.Rating.Established) at
+// 1500 ± 350: each draws with the same game.EstablishedOpponents fresh
+// players (whose results move nobody), one day before start.
+func (f *fixture) establish(slug string, start time.Time, ps ...uuid.UUID) {
+	f.t.Helper()
+	for i := range game.EstablishedOpponents {
+		filler := f.player(fmt.Sprintf("filler-%d-%s", i, uuid.NewString()[:8]))
+		for j, p := range ps {
+			f.duelOnce(slug, p, filler.ID, nil, start.Add(time.Duration(i*len(ps)+j)*10*time.Second))
+		}
+	}
+}
+
+// The farming run of issue 25 against a store: thirty wins against freshly
+// registered accounts leave the farmer's rating where it was, and put
+// nobody on the ratings board.
+func testRatingFarming(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	farmer := f.player("farmer")
+	ds := f.duels()
+	for i := range 30 {
+		victim := f.player(fmt.Sprintf("victim-%02d", i))
+		d := f.duelOnce("arena", farmer.ID, victim.ID, &farmer.ID, at(10*i))
+		if rs := d.Result.Ratings; len(rs) != 2 || rs[0].After != rs[0].Before || rs[0].Unrated != game.UnratedProvisionalOpponent {
+			t.Fatalf("duel %d rated the farmer: %+v", i, rs)
+		}
+	}
+	r, err := ds.Rating(f.ctx, farmer.ID)
+	if err != nil || r.Rating != game.DefaultRating || r.Wins != 30 || r.Opponents != 30 || r.RatedOpponents != 0 {
+		t.Errorf("the farmer after 30 wins: %+v, %v", r, err)
+	}
+	page, err := ds.Ratings(f.ctx, 0, 10)
+	if err != nil || page.Total != 0 {
+		t.Errorf("Ratings after farming = %+v, %v; want nobody", page, err)
+	}
+}
+
+// Against the same opponent a rating moves once a day.
+func testRatingRepeatOpponent(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	a, b := f.player("ada"), f.player("bob")
+	ds := f.duels()
+	f.establish("arena", at(-100000), a.ID, b.ID)
+	first := f.duelOnce("arena", a.ID, b.ID, &a.ID, at(0))
+	again := f.duelOnce("arena", a.ID, b.ID, &a.ID, at(3600))
+	later := f.duelOnce("arena", a.ID, b.ID, &a.ID, at(0).Add(game.RepeatWindow+4*time.Second))
+	for _, c := range []struct {
+		name    string
+		d       game.Duel
+		unrated string
+	}{{"first", first, ""}, {"an hour later", again, game.UnratedRepeatOpponent}, {"a day later", later, ""}} {
+		rs := c.d.Result.Ratings
+		if len(rs) != 2 || rs[0].Unrated != c.unrated || rs[1].Unrated != c.unrated || (c.unrated == "") != (rs[0].After > rs[0].Before) {
+			t.Errorf("%s: changes %+v, want unrated %q", c.name, rs, c.unrated)
+		}
+	}
+	ra, _ := ds.Rating(f.ctx, a.ID)
+	if ra.Wins != 3 || ra.RatedOpponents != 1 || ra.Opponents != 1+game.EstablishedOpponents {
+		t.Errorf("rating after three wins against one opponent: %+v", ra)
+	}
+}
+
+// The board shows players rated against BoardOpponents opponents, in
+// rating order, and nobody else.
+func testRatingsBoard(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	ds := f.duels()
+	es := make([]uuid.UUID, game.BoardOpponents+1)
+	for i := range es {
+		es[i] = f.player(fmt.Sprintf("established-%d", i)).ID
+	}
+	newcomer := f.player("newcomer")
+	f.establish("arena", at(-100000), es...)
+	// A round robin among the established, the lower index winning.
+	n := 0
+	for i := range es {
+		for j := i + 1; j < len(es); j++ {
+			f.duelOnce("arena", es[i], es[j], &es[i], at(10*n))
+			n++
+		}
+	}
+	// The newcomer beats two of them: rated, but not on the board.
+	f.duelOnce("arena", newcomer.ID, es[0], &newcomer.ID, at(10*n))
+	f.duelOnce("arena", newcomer.ID, es[1], &newcomer.ID, at(10*n+10))
+	page, err := ds.Ratings(f.ctx, 0, 100)
+	if err != nil || page.Total != int64(len(es)) || len(page.Entries) != len(es) {
+		t.Fatalf("Ratings = %+v, %v; want the %d established", page, err, len(es))
+	}
+	for i, e := range page.Entries {
+		if e.PlayerID == newcomer.ID || e.Rank != int64(i+1) || e.RatedOpponents < game.BoardOpponents || e.Provisional ||
+			i > 0 && e.Rating.Rating > page.Entries[i-1].Rating.Rating {
+			t.Errorf("entry %d = %+v", i, e)
+		}
+	}
+	r, err := ds.Rating(f.ctx, newcomer.ID)
+	if err != nil || r.Rating <= game.DefaultRating || r.RatedOpponents != 2 || !r.Provisional {
+		t.Errorf("the newcomer: %+v, %v", r, err)
+	}
+	tail, err := ds.Ratings(f.ctx, 2, 100)
+	if err != nil || len(tail.Entries) != len(es)-2 || tail.Entries[0].PlayerID != page.Entries[2].PlayerID || tail.Entries[0].Rank != 3 {
+		t.Errorf("Ratings offset 2 = %+v, %v", tail, err)
+	}
+}
+
+// Issue 25: with a limit of 3, six match requests that paired at once were
+// counted nowhere. Every duel a player enters counts toward the day: one
+// they start, one they are paired into, one they accept.
+func testDuelDailyLimitCountsEveryEntry(t *testing.T, f *fixture) {
+	f.level("arena", "h1")
+	ds := f.duels()
+	limited := duelRules
+	limited.PerDay = 3
+	pairer := f.player("pairer")
+	for i := range 3 {
+		waiting := f.player(fmt.Sprintf("waiting-%d", i))
+		f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", waiting.ID, 1500, at(10*i)), limited))
+		d := f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", pairer.ID, 1500, at(10*i+1)), limited))
+		if d.State != game.DuelActive || d.Sides[1].PlayerID != pairer.ID {
+			t.Fatalf("request %d did not pair at once: %+v", i, d)
+		}
+	}
+	last := f.player("waiting-last")
+	f.mustDuel(ds.MatchDuel(f.ctx, matchRequest("arena", last.ID, 1500, at(40)), limited))
+	_, err := ds.MatchDuel(f.ctx, matchRequest("arena", pairer.ID, 1500, at(41)), limited)
+	wantCode(t, "a fourth pairing in the day", err, game.EDUELDAILYLIMIT)
+	_, err = ds.CreateDuel(f.ctx, challenge("arena", pairer.ID, last.ID, at(42)), limited)
+	wantCode(t, "a challenge after three pairings", err, game.EDUELDAILYLIMIT)
+
+	accepter := f.player("accepter")
+	var challenges []game.Duel
+	for i := range 4 {
+		c := f.player(fmt.Sprintf("challenger-%d", i))
+		challenges = append(challenges, f.mustDuel(ds.CreateDuel(f.ctx, challenge("arena", c.ID, accepter.ID, at(50+i)), limited)))
+	}
+	for i, d := range challenges[:3] {
+		f.mustDuel(ds.AcceptDuel(f.ctx, d.ID, accepter.ID, at(60+i), limited))
+	}
+	_, err = ds.AcceptDuel(f.ctx, challenges[3].ID, accepter.ID, at(63), limited)
+	wantCode(t, "a fourth accept in the day", err, game.EDUELDAILYLIMIT)
+	// A challenge received and not accepted counts for nothing; the next day starts afresh.
+	f.mustDuel(ds.AcceptDuel(f.ctx, challenges[3].ID, accepter.ID, game.DayStart(at(0)).Add(24*time.Hour), limited))
 }

@@ -31,6 +31,9 @@ type SeasonStore interface {
 	// SetSeasonClock makes the store's season clock read t from now on;
 	// the suite calls it between store calls only.
 	SetSeasonClock(t time.Time)
+	// DeadlineClock reads that clock: the one every deadline players race
+	// against is decided by.
+	DeadlineClock(ctx context.Context) (time.Time, error)
 }
 
 // RunSeasons runs the seasons contract; newStore returns a new, empty
@@ -47,6 +50,7 @@ func RunSeasons(t *testing.T, newStore func(t *testing.T) SeasonStore) {
 		{"ConcurrentSubmissions", testSeasonConcurrent},
 		{"PlayerHistory", testPlayerHistory},
 		{"EventFinalRuns", testEventFinalRuns},
+		{"DeadlineClock", testDeadlineClock},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -470,5 +474,17 @@ func testEventFinalRuns(t *testing.T, f *seasonFixture) {
 	_, err = f.s.EventFinalRuns(f.ctx, uuid.New())
 	if code := game.ErrorCode(err); code != "" && code != game.ENOTFOUND {
 		t.Errorf("EventFinalRuns of no event: %v", err)
+	}
+}
+
+// The deadline clock is the seasons' clock: the database's for PostgreSQL,
+// whatever any replica's own clock says.
+func testDeadlineClock(t *testing.T, f *seasonFixture) {
+	for _, clock := range []time.Time{midWeek, nextWeek.Add(1234567 * time.Microsecond)} {
+		f.s.SetSeasonClock(clock)
+		got, err := f.s.DeadlineClock(f.ctx)
+		if err != nil || !got.Equal(clock) || got.Location() != time.UTC {
+			t.Errorf("DeadlineClock = %s, %v; want %s in UTC", got, err, clock)
+		}
 	}
 }
