@@ -185,8 +185,16 @@ func (c *DesignCheck) describe() {
 	c.Summary = "fails " + strings.Join(failed, "; ")
 }
 
-// amount writes a measured value with its unit.
+// amount writes a value in its condition's unit as players read it: shares
+// (an error rate, the use of the chaos allowance) as percentages, money in
+// dollars.
 func amount(v float64, unit string) string {
+	switch unit {
+	case "ratio", "usage":
+		return fmt.Sprintf("%.3g%%", v*100)
+	case "$/h":
+		return fmt.Sprintf("$%.3g/h", v)
+	}
 	return strings.TrimSpace(fmt.Sprintf("%.4g %s", v, unit))
 }
 

@@ -163,6 +163,8 @@ export async function studioView(main) {
     doc = null;
     publishBtn.disabled = true;
     serverCheckBtn.disabled = true;
+    clear(serverCheckOut);
+    clear(publishOut);
     clear(check, h('p', { class: 'muted' }, 'Checking…'));
     clearTimeout(timer);
     timer = setTimeout(checkNow, 250);
@@ -193,6 +195,7 @@ export async function studioView(main) {
     serverCheckBtn.disabled = true;
     serverCheckBtn.textContent = 'Checking on the server…';
     clear(serverCheckOut);
+    clear(publishOut);
     try {
       clear(serverCheckOut, renderLevelCheck(await api.checkLevel(doc, ref)));
     } catch (err) {
