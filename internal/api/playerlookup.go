@@ -23,14 +23,5 @@ func (s *server) handlePlayerByName(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := s.store.PlayerByName(r.Context(), name)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	profile, err := s.playerProfile(r.Context(), p)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, r, http.StatusOK, profile)
+	s.writeProfile(w, r, p, err)
 }

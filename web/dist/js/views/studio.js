@@ -58,6 +58,20 @@ function syntaxProblem(text, err) {
   return { field: `line ${line}, column ${col}`, reason: err.message.replace(/ in JSON at position \d+.*$/, '').replace(/^JSON\.parse: /, '') };
 }
 
+// parseField parses a text field's JSON; when it is not JSON it marks the field, says where
+// in out, and returns NOT_JSON.
+const NOT_JSON = Symbol('not JSON');
+function parseField(input, out, title) {
+  try {
+    return JSON.parse(input.value);
+  } catch (err) {
+    const p = syntaxProblem(input.value, err);
+    input.setAttribute('aria-invalid', 'true');
+    clear(out, h('p', { class: 'receipt fail' }, h('strong', {}, title), ' — ', p.field ? `${p.field}: ` : '', p.reason));
+    return NOT_JSON;
+  }
+}
+
 function problemList(id, problems) {
   return h('ul', { class: 'problem-list', id }, problems.map((p) => h('li', { dataset: { field: p.field } },
     p.field ? h('code', {}, p.field) : '', p.field ? ': ' : '', p.reason)));
@@ -133,15 +147,8 @@ export async function studioView(main) {
     doc = null;
     publishBtn.disabled = true;
     serverCheckBtn.disabled = true;
-    let parsed;
-    try {
-      parsed = JSON.parse(editor.value);
-    } catch (err) {
-      const p = syntaxProblem(editor.value, err);
-      editor.setAttribute('aria-invalid', 'true');
-      clear(check, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not JSON'), ' — ', p.field ? `${p.field}: ` : '', p.reason));
-      return;
-    }
+    const parsed = parseField(editor, check, 'Not JSON');
+    if (parsed === NOT_JSON) return;
     const problems = schemaProblems(validator.validate(parsed));
     draw(parsed);
     if (problems.length) {
@@ -180,17 +187,8 @@ export async function studioView(main) {
   // The server check: the reference design is optional; what is not JSON is said here.
   serverCheckBtn.addEventListener('click', async () => {
     if (!doc) return;
-    let ref;
-    if (reference.value.trim()) {
-      try {
-        ref = JSON.parse(reference.value);
-      } catch (err) {
-        const p = syntaxProblem(reference.value, err);
-        reference.setAttribute('aria-invalid', 'true');
-        clear(serverCheckOut, h('p', { class: 'receipt fail' }, h('strong', {}, 'The reference design is not JSON'), ' — ', p.field ? `${p.field}: ` : '', p.reason));
-        return;
-      }
-    }
+    const ref = reference.value.trim() ? parseField(reference, serverCheckOut, 'The reference design is not JSON') : undefined;
+    if (ref === NOT_JSON) return;
     reference.removeAttribute('aria-invalid');
     serverCheckBtn.disabled = true;
     serverCheckBtn.textContent = 'Checking on the server…';
