@@ -112,16 +112,15 @@ test('each player picks a name on the duels page', async () => {
   await snap('a-duels', pa);
 });
 
-test('A challenges B by their player id; B sees the challenge arrive and accepts; A sees it start live', async () => {
+test('A challenges B by name; B sees the challenge arrive and accepts; A sees it start live', async () => {
   await pa.locator('#duel-level').selectOption(LEVEL);
-  // A new player has no rating and no past duel, so their name finds nobody yet: the page
-  // says to ask for their id, which B's duels page shows.
-  await pa.locator('#duel-opponent').fill(names.b);
+  // A name nobody has is refused on the page; B's name, typed in other case, finds B though B
+  // has no rating and no past duel yet.
+  await pa.locator('#duel-opponent').fill(`${names.b}-nobody`);
   await pa.locator('#challenge').click();
   await pa.locator('#challenge-status.bad').waitFor();
-  assert.match(await pa.locator('#challenge-status').innerText(), /ask them for their player id/);
-  const idB = (await pb.locator('#my-id').innerText()).trim();
-  await pa.locator('#duel-opponent').fill(idB);
+  assert.match(await pa.locator('#challenge-status').innerText(), /No player is called .*ask them for their player id/);
+  await pa.locator('#duel-opponent').fill(names.b.toUpperCase());
   await pa.locator('#challenge').click();
   const sent = pa.locator('#duels-pending .duel-card').first();
   await sent.waitFor();

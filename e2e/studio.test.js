@@ -1,6 +1,7 @@
 // End-to-end: an author writes a level in the studio, sees every schema problem at once while
 // typing, gets the server's own check when publishing (a chaos target the design lacks),
-// publishes, then schedules an event on the new level with a hidden chaos schedule, all in
+// checks it on the server with a reference design (the starting design fails, the reference
+// passes once the budget allows it), publishes, then schedules an event on the new level with a hidden chaos schedule, all in
 // the UI. The admin makes the player an author through the API first, as docs/api.md says.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,15 @@ const problems = [];
 const snap = snapper('studio');
 const tag = Date.now().toString(36);
 const SLUG = `studio-herd-${tag}`;
+// REFERENCE passes thundering-herd at its own budget ($0.85/h), not at $0.50/h.
+const REFERENCE = {
+  components: [
+    { id: 'app', type: 'app_service', params: { replicas: 8 } },
+    { id: 'cache', type: 'cache' },
+    { id: 'db', type: 'database', params: { instance_type: 'db.large' } },
+  ],
+  edges: [{ from: 'app', to: 'cache' }, { from: 'app', to: 'db' }],
+};
 let browser;
 let author;
 let page;
@@ -111,6 +121,29 @@ test('an author writes a level with every schema problem shown at once, then pub
     d.run.chaos[0].target = 'cache';
   });
   await page.locator('#level-ok').waitFor();
+
+  // Checked on the server before publishing: the reference design costs too much at $0.50/h.
+  await page.locator('#reference-json').fill(JSON.stringify(REFERENCE, null, 2));
+  await page.locator('#server-check').click();
+  await page.locator('#server-check-ok').waitFor({ timeout: 60_000 });
+  assert.match(await page.locator('#server-check-verdict').innerText(), /Not ready/);
+  assert.match(await page.locator('#check-start').innerText(), /Starting design: fails \(as it must\)\. Fails /);
+  assert.match(await page.locator('#check-reference').innerText(), /Reference design: fails — it must pass\. Fails cost/);
+  assert.match(await page.locator('#check-reference-conditions tr[data-condition="cost"]').innerText(), /over by \$0\.3/);
+  await edit(page, (d) => {
+    d.budget_per_hour = 0.85;
+  });
+  await page.locator('#level-ok').waitFor();
+  await page.locator('#server-check').click();
+  await page.locator('#server-check-verdict', { hasText: 'Ready to publish' }).waitFor({ timeout: 60_000 });
+  assert.match(await page.locator('#check-start').innerText(), /Starting design: fails \(as it must\)/);
+  assert.match(await page.locator('#check-reference').innerText(), /Reference design: passes \(as it must\)\. Passes every condition; the tightest is /);
+  assert.match(await page.locator('#check-reference-conditions tr[data-condition="latency"]').innerText(), /to spare/);
+  assert.match(await page.locator('#check-cost').innerText(), /Cost bound holds: the most one run may cost is [\d,]+ path-ticks/);
+  assert.equal((await call('GET', '/v1/challenges')).challenges.some((c) => c.slug === SLUG), false, 'checking stored the level');
+  await page.locator('#server-check-result').scrollIntoViewIfNeeded();
+  await snap('check', page);
+
   await page.locator('#publish').click();
   await page.locator('#publish-result .receipt').waitFor({ timeout: 60_000 });
   assert.match(await page.locator('#publish-result').innerText(), new RegExp(`Published as a new level: Herd ${tag} \\(${SLUG}\\), version 1`));
@@ -144,6 +177,11 @@ test('the studio on a phone', async () => {
   await phone.locator('#level-ok').waitFor();
   await phone.locator('#studio-traffic .uplot').waitFor();
   await snap('phone', phone);
+  await phone.locator('#reference-json').fill(JSON.stringify(REFERENCE));
+  await phone.locator('#server-check').click();
+  await phone.locator('#server-check-verdict', { hasText: 'Ready to publish' }).waitFor({ timeout: 60_000 });
+  await phone.locator('#server-check-result').scrollIntoViewIfNeeded();
+  await snap('phone-check', phone);
   await phone.context().close();
 });
 

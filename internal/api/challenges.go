@@ -2,19 +2,16 @@ package api
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
 	"backpressure/internal/rules"
-	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
 	"backpressure/internal/strictjson"
 )
@@ -132,24 +129,9 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	// Every check of the document first (no simulation), then its starting
 	// design is run once, on the dry-run workers, paid from the author's
 	// budget, within the simulation timeout and the request's lifetime: an
-	// author who leaves stops the run.
-	l, err := challenges.Decode(body)
-	if err == nil {
-		costOf := func() (int64, error) {
-			cost, err := l.RunCost(l.StartingDesign)
-			if ps, ok := challenges.AsProblems(err); ok {
-				err = underStartingDesign(ps)
-			}
-			return cost, err
-		}
-		checkCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
-		defer cancel()
-		err = s.sched.Run(checkCtx, keyByPlayerOrAddress(r), scheduler.KindLevel, costOf, l.CheckStart)
-	}
-	if ps, ok := challenges.AsProblems(err); ok {
-		s.writeError(w, r, rules.ProblemsError("the level is invalid", "", ps))
-		return
-	}
+	// author who leaves stops the run. POST /v1/challenges/check runs the
+	// same checks without storing.
+	l, _, err := s.rules.CheckLevel(ctx, keyByPlayerOrAddress(r), rules.LevelDraft{Document: body})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -175,14 +157,4 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	}
 	w.Header().Set("Location", "/v1/challenges/"+stored.Slug)
 	writeJSON(w, r, status, uploadResponse{Outcome: outcome, Challenge: newChallengeResponse(stored, l)})
-}
-
-// underStartingDesign places a design's problems under the level's starting_design.
-func underStartingDesign(ps challenges.Problems) challenges.Problems {
-	out := make(challenges.Problems, len(ps))
-	for i, p := range ps {
-		out[i] = p
-		out[i].Path = strings.TrimSuffix("starting_design."+p.Path, ".")
-	}
-	return out
 }

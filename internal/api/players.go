@@ -68,11 +68,16 @@ func (s *server) handlePlayer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := s.store.PlayerByID(r.Context(), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+	s.writeProfile(w, r, p, err)
+}
+
+// writeProfile answers with p's public profile, or with err, the error of
+// finding p.
+func (s *server) writeProfile(w http.ResponseWriter, r *http.Request, p game.Player, err error) {
+	var profile playerProfile
+	if err == nil {
+		profile, err = s.playerProfile(r.Context(), p)
 	}
-	profile, err := s.playerProfile(r.Context(), p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

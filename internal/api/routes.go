@@ -63,11 +63,13 @@ func (s *server) routes() *chi.Mux {
 
 		r.Post("/players", s.handleCreatePlayer)
 		r.With(s.requirePlayer).Get("/players/me", s.handleMe)
+		r.Get("/players", s.handlePlayerByName)
 		r.Get("/players/{id}", s.handlePlayer)
 		r.With(s.requireRole(game.RoleAdmin)).Put("/players/{id}/role", s.handleSetRole)
 
 		r.Get("/challenges", s.handleChallenges)
 		r.With(authors).Post("/challenges", s.handleCreateChallenge)
+		r.With(authors).Post("/challenges/check", s.handleCheckChallenge)
 		r.Get("/challenges/{slug}", s.handleChallenge)
 		r.With(authors).Put("/challenges/{slug}", s.handlePutChallenge)
 		r.With(simLimit).Post("/challenges/{slug}/hint", s.handleHint)

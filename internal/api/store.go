@@ -18,6 +18,7 @@ type Players interface {
 	CreatePlayer(ctx context.Context, name string, role game.Role, tokenHash []byte) (game.Player, error)
 	PlayerByTokenHash(ctx context.Context, hash []byte) (game.Player, error)
 	PlayerByID(ctx context.Context, id uuid.UUID) (game.Player, error)
+	PlayerByName(ctx context.Context, name string) (game.Player, error)
 	SetRole(ctx context.Context, playerID uuid.UUID, role game.Role) error
 }
 

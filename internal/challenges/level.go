@@ -171,14 +171,21 @@ func Decode(data []byte) (*Level, error) {
 // (or cannot be evaluated) is invalid, and is left unusable. Decode then CheckStart is
 // Parse.
 func (l *Level) CheckStart(ctx context.Context) error {
+	_, err := l.StartVerdict(ctx)
+	return err
+}
+
+// StartVerdict is CheckStart that also returns the starting design's verdict (without its
+// ticks, as Verdict), so that an author can see why it fails.
+func (l *Level) StartVerdict(ctx context.Context) (*Evaluation, error) {
 	if l.c == nil {
-		return ErrNotParsed
+		return nil, ErrNotParsed
 	}
 	var ps Problems
-	ev, err := l.Evaluate(ctx, l.StartingDesign)
+	ev, err := l.Verdict(ctx, l.StartingDesign)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return err
+		return nil, err
 	case err != nil:
 		ps.addf("starting_design", "cannot be evaluated: %v", err)
 	case ev.Passed:
@@ -186,9 +193,9 @@ func (l *Level) CheckStart(ctx context.Context) error {
 	}
 	if len(ps) > 0 {
 		l.c = nil
-		return ps
+		return nil, ps
 	}
-	return nil
+	return ev, nil
 }
 
 // parse is Parse; checkStart=false skips running the starting design (Decode).

@@ -39,6 +39,11 @@ func ParseDesign(raw json.RawMessage) (sim.Design, []byte, error) {
 // EINVALID error, each path prefixed with prefix ("design" for a design
 // inside a request body).
 func ProblemsError(message, prefix string, ps challenges.Problems) error {
+	return &game.Error{Code: game.EINVALID, Message: message, Fields: problemFields(prefix, ps)}
+}
+
+// problemFields is ProblemsError's field list.
+func problemFields(prefix string, ps challenges.Problems) []game.FieldError {
 	fields := make([]game.FieldError, 0, len(ps))
 	for _, p := range ps {
 		field := p.Path
@@ -53,7 +58,7 @@ func ProblemsError(message, prefix string, ps challenges.Problems) error {
 		}
 		fields = append(fields, game.FieldError{Field: field, Reason: p.Reason})
 	}
-	return &game.Error{Code: game.EINVALID, Message: message, Fields: fields}
+	return fields
 }
 
 // DesignProblems names the design as the field at fault when the level refuses it.

@@ -123,6 +123,19 @@ func (s *Store) PlayerByID(ctx context.Context, id uuid.UUID) (game.Player, erro
 	return p, nil
 }
 
+// PlayerByName returns the player whose name has the same key as name
+// (game.NameKey: case and look-alike characters ignored), ENOTFOUND if
+// there is none.
+func (s *Store) PlayerByName(ctx context.Context, name string) (game.Player, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.nameKeys[game.NameKey(name)]
+	if !ok {
+		return game.Player{}, game.Errorf(game.ENOTFOUND, "player not found")
+	}
+	return s.players[id], nil
+}
+
 // SetRole changes a player's role.
 func (s *Store) SetRole(ctx context.Context, playerID uuid.UUID, role game.Role) error {
 	if !role.Valid() {

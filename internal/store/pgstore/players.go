@@ -65,6 +65,15 @@ func (s *Store) PlayerByID(ctx context.Context, id uuid.UUID) (game.Player, erro
 	return p, translate("player by id", err)
 }
 
+// PlayerByName returns the player whose name has the same key as name
+// (game.NameKey: case and look-alike characters ignored), ENOTFOUND if
+// there is none.
+func (s *Store) PlayerByName(ctx context.Context, name string) (game.Player, error) {
+	p, err := scanPlayer(s.pool.QueryRow(ctx,
+		`SELECT `+playerColumns+` FROM players WHERE name_key = $1`, game.NameKey(name)))
+	return p, translate("player by name", err)
+}
+
 // SetRole changes a player's role.
 func (s *Store) SetRole(ctx context.Context, playerID uuid.UUID, role game.Role) error {
 	if !role.Valid() {

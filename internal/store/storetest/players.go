@@ -66,6 +66,16 @@ func testPlayers(t *testing.T, f *fixture) {
 		}
 	}
 
+	// A name is found by its key: case and look-alike letters do not matter.
+	for _, name := range []string{"Ärger", "äRGER", "ärger"} {
+		got, err = f.s.PlayerByName(f.ctx, name)
+		if err != nil || !cmp.Equal(got, want) {
+			t.Errorf("PlayerByName(%q) = %+v, %v; want %+v", name, got, err, want)
+		}
+	}
+	_, err = f.s.PlayerByName(f.ctx, "Ärge")
+	wantCode(t, "PlayerByName unknown", err, game.ENOTFOUND)
+
 	_, err = f.s.PlayerByTokenHash(f.ctx, game.HashToken("bp_nope"))
 	wantCode(t, "PlayerByTokenHash unknown", err, game.ENOTFOUND)
 	_, err = f.s.PlayerByID(f.ctx, uuid.New())

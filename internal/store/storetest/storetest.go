@@ -23,6 +23,7 @@ type Store interface {
 	CreatePlayer(ctx context.Context, name string, role game.Role, tokenHash []byte) (game.Player, error)
 	PlayerByTokenHash(ctx context.Context, hash []byte) (game.Player, error)
 	PlayerByID(ctx context.Context, id uuid.UUID) (game.Player, error)
+	PlayerByName(ctx context.Context, name string) (game.Player, error)
 	SetRole(ctx context.Context, playerID uuid.UUID, role game.Role) error
 
 	PutLevel(ctx context.Context, l game.Level) (game.Level, bool, error)

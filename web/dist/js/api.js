@@ -177,6 +177,16 @@ export function publishLevel(doc) {
   return call('PUT', `/v1/challenges/${enc(doc.slug)}`, { body: doc, auth: true });
 }
 
+// checkLevel runs every check of publishing on a level document and an optional reference
+// design, storing nothing: {slug, starting_design, reference_design, cost, ready}, each design
+// {passed, summary, run_cost, evaluation}; 422 with every problem under level.… and
+// reference_design.….
+export function checkLevel(doc, reference) {
+  const body = { level: doc };
+  if (reference !== undefined) body.reference_design = reference;
+  return call('POST', '/v1/challenges/check', { body, auth: true });
+}
+
 // createEvent schedules an event (author of the level, or admin): the Event.
 export function createEvent(body) {
   return call('POST', '/v1/events', { body, auth: true });
@@ -210,6 +220,17 @@ export function seasonBoard(id, { aroundMe, cursor, limit = 25 } = {}) {
 // score, total}], events: [{event_id, title, rank, score, total, finished_at}], ...}.
 export function player(id) {
   return call('GET', `/v1/players/${enc(id)}`);
+}
+
+// playerByName is the public profile of the player with that name (case and look-alike
+// letters ignored), or null if nobody has it.
+export async function playerByName(name) {
+  try {
+    return await call('GET', `/v1/players?${new URLSearchParams({ name })}`);
+  } catch (err) {
+    if (err.status === 404 || err.status === 422) return null;
+    throw err;
+  }
 }
 
 // --- Live streams ------------------------------------------------------------------------

@@ -17,8 +17,6 @@ const LIST_LIMIT = 50;
 // MAX_STREAMS: at most this many duels are followed live at once (browsers allow six
 // connections per server over HTTP/1.1; the rest of the page needs some).
 const MAX_STREAMS = 3;
-// NAME_SEARCH: how far down the ratings board, then the global board, a name is looked for.
-const NAME_SEARCH = 500;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function duelsView(main) {
@@ -65,7 +63,7 @@ export async function duelsView(main) {
     const copy = h('button', { type: 'button', class: 'link', onclick: () => copyText(p.id, 'Your player id is copied.') }, 'copy');
     clear(youBox, h('h2', { id: 'you-h' }, 'You'),
       h('p', {}, 'Playing as ', h('strong', {}, p.name), '. Others challenge you by your player id, ',
-        h('code', { id: 'my-id' }, p.id), ' (', copy, '), or, once you have a rating or have duelled them, by your name.'),
+        h('code', { id: 'my-id' }, p.id), ' (', copy, '), or by your name.'),
       ratingBlock(p.id));
     return true;
   }
@@ -79,7 +77,7 @@ export async function duelsView(main) {
     const form = h('form', { class: 'challenge-form' },
       h('div', { class: 'field' }, h('label', { for: levelSel.id }, 'Level'), levelSel, levelHelp),
       h('div', { class: 'field' }, h('label', { for: opponent.id }, 'Opponent'), opponent,
-        h('p', { class: 'help', id: 'duel-opponent-help' }, 'Their name (a past opponent, a rated player or anyone with a score), or their player id. A player\u2019s own page has a Challenge button too.')),
+        h('p', { class: 'help', id: 'duel-opponent-help' }, 'Their player name, or their player id. A player\u2019s own page has a Challenge button too.')),
       h('div', { class: 'toolbar' }, send, match));
     const go = async (who, btn) => {
       btn.disabled = true;
@@ -87,7 +85,7 @@ export async function duelsView(main) {
       try {
         const id = who ? await resolveOpponent(who) : '';
         if (who && !id) {
-          fillStatus(status, `No past opponent, rated player or player with a score is called ${who}. Open their player page and challenge them there, or ask them for their player id: it is on their duels page.`, true);
+          fillStatus(status, `No player is called ${who}. Check the spelling, or ask them for their player id: it is on their duels page.`, true);
           opponent.setAttribute('aria-invalid', 'true');
           opponent.focus();
           return;
@@ -122,31 +120,11 @@ export async function duelsView(main) {
   }
 
   // resolveOpponent turns what the player typed into a player id: an id as it is, a name
-  // by the players this browser knows of (past opponents, then the ratings board).
+  // by the server's lookup (the name rule's key: case and look-alike letters ignored).
   async function resolveOpponent(text) {
     if (UUID.test(text)) return text.toLowerCase();
-    const key = (n) => String(n || '').normalize('NFKC').toLowerCase();
-    const me = loadPlayer();
-    for (const c of cards.values()) {
-      const p = (c.duel.players || []).find((x) => x.id !== me?.id && key(x.name) === key(text));
-      if (p) return p.id;
-    }
-    for (let offset = 0; offset < NAME_SEARCH; offset += 100) {
-      const page = await api.ratings({ offset, limit: 100 });
-      const e = (page.entries || []).find((x) => key(x.player_name) === key(text));
-      if (e) return e.player_id;
-      if (offset + 100 >= (page.total ?? 0)) break;
-    }
-    // Then everyone with a score on any level.
-    let cursor = '';
-    for (let seen = 0; seen < NAME_SEARCH; seen += 100) {
-      const page = await api.globalBoard({ cursor });
-      const e = (page.entries || []).find((x) => key(x.player_name) === key(text));
-      if (e) return e.player_id;
-      cursor = page.next;
-      if (!cursor) break;
-    }
-    return '';
+    const p = await api.playerByName(text);
+    return p?.id || '';
   }
 
   function renderList() {

@@ -3,14 +3,16 @@
 // once, each at its path) with its traffic curve and chaos timeline drawn as the player will
 // see them; publish it (the server checks it again, runs its starting design, and stores a
 // new version); then schedule an event on it, with a hidden chaos schedule drawn on the same
-// timeline. The browser checks only what the schema says; the server's checks (the starting
-// design fails, the cost bound) answer when the level is published.
+// timeline. The browser checks only what the schema says; "Check on the server" runs the
+// server's checks (the starting design fails, a reference design passes, the cost bound)
+// without publishing, and publishing runs them again.
 import { h, clear, uid, toast } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
 import { Validator } from '../../vendor/json-schema/index.js';
 import { trafficChart, chaosList } from '../traffic.js';
 import { nameForm } from './duel-common.js';
+import { renderLevelCheck } from './studio-check.js';
 
 const AUTHORS = new Set(['author', 'admin']);
 let schemaPromise = null;
@@ -54,6 +56,20 @@ function syntaxProblem(text, err) {
   const line = upto.split('\n').length;
   const col = upto.length - upto.lastIndexOf('\n');
   return { field: `line ${line}, column ${col}`, reason: err.message.replace(/ in JSON at position \d+.*$/, '').replace(/^JSON\.parse: /, '') };
+}
+
+// parseField parses a text field's JSON; when it is not JSON it marks the field, says where
+// in out, and returns NOT_JSON.
+const NOT_JSON = Symbol('not JSON');
+function parseField(input, out, title) {
+  try {
+    return JSON.parse(input.value);
+  } catch (err) {
+    const p = syntaxProblem(input.value, err);
+    input.setAttribute('aria-invalid', 'true');
+    clear(out, h('p', { class: 'receipt fail' }, h('strong', {}, title), ' — ', p.field ? `${p.field}: ` : '', p.reason));
+    return NOT_JSON;
+  }
 }
 
 function problemList(id, problems) {
@@ -103,6 +119,12 @@ export async function studioView(main) {
   const chaosBox = h('div', { id: 'studio-chaos' });
   const publishBtn = h('button', { type: 'button', class: 'primary', id: 'publish', disabled: true }, 'Publish a new version');
   const publishOut = h('div', { id: 'publish-result', 'aria-live': 'polite' });
+  const reference = h('textarea', {
+    id: 'reference-json', class: 'code-editor', rows: 8, spellcheck: 'false', autocomplete: 'off',
+    placeholder: '{"components": [...], "edges": [...]}',
+  });
+  const serverCheckBtn = h('button', { type: 'button', class: 'secondary', id: 'server-check', disabled: true }, 'Check on the server');
+  const serverCheckOut = h('div', { id: 'server-check-result', 'aria-live': 'polite' });
   let chart = null;
   let doc = null;
 
@@ -124,15 +146,9 @@ export async function studioView(main) {
   const checkNow = () => {
     doc = null;
     publishBtn.disabled = true;
-    let parsed;
-    try {
-      parsed = JSON.parse(editor.value);
-    } catch (err) {
-      const p = syntaxProblem(editor.value, err);
-      editor.setAttribute('aria-invalid', 'true');
-      clear(check, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not JSON'), ' — ', p.field ? `${p.field}: ` : '', p.reason));
-      return;
-    }
+    serverCheckBtn.disabled = true;
+    const parsed = parseField(editor, check, 'Not JSON');
+    if (parsed === NOT_JSON) return;
     const problems = schemaProblems(validator.validate(parsed));
     draw(parsed);
     if (problems.length) {
@@ -144,14 +160,18 @@ export async function studioView(main) {
     editor.removeAttribute('aria-invalid');
     doc = parsed;
     publishBtn.disabled = false;
+    serverCheckBtn.disabled = false;
     clear(check, h('p', { class: 'receipt pass', id: 'level-ok' }, h('strong', {}, 'The level matches the schema.'),
-      ' Publishing checks the rest on the server: its starting design must fail, and the cost bound must hold.'));
+      ' The server checks the rest (its starting design must fail, the cost bound must hold): check it there before publishing.'));
   };
   let timer = null;
   editor.addEventListener('input', () => {
     // What was checked is no longer what is written: nothing is publishable until it is.
     doc = null;
     publishBtn.disabled = true;
+    serverCheckBtn.disabled = true;
+    clear(serverCheckOut);
+    clear(publishOut);
     clear(check, h('p', { class: 'muted' }, 'Checking…'));
     clearTimeout(timer);
     timer = setTimeout(checkNow, 250);
@@ -162,6 +182,27 @@ export async function studioView(main) {
     const lv = await api.level(startSel.value);
     editor.value = `${JSON.stringify(lv.definition, null, 2)}\n`;
     checkNow();
+  });
+
+  // The server check: the reference design is optional; what is not JSON is said here.
+  serverCheckBtn.addEventListener('click', async () => {
+    if (!doc) return;
+    const ref = reference.value.trim() ? parseField(reference, serverCheckOut, 'The reference design is not JSON') : undefined;
+    if (ref === NOT_JSON) return;
+    reference.removeAttribute('aria-invalid');
+    serverCheckBtn.disabled = true;
+    serverCheckBtn.textContent = 'Checking on the server…';
+    clear(serverCheckOut);
+    clear(publishOut);
+    try {
+      clear(serverCheckOut, renderLevelCheck(await api.checkLevel(doc, ref)));
+    } catch (err) {
+      clear(serverCheckOut, h('p', { class: 'receipt fail', id: 'server-check-failed' }, h('strong', {}, 'The server refuses this level'), ' — ', err.message),
+        err.fields?.length ? problemList('server-check-problems', err.fields) : null);
+    } finally {
+      serverCheckBtn.disabled = !doc;
+      serverCheckBtn.textContent = 'Check on the server';
+    }
   });
 
   publishBtn.addEventListener('click', async () => {
@@ -192,7 +233,9 @@ export async function studioView(main) {
     h('div', { class: 'studio-grid' },
       h('div', { class: 'field' }, h('label', { for: editor.id }, 'Level document (JSON)'), editor, check),
       h('div', {}, h('h3', {}, 'Traffic and chaos, as players see them'), trafficBox, chaosBox)),
-    h('div', { class: 'toolbar' }, publishBtn), publishOut);
+    h('div', { class: 'field' }, h('label', { for: reference.id }, 'Reference design (JSON, optional)'), reference,
+      h('p', { class: 'help' }, 'A design you expect to pass. The server runs it with the starting design, charged to your simulation budget, and stores nothing.')),
+    h('div', { class: 'toolbar' }, serverCheckBtn, publishBtn), serverCheckOut, publishOut);
 
   // --- An event -------------------------------------------------------------------------
   const id = (p) => uid(p);
