@@ -63,23 +63,12 @@ func (s *server) boardQuery(r *http.Request, slug string) (game.BoardQuery, erro
 	} else if r.URL.Query().Has("version") {
 		fields = append(fields, game.FieldError{Field: "version", Reason: "the global board has no versions"})
 	}
-	switch around := r.URL.Query().Get("around"); around {
-	case "":
-	case "me":
-		p, ok := playerFrom(r.Context())
-		if !ok {
-			return q, errorf(game.EUNAUTHORIZED, "around=me needs a player token")
-		}
-		if p.ID == uuid.Nil {
-			return q, errorf(game.ENOTFOUND, "the configured admin is not on any board")
-		}
-		q.AroundPlayer = &p.ID
-		if q.Cursor != "" {
-			fields = append(fields, game.FieldError{Field: "around", Reason: "cannot be combined with cursor"})
-		}
-	default:
-		fields = append(fields, game.FieldError{Field: "around", Reason: `must be "me"`})
+	around, aroundFields, err := aroundMe(r, q.Cursor, "on any board")
+	if err != nil {
+		return q, err
 	}
+	q.AroundPlayer = around
+	fields = append(fields, aroundFields...)
 	if fe := checkCursor(q.Cursor); fe != nil {
 		fields = append(fields, *fe)
 	}
@@ -90,4 +79,27 @@ func (s *server) boardQuery(r *http.Request, slug string) (game.BoardQuery, erro
 		return q, badRequest("a query parameter is malformed", game.ErrorFields(err)...)
 	}
 	return q, nil
+}
+
+// aroundMe reads ?around=, which may only be "me" (the signed-in player) and
+// does not combine with a cursor; where says what the admin is not in.
+func aroundMe(r *http.Request, cursor, where string) (*uuid.UUID, []game.FieldError, error) {
+	switch r.URL.Query().Get("around") {
+	case "":
+		return nil, nil, nil
+	case "me":
+		p, ok := playerFrom(r.Context())
+		if !ok {
+			return nil, nil, errorf(game.EUNAUTHORIZED, "around=me needs a player token")
+		}
+		if p.ID == uuid.Nil {
+			return nil, nil, errorf(game.ENOTFOUND, "the configured admin is not %s", where)
+		}
+		if cursor != "" {
+			return &p.ID, []game.FieldError{{Field: "around", Reason: "cannot be combined with cursor"}}, nil
+		}
+		return &p.ID, nil, nil
+	default:
+		return nil, []game.FieldError{{Field: "around", Reason: `must be "me"`}}, nil
+	}
 }

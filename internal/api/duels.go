@@ -207,34 +207,23 @@ func listed(v duelView) duelView {
 	return v
 }
 
-func (s *server) handleAcceptDuel(w http.ResponseWriter, r *http.Request) {
-	id, err := pathUUID(r, "id", "duel")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+// handleDuelAnswer serves the challenged player's answer to a duel:
+// answer is the rule that accepts or declines it.
+func (s *server) handleDuelAnswer(answer func(ctx context.Context, id uuid.UUID, player game.Player) (game.Duel, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathUUID(r, "id", "duel")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		player, _ := playerFrom(r.Context())
+		d, err := answer(r.Context(), id, player)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeDuel(w, r, http.StatusOK, d)
 	}
-	player, _ := playerFrom(r.Context())
-	d, err := s.rules.AcceptDuel(r.Context(), id, player)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.writeDuel(w, r, http.StatusOK, d)
-}
-
-func (s *server) handleDeclineDuel(w http.ResponseWriter, r *http.Request) {
-	id, err := pathUUID(r, "id", "duel")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	player, _ := playerFrom(r.Context())
-	d, err := s.rules.DeclineDuel(r.Context(), id, player)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.writeDuel(w, r, http.StatusOK, d)
 }
 
 type duelDesignRequest struct {

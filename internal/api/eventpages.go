@@ -25,23 +25,12 @@ func eventStandingsQuery(r *http.Request) (game.EventStandingsQuery, error) {
 	if q.Limit, err = queryLimit(r, game.DefaultStandingsLimit, game.MaxStandingsLimit); err != nil {
 		fields = append(fields, game.ErrorFields(err)...)
 	}
-	switch around := query.Get("around"); around {
-	case "":
-	case "me":
-		p, ok := playerFrom(r.Context())
-		if !ok {
-			return q, errorf(game.EUNAUTHORIZED, "around=me needs a player token")
-		}
-		if p.ID == uuid.Nil {
-			return q, errorf(game.ENOTFOUND, "the configured admin is not in any event's standings")
-		}
-		q.AroundPlayer = &p.ID
-		if q.Cursor != "" {
-			fields = append(fields, game.FieldError{Field: "around", Reason: "cannot be combined with cursor"})
-		}
-	default:
-		fields = append(fields, game.FieldError{Field: "around", Reason: `must be "me"`})
+	around, aroundFields, err := aroundMe(r, q.Cursor, "in any event's standings")
+	if err != nil {
+		return q, err
 	}
+	q.AroundPlayer = around
+	fields = append(fields, aroundFields...)
 	if q.Cursor != "" {
 		if c, err := game.ParseEventCursor(q.Cursor); err == nil && !c.Final {
 			if fe := checkCursor(q.Cursor); fe != nil {

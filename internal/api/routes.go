@@ -89,8 +89,8 @@ func (s *server) routes() *chi.Mux {
 		r.With(s.requirePlayer).Post("/duels", s.handleCreateDuel)
 		r.With(s.requirePlayer).Get("/duels", s.handleMyDuels)
 		r.Get("/duels/{id}", s.handleDuel)
-		r.With(s.requirePlayer).Post("/duels/{id}/accept", s.handleAcceptDuel)
-		r.With(s.requirePlayer).Post("/duels/{id}/decline", s.handleDeclineDuel)
+		r.With(s.requirePlayer).Post("/duels/{id}/accept", s.handleDuelAnswer(s.rules.AcceptDuel))
+		r.With(s.requirePlayer).Post("/duels/{id}/decline", s.handleDuelAnswer(s.rules.DeclineDuel))
 		r.With(s.requirePlayer, simLimit).Post("/duels/{id}/design", s.handleDuelDesign)
 		r.Get("/ratings", s.handleRatings)
 

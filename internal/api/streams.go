@@ -242,11 +242,8 @@ func (st *sseStream) fail(ctx context.Context, err error) {
 // of its changes: a client that missed any gets a new snapshot.
 func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	e, err := s.pathEvent(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
+	// The query is read before the event is looked up: a malformed
+	// parameter is the same 400 whether or not the event exists.
 	resume := int64(-1)
 	field, id := "Last-Event-ID", r.Header.Get("Last-Event-ID")
 	if id == "" {
@@ -266,6 +263,11 @@ func (s *server) handleEventStream(w http.ResponseWriter, r *http.Request) {
 		err = badRequest("a query parameter is malformed",
 			game.FieldError{Field: "cursor", Reason: "a stream starts from the first page, or the page around=me"})
 	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	e, err := s.pathEvent(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
