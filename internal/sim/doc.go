@@ -61,8 +61,8 @@
 //     tick, and tick reuse (below) could never repeat a standing queue (TestSameStateByAge,
 //     TestQueuedReuseIsExact).
 //   - One wait, not two. A pool with a queue waits the larger of its queue's wait w and its
-//     stochastic wait S (which stops growing at its 98% value, also below saturation): max(w,
-//     S), which for an exponential S is w plus, with probability C·e^(−θw), the same
+//     stochastic wait S (which stops growing at its 98% value, also below saturation):
+//     max(w, S), which for an exponential S is w plus, with probability C·e^(−θw), the same
 //     exponential. The whole wait is at most what the waiting room holds ÷ capacity. Below 98%
 //     with no queue the wait is the exact M/M/c one; the wait grows continuously and
 //     monotonically through saturation. Adding the two would count the same queue twice and
