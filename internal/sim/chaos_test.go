@@ -481,8 +481,8 @@ func TestHealthChecksShortFailures(t *testing.T) {
 
 // Round-robin deals each backend every n-th request, a more regular stream than a random
 // split's, and it waits less: as the per-request reference's backends do (system means within
-// 1% of its 10 seeds of 120 s; Allen–Cunneen's factor on the wait, which the engine used,
-// read 3% high over two backends). Least-connections and one backend stay exact M/M/c/K.
+// 1% of its 10 seeds of 120 s, where Allen–Cunneen's factor on the chance to wait would read
+// 3% high over two backends). Least-connections and one backend stay exact M/M/c/K.
 func TestRoundRobinArrivalsWaitLess(t *testing.T) {
 	design := func(algorithm string, backends int) Design {
 		comps := `{"id":"lb","type":"load_balancer","params":{"algorithm":"` + algorithm + `"}}`

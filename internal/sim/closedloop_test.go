@@ -56,9 +56,9 @@ func TestFiniteSourceMatchesProductForm(t *testing.T) {
 }
 
 // Ten queue consumers of 5 ms holding their worker through a write to a database of 4 × 5 ms
-// are a closed loop of ten: the machine-repairman model stores 775 writes/s (the open stream
-// the consumers' calls used to be stored 667/s), and the database's waiting room, which
-// holds all ten, refuses nothing.
+// are a closed loop of ten: the machine-repairman model stores 775 writes/s (an open stream
+// of calls would keep arriving while the waiting consumers cannot send), and the database's
+// waiting room, which holds all ten, refuses nothing.
 func TestHeldConsumersAreAClosedLoop(t *testing.T) {
 	d, cfg := consumersOnASaturatedDatabase()
 	r := mustRun(t, d, cfg)

@@ -39,8 +39,8 @@ func layered(t *testing.T, n int) Design {
 }
 
 // A run looks at its context after every ctxCheckWork units of work, whatever the shape of
-// its work: before every tick of a run of heavy ticks, every so many ticks of a light one.
-// Issue 25: a 610-tick run of 8,188 paths used to look once, before its first tick.
+// its work: before every tick of a run of heavy ticks, every so many ticks of a light one,
+// so a cancelled run of heavy ticks (610 ticks of 8,188 paths) stops at its next tick.
 func TestRunLooksAtItsContextByWorkDone(t *testing.T) {
 	for _, tt := range []struct {
 		name    string

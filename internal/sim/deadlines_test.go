@@ -79,7 +79,7 @@ func TestAttemptsTimeOutAtTheirDeadlineWhileTheWorkStaysQueued(t *testing.T) {
 
 // Retries leave when the deadline passes (plus the backoff), and a queue's cohorts time out
 // together, so a storm's attempts per fresh request can exceed 1 + max_retries: that bound
-// held only while timeouts were noticed when a request finished.
+// would hold only if timeouts were noticed when a request finished.
 func TestRetryStormBurstsAboveOnePlusMaxRetries(t *testing.T) {
 	d := mustDesign(t, `{"components":[{"id":"app","type":"app_service","params":{"replicas":5,"queue_per_replica":1000}},
 	 {"id":"db","type":"database"}],"edges":[{"from":"app","to":"db"}]}`)

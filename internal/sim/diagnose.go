@@ -38,7 +38,7 @@ type tickCause struct {
 // causeRun is a stretch of consecutive failing ticks with the same diagnosis: a run whose
 // queues settle repeats its ticks, and a repeated tick's diagnosis is the one it repeats, so
 // the failing ticks are recorded as runs of one entry rather than one entry each (a copy per
-// tick was most of what a long failing run allocated). Its fields are a tickCause's, packed:
+// tick would be most of what a long failing run allocates). Its fields are a tickCause's, packed:
 // no pointers for the garbage collector to scan, and half the size.
 type causeRun struct {
 	tick, n                   int32 // the run's first tick, and its number of ticks

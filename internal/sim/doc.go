@@ -8,249 +8,248 @@
 //
 // # The model (the written rules)
 //
-// Every component is one or more pools of workers (a database has one pool per node, a
-// queue a broker and a pool of consumers). Capacity is workers ÷ service time (seed
-// simple-model: an app server with 6 workers at 15 ms serves 400 req/s). An app's (or a
-// container pool's) replicas each have their own workers (concurrency) and their own waiting
-// room (queue_per_replica places, 64 by default as in seed architecture-simulator), and are
-// dealt requests in turn, as the per-request reference deals them: below saturation each
-// replica is its own queue of its workers and places, fed every replicas-th arrival. (The
-// replicas used to be one pool of all their workers with one pooled room, which below
-// saturation waited half what the reference's replicas wait, four replicas of 2 workers at
-// 10 ms offered 95% a mean of 31 ms against 64 ms, and refused nothing where they refuse;
-// now 64 ms, TestReplicaRoomsMatchTheReference.) Above saturation the fluid backlog (below)
-// is kept for the tier as a whole, as the rooms of replicas fed in turn fill alike; its
-// spread is each room's (below).
+// Every component is one or more pools of workers (a database has one pool per node, a queue a
+// broker and a pool of consumers). Capacity is workers ÷ service time (seed simple-model: an
+// app server with 6 workers at 15 ms serves 400 req/s; TestSimpleModelCapacities). An app's
+// (or a container pool's) replicas each have their own workers (concurrency) and their own
+// waiting room (queue_per_replica places, 64 by default as in seed architecture-simulator),
+// and are dealt requests in turn, as the per-request reference deals them: below saturation
+// each replica is its own queue of its workers and places, fed every replicas-th arrival. A
+// replica's waiting cannot be lent to another's idle workers, so four replicas of 2 workers at
+// 10 ms offered 95% wait a mean of 64 ms, twice what one pooled room of their 8 workers would,
+// and refuse where it would not (TestReplicaRoomsMatchTheReference). Above saturation the
+// fluid backlog (below) is kept for the tier as a whole, as the rooms of replicas fed in turn
+// fill alike; its spread is each room's (below).
 //
 //   - Below saturation a pool (each of its rooms) is an M/M/c/K queue with K = workers +
-//     waiting places, computed exactly up to 98% utilisation (roomQueue in erlang.go, from
-//     the Erlang-B recursion), so latency stays flat to about 80% and then climbs steeply. Its
+//     waiting places, computed exactly up to 98% utilisation (roomQueue in erlang.go, from the
+//     Erlang-B recursion), so latency stays flat to about 80% and then climbs steeply. Its
 //     chance to wait, its mean wait and its loss are M/M/c/K's; the wait is taken as an
 //     exponential with that chance and that mean. With no waiting room that is Erlang B
 //     (M/M/c/c): 6 workers at 15 ms offered 125% lose about a third of their requests, not the
-//     fluid fifth; with an unbounded one, M/M/c (Erlang C). Rooms with no place fed a
-//     regular stream (dealt in turn, below) lose what GI/M/c/c loses, at any load (regularLoss
-//     in erlang.go, Takács's formula for gamma-distributed interarrival times): three rooms of
-//     6 workers dealt in turn 90% of their capacity lose 17.4%, as the reference's do, where
-//     Poisson-fed rooms would lose 22.2% and one pooled room of 18 workers 11.7%. (The wait used to be M/M/c's of
-//     an unbounded room, capped at what the room holds ÷ capacity: two replicas of 4 workers
-//     with 16 places at 97% waited 100 ms where the reference's wait 52 ms; now 52 ms.)
-//   - That queue is carried from tick to tick, not taken at once: the mean wait a room's
-//     queue has built (stochasticQueue in engine.go) is at most the stationary one, and from
-//     where it stood at the last tick it grows as a reflected random walk's mean grows from
-//     empty, s√(2t/π) requests (s² = λ·ca² + c·μ a second) drained at c·μ, or falls as the
-//     spare capacity drains it; the chance to wait stays the stationary one, and the room
-//     refuses in proportion to how near its queue stands to the stationary one. A run starts
-//     in the middle of a day whose traffic has been flowing, so a pool below saturation in
-//     its first tick stands at its stationary state there (a constant load's first tick is
-//     its last, exactly M/M/c/K); a pool its first tick overloads has no such state and
-//     starts empty, as the per-request reference's do. (A pool used to stand at its
-//     stationary state in every tick, which after a step near saturation it reaches over
-//     tens of seconds. Four replicas of 8 workers at 50 ms stepped from 50% to 97% would
-//     wait their stationary 146 ms in the step's first second, where the reference's wait
-//     68 ms and climb for about thirty seconds to about 150 ms; now they wait 100 ms and
-//     reach 146 ms within about three seconds. With rooms of their own, standing there at
-//     once also failed the seed's default from its first step: a replica of 8 held workers
-//     at 98% waits most of a second.)
+//     fluid fifth; with an unbounded one, M/M/c (Erlang C). Rooms with no place fed a regular
+//     stream (dealt in turn, below) lose what GI/M/c/c loses, at any load (regularLoss in
+//     erlang.go, Takács's formula for gamma-distributed interarrival times): three rooms of 6
+//     workers dealt in turn 90% of their capacity lose 17.4%, as the reference's do, where
+//     Poisson-fed rooms would lose 22.2% and one pooled room of 18 workers 11.7%. The wait is
+//     the finite room's, not an unbounded one's: two replicas of 4 workers with 16 places at
+//     97% wait 52 ms, as the reference's do. Exact formulas: TestRoomQueueIsMMcKStateByState,
+//     TestRegularLossIsGIMccStateByState, TestNoWaitingRoomLosesAsErlangB.
+//   - That queue is carried from tick to tick, not taken at once: the mean wait a room's queue
+//     has built (stochasticQueue in engine.go) is at most the stationary one, and from where
+//     it stood at the last tick it grows as a reflected random walk's mean grows from empty,
+//     s√(2t/π) requests (s² = λ·ca² + c·μ a second) drained at c·μ, or falls as the spare
+//     capacity drains it; the chance to wait stays the stationary one, and the room refuses in
+//     proportion to how near its queue stands to the stationary one. A run starts in the
+//     middle of a day whose traffic has been flowing, so a pool below saturation in its first
+//     tick stands at its stationary state there (a constant load's first tick is its last,
+//     exactly M/M/c/K); a pool its first tick overloads has no such state and starts empty, as
+//     the per-request reference's do. A real queue reaches its stationary state over seconds
+//     after a step: four replicas of 8 workers at 50 ms stepped from 50% to 97% wait 100 ms in
+//     the step's first second and their stationary 146 ms within about three
+//     (TestStochasticQueueStartsAsTheReference).
 //   - At and above saturation, or while a queue remains, a fluid queue takes over (seed
 //     architecture-simulator): it grows by (arrivals − capacity) × tick, drains with spare
-//     capacity, first in first out, and past the pool's buffer the excess is rejected (503).
-//     A pool at 200% with a full buffer rejects half of what reaches it. The queue is kept
-//     by age: one cohort per tick of arrival (backlog.go), so the engine knows how long
-//     every waiting request has waited, and the wait of what a pool serves is measured on
-//     the cohorts it serves. A cohort's age is its place in the ring (j ticks since it
-//     joined), and the times it carries are offsets from it (how old its attempts already
-//     were when they joined), never times on the clock, so a queue standing steady is the
-//     same state from one tick to the next. (Cohorts used to carry the absolute times they
-//     joined and their clients sent them: the same ages, rounded differently in the last
-//     bits, and a standing queue never repeated; tick reuse, below, could not repeat it.)
+//     capacity, first in first out, and past the pool's buffer the excess is rejected (503). A
+//     pool at 200% with a full buffer rejects half of what reaches it. The queue is kept by
+//     age: one cohort per tick of arrival (backlog.go), so the engine knows how long every
+//     waiting request has waited, and the wait of what a pool serves is measured on the
+//     cohorts it serves. A cohort's age is its place in the ring (j ticks since it joined),
+//     and the times it carries are offsets from it (how old its attempts already were when
+//     they joined), never times on the clock, so a queue standing steady is the same state
+//     from one tick to the next. Absolute times would round differently in the last bits each
+//     tick, and tick reuse (below) could never repeat a standing queue (TestSameStateByAge,
+//     TestQueuedReuseIsExact).
 //   - One wait, not two. A pool with a queue waits the larger of its queue's wait w and its
 //     stochastic wait S (which stops growing at its 98% value, also below saturation):
 //     max(w, S), which for an exponential S is w plus, with probability C·e^(−θw), the same
-//     exponential. The whole wait is at most what the waiting room holds ÷ capacity. Below
-//     98% with no queue the wait is the exact M/M/c one; the wait grows continuously and
-//     monotonically through saturation. (Before, a saturated pool added an Erlang-C wait
-//     frozen at 98% to the queue's wait, and runs timed out before anyone could have waited
-//     the timeout.)
+//     exponential. The whole wait is at most what the waiting room holds ÷ capacity. Below 98%
+//     with no queue the wait is the exact M/M/c one; the wait grows continuously and
+//     monotonically through saturation. Adding the two would count the same queue twice and
+//     time attempts out before anyone could have waited the timeout
+//     (TestOneWaitBoundedByTheWaitingRoomAndMonotoneThroughSaturation).
 //   - The queue's wait is spread. The work a pool serves waited w behind its backlog on
 //     average, not each request alike: behind n requests drained at rate R by exponential
 //     workers a wait is the time of n departures, Erlang(n, R), of variance w ÷ R. A worker
 //     held through calls is busy for its service S plus its hold H, less variable than one
-//     exponential of that mean, and over a long wait the departures of many such workers
-//     vary by (S² + H²) ÷ (S + H)² of that (the hold taken as exponential). Replicas with a
-//     room each (an app's or a container pool's, dealt requests in turn) drain theirs at
-//     R ÷ replicas, so their waits vary that many times more than one pooled room's would.
-//     A hop carries the variance as a shifted Erlang of 8 phases with the wait's mean, which
-//     the phase-type sums of latency.go take exactly; under one request's worth of backlog
-//     there is none. Where the spread meets the client timeout, part of what is answered
-//     times out, so a standing queue's timeouts rise over the spread rather than all at
-//     once as its mean wait crosses the timeout. (The backlog's wait was one fixed delay: a
-//     flushed cache's herd, queued about 0.9 s in the app against a 1 s timeout, timed out
-//     114 attempts in its first 10 s where the per-request reference times out 182 (mean of
-//     40 seeds) with the same throughput at the app and the database, and failed 0.27 of
-//     its attempts against 0.29; now 0.29. Behind a full replica room the reference's wait varies by
-//     0.40 of w ÷ R per room for the seed's default, 0.56 for the held chain of the
-//     overload table and about 0.65 after the flush, where the rule says 0.52, 0.50, 0.50.)
+//     exponential of that mean, and over a long wait the departures of many such workers vary
+//     by (S² + H²) ÷ (S + H)² of that (the hold taken as exponential). Replicas with a room
+//     each (an app's or a container pool's, dealt requests in turn) drain theirs at R ÷
+//     replicas, so their waits vary that many times more than one pooled room's would. A hop
+//     carries the variance as a shifted Erlang of 8 phases with the wait's mean, which the
+//     phase-type sums of latency.go take exactly; under one request's worth of backlog there
+//     is none. Where the spread meets the client timeout, part of what is answered times out,
+//     so a standing queue's timeouts rise over the spread rather than all at once as its mean
+//     wait crosses the timeout: a flushed cache's herd, queued about 0.9 s in the app against
+//     a 1 s timeout, fails 0.29 of its attempts, as the reference's does
+//     (TestOverloadScenarios, TestTimeoutsRiseSmoothly). Behind a full replica room the
+//     reference's wait varies by 0.40 of w ÷ R per room for the seed's default, 0.56 for the
+//     held chain of the overload table and about 0.65 after the flush, where the rule says
+//     0.52, 0.50, 0.50 (TestReferenceReplicaRoomSpreadsAsItsStreams).
 //   - Synchronous calls hold the caller's worker: an app worker is busy for its own service
 //     time plus the mean response time of its synchronous calls (Little's law). A slow
-//     database therefore fills the app tier above it. A hand-off to a queue does not hold.
-//     A held call waits what a call made now waits: the callee's queue as it is this tick
-//     (its content ÷ capacity, Little's law), not what the work it serves now waited when it
-//     joined ticks ago; that delay would feed back late and make the queue swing.
-//     Within a tick this coupling is solved: the response r(h) of a pool's calls falls as
-//     its hold h grows, so r(h) = h has one solution, which each tick brackets and closes
-//     in on to 0.1% (holdtime.go, at most 24 passes). A damped iteration of 5 passes left
-//     the solution unreached near a callee's saturation, and the numbers of a tier under
-//     constant load swung between two or three values from tick to tick; now they settle.
-//   - Held calls are a closed loop (closedloop.go). A worker waiting on its call cannot
-//     send another, so a pool reached only by held calls never holds more of them than its
-//     callers have workers (N, the workers of the nearest holding pool above each of its
-//     routes). It is a finite-source queue of N sources instead of an open M/M/c: each
-//     source not in the pool sends at rate γ = λ ÷ (N − L), L being the callers' workers
-//     in the pool as their holds say (a balancer or cache on the way holds a call only for
-//     its own time), and its occupancy, wait and loss are the product form's. A saturated
-//     caller sends W ÷ (own service + hold), and γ is then 1 ÷ own service whatever the
-//     hold: the exact closed system of W workers alternating between their own work and
-//     the call, solved by the hold-time regula falsi itself rather than by a second
-//     iteration beside it (read from the arrival rate alone, the closed state would be
-//     ill-conditioned near saturation, its waits from a third full to all but full within
-//     the last thousandth of capacity). Its wait is at most (N − c) ÷ capacity, and a callee whose
-//     waiting room holds every held worker refuses nothing. (Held calls used to reach the
-//     callee as an open stream, which kept arriving while the callers that were waiting
-//     could not send: 10 queue consumers of 5 ms on a database of 4 × 5 ms stored 667
-//     writes/s where the closed loop stores 775/s.) A pool that also takes work no held
-//     worker waits for (from an ingress, a gateway, a queue's buffer, replication) stays
-//     an open M/M/c queue, and so does one the open queue would almost never fill to N
-//     (below a 10⁻⁷ chance), where the two agree; a closed pool sent clearly more than its
-//     capacity (a cache flush's misses, a spike) is the fluid queue that fills, its wait
-//     within that bound.
+//     database therefore fills the app tier above it. A hand-off to a queue does not hold
+//     (TestSynchronousCallsHoldTheCallersWorkers, TestAsyncHandOffDoesNotHoldTheCaller). A
+//     held call waits what a call made now waits: the callee's queue as it is this tick (its
+//     content ÷ capacity, Little's law), not what the work it serves now waited when it joined
+//     ticks ago; that delay would feed back late and make the queue swing. Within a tick this
+//     coupling is solved: the response r(h) of a pool's calls falls as its hold h grows, so
+//     r(h) = h has one solution, which each tick brackets and closes in on to 0.1%
+//     (holdtime.go, at most 24 passes). Near a callee's saturation anything short of the
+//     solution makes a tier under constant load swing from tick to tick
+//     (TestSaturatedDesignsSettleAtConstantLoad).
+//   - Held calls are a closed loop (closedloop.go). A worker waiting on its call cannot send
+//     another, so a pool reached only by held calls never holds more of them than its callers
+//     have workers (N, the workers of the nearest holding pool above each of its routes). It
+//     is a finite-source queue of N sources instead of an open M/M/c: each source not in the
+//     pool sends at rate γ = λ ÷ (N − L), L being the callers' workers in the pool as their
+//     holds say (a balancer or cache on the way holds a call only for its own time), and its
+//     occupancy, wait and loss are the product form's. A saturated caller sends W ÷ (own
+//     service + hold), and γ is then 1 ÷ own service whatever the hold: the exact closed
+//     system of W workers alternating between their own work and the call, solved by the
+//     hold-time regula falsi itself rather than by a second iteration beside it (read from the
+//     arrival rate alone, the closed state would be ill-conditioned near saturation, its waits
+//     from a third full to all but full within the last thousandth of capacity). Its wait is
+//     at most (N − c) ÷ capacity, and a callee whose waiting room holds every held worker
+//     refuses nothing. An open stream would keep arriving while the callers that wait cannot
+//     send: 10 queue consumers of 5 ms on a database of 4 × 5 ms store 775 writes/s
+//     (TestHeldConsumersAreAClosedLoop, TestFiniteSourceMatchesProductForm,
+//     TestClosedLoopRoomForEveryHeldWorker). A pool that also takes work no held worker waits
+//     for (from an ingress, a gateway, a queue's buffer, replication) stays an open M/M/c
+//     queue, and so does one the open queue would almost never fill to N (below a 10⁻⁷
+//     chance), where the two agree; a closed pool sent clearly more than its capacity (a cache
+//     flush's misses, a spike) is the fluid queue that fills, its wait within that bound.
 //   - The components are resolved in topological order of the request routes; an edge that
-//     closes a cycle is deferred: what crosses it arrives one tick later.
+//     closes a cycle is deferred: what crosses it arrives one tick later
+//     (TestCycleIsBrokenAtADeferredEdgeAndConserves).
 //
 // Requests come in four classes with their own paths (seed simple-model): static files
-// (answered by a CDN on a hit, else by the app), reads (cache-aside: app → cache on a hit,
-// app → cache → app → database on a miss), synchronous writes (database primary) and
-// asynchronous writes (queue, whose workers write to the database later; without a queue
-// the app writes synchronously). Balancers split by their algorithm: round-robin evenly,
-// least-connections in proportion to capacity, consistent hashing by each backend's share of
-// a hash ring with 64 virtual nodes per backend (a documented skew). With health checks a
-// balancer routes around failed or unreachable backends once it notices (below). A database
-// spreads reads over its primary and replicas in proportion to their spare capacity (or over
-// its replicas only, below); every replica replays every write at 40% of its cost and lags
-// when it cannot keep up. Only requests whose path crosses a failing component fail.
+// (answered by a CDN on a hit, else by the app), reads (cache-aside: app → cache on a hit, app
+// → cache → app → database on a miss), synchronous writes (database primary) and asynchronous
+// writes (queue, whose workers write to the database later; without a queue the app writes
+// synchronously). Balancers split by their algorithm: round-robin evenly, least-connections in
+// proportion to capacity, consistent hashing by each backend's share of a hash ring with 64
+// virtual nodes per backend (a documented skew). With health checks a balancer routes around
+// failed or unreachable backends once it notices (below). A database spreads reads over its
+// primary and replicas in proportion to their spare capacity (or over its replicas only,
+// below); every replica replays every write at 40% of its cost and lags when it cannot keep
+// up. Only requests whose path crosses a failing component fail
+// (TestRequestClassesFollowTheirPaths, TestOnlyPathsThroughAFailedComponentFail).
 //
 // Balancers, in more detail:
 //
-//   - Round-robin deals every n-th request to each of n backends, so each backend's stream
-//     is more regular than a random split's: Erlang-n interarrivals, ca² = 1/n for a
-//     Poisson stream (with several feeds, ca² is their mean weighted by rate, ghost work
-//     included), and a replica's room, dealt every replicas-th of that, has ca² ÷ replicas.
-//     A queue fed a regular stream is a GI/M/c queue: the chance that each further place is
-//     taken falls by σ rather than by ρ = λ ÷ cμ, and in heavy traffic 1 − σ = 2(1 − ρ) ÷
-//     (ca² + 1) (0 where that would be negative, far from saturation). The engine takes the
-//     M/M/c/K queue with σ for ρ over the places: its chance to wait, its mean wait (whose
-//     conditional part decays at c·μ·(1 − σ), GI/M/c's rate) and its refusals. Round-robin
-//     over 2, 3 and 4 backends of 6 workers at 15 ms offered 80% gives means of 19.917,
-//     19.438 and 19.526 ms against the reference's 19.920, 19.440 and 19.586
-//     (TestRoundRobinArrivalsWaitLess). (Allen–Cunneen's factor (ca² + 1)/2 on the chance
-//     to wait, which the engine used, read 3% high there, gave a Poisson tail: four replicas
-//     of 2 workers at 10 ms offered 95% had a p99 of 416 ms against the reference's 265 ms,
-//     now 284 ms; and each room refused as a Poisson-fed one, ten times the reference's
-//     0.018%, now 0.034%.) The queue's own wait w, measured on its cohorts, is what it is;
-//     σ shapes the stochastic wait S before the one wait (above) takes max(w, S). One
-//     backend, least-connections and consistent hashing stay exact (ca² = 1). The dealing
+//   - Round-robin deals every n-th request to each of n backends, so each backend's stream is
+//     more regular than a random split's: Erlang-n interarrivals, ca² = 1/n for a Poisson
+//     stream (with several feeds, ca² is their mean weighted by rate, ghost work included),
+//     and a replica's room, dealt every replicas-th of that, has ca² ÷ replicas. A queue fed a
+//     regular stream is a GI/M/c queue: the chance that each further place is taken falls by σ
+//     rather than by ρ = λ ÷ cμ, and in heavy traffic 1 − σ = 2(1 − ρ) ÷ (ca² + 1) (0 where
+//     that would be negative, far from saturation). The engine takes the M/M/c/K queue with σ
+//     for ρ over the places: its chance to wait, its mean wait (whose conditional part decays
+//     at c·μ·(1 − σ), GI/M/c's rate) and its refusals. Round-robin over 2, 3 and 4 backends of
+//     6 workers at 15 ms offered 80% gives means of 19.917, 19.438 and 19.526 ms against the
+//     reference's 19.920, 19.440 and 19.586 (TestRoundRobinArrivalsWaitLess). The σ carries
+//     the regularity into the tail and the refusals as well, which a factor on the chance to
+//     wait alone would not: four replicas of 2 workers at 10 ms offered 95% have a p99 of 284
+//     ms against the reference's 265 ms, and each room refuses 0.034% against its 0.018%
+//     (TestReplicaRoomsMatchTheReference). The queue's own wait w, measured on its cohorts, is
+//     what it is; σ shapes the stochastic wait S before the one wait (above) takes max(w, S).
+//     One backend, least-connections and consistent hashing stay exact (ca² = 1). The dealing
 //     counts the backends with a share, a dead one included while it still gets requests.
-//   - Health checks probe every backend every health_check_interval_sec at a phase of
-//     their own, which nothing in a design fixes, and take it out after unhealthy_threshold
-//     failed probes in a row; one passing probe lets it back in. The engine takes the
-//     expectation over a uniformly random phase (health.go): a dead or cut-off backend is
-//     noticed (threshold − 1) × interval to threshold × interval after it went down (5 to
-//     10 s by default), so its share is still sent to it in full until the first and then
-//     falls linearly to none over the last interval; the split in between is the expected
-//     split over the phases (each backend's checks independent), a share that reaches no
-//     backend failing at the balancer. A repaired backend returns at its next passing
-//     probe: the phases that had taken it out let it back in over its next interval.
-//     (The engine used to notice a failure the worst phase's threshold × interval after it
-//     and to let a repaired backend back at once, the best phase, so a failure lost more
-//     requests than any real probe schedule loses, and a repair helped sooner; the
-//     per-request reference, probing at a seeded random phase, showed both.) Without
-//     health checks a failed backend keeps its share for good. Ghost work (below) is dealt
-//     by the same rule as live work: to a dead backend until the checks notice, where it
-//     vanishes unseen, around it after, and in turn with live work behind round-robin.
+//   - Health checks probe every backend every health_check_interval_sec at a phase of their
+//     own, which nothing in a design fixes, and take it out after unhealthy_threshold failed
+//     probes in a row; one passing probe lets it back in. The engine takes the expectation
+//     over a uniformly random phase (health.go): a dead or cut-off backend is noticed
+//     (threshold − 1) × interval to threshold × interval after it went down (5 to 10 s by
+//     default), so its share is still sent to it in full until the first and then falls
+//     linearly to none over the last interval; the split in between is the expected split over
+//     the phases (each backend's checks independent), a share that reaches no backend failing
+//     at the balancer. A repaired backend returns at its next passing probe: the phases that
+//     had taken it out let it back in over its next interval. Any one fixed phase would lose
+//     more or fewer requests than a real probe schedule does on average
+//     (TestHealthChecksNoticeOverTheLastInterval, TestHealthChecksShortFailures,
+//     TestReferenceHealthCheckedFailoverAsWorkedByHand). Without health checks a failed
+//     backend keeps its share for good. Ghost work (below) is dealt by the same rule as live
+//     work: to a dead backend until the checks notice, where it vanishes unseen, around it
+//     after, and in turn with live work behind round-robin
+//     (TestGhostWorkFollowsHealthChecksAndRoundRobin).
 //
 // Read replicas: with read_from "replicas" a database sends its reads to the replicas alone,
-// leaving the primary to the writes (as an application that reads from a reader endpoint);
-// by default ("spread") the primary takes its share of reads too. A replica may have its own
-// instance type (replica_instance_type): its speed sets the replicas' query time and its
-// price theirs, so a read-heavy database can have a small primary and large replicas. (Every
-// read used to spread over every node of one type, so the common production layout, the
-// primary kept for writes, could not be built.)
+// leaving the primary to the writes (as an application that reads from a reader endpoint); by
+// default ("spread") the primary takes its share of reads too. A replica may have its own
+// instance type (replica_instance_type): its speed sets the replicas' query time and its price
+// theirs, so a read-heavy database can have a small primary and large replicas: the common
+// production layout, the primary kept for writes (TestReadsFromReplicasOnly,
+// TestReplicaWithItsOwnInstanceType).
 //
 // Latency is a distribution: each hop contributes a fixed part (network, authentication,
 // injected latency, the queue's wait less its spread), the spread's phases, its exponential
-// service time and, with what is left of the Erlang-C probability after the one wait
-// (above), an exponential wait; a path is the sum of its hops and the tick's request mix
-// is the mixture of its paths weighted by the requests that finished on each. p50, p95 and
-// p99 are quantiles of that mixture (see latency.go for the method and its accuracy). Means
-// are exact every tick; quantiles are recomputed whenever an input moves by 1% of the
-// latency it affects (a hop whose backlog's wait is spread, by a tenth of the spread's
-// standard deviation, its spread held by the part it adds to the 99th percentile, about
-// twice what it adds to the mean) and follow the exact mean in between (latcache.go,
-// complat.go).
+// service time and, with what is left of the Erlang-C probability after the one wait (above),
+// an exponential wait; a path is the sum of its hops and the tick's request mix is the mixture
+// of its paths weighted by the requests that finished on each. p50, p95 and p99 are quantiles
+// of that mixture (see latency.go for the method and its accuracy). Means are exact every
+// tick; quantiles are recomputed whenever an input moves by 1% of the latency it affects (a
+// hop whose backlog's wait is spread, by a tenth of the spread's standard deviation, its
+// spread held by the part it adds to the 99th percentile, about twice what it adds to the
+// mean) and follow the exact mean in between (latcache.go, complat.go;
+// TestLatencyMultiStageVsMonteCarlo, TestComponentLatencyTracksExact).
 //
 // The reported p50, p95 and p99 (per tick, per run, of the system and of each component) are
-// over the attempts answered within the client's timeout: the mixture's quantiles at
-// p × (share within the timeout). A timed-out attempt is an error, not a latency, so no
-// successful-latency quantile exceeds the timeout; a tick in which nobody was answered in
-// time reports the timeout itself (everyone waited that long for nothing). The mean is over
-// all answers. The SLA rules read these numbers unchanged.
+// over the attempts answered within the client's timeout: the mixture's quantiles at p ×
+// (share within the timeout). A timed-out attempt is an error, not a latency, so no
+// successful-latency quantile exceeds the timeout; a tick in which nobody was answered in time
+// reports the timeout itself (everyone waited that long for nothing). The mean is over all
+// answers. The SLA rules read these numbers unchanged (TestNoSuccessfulLatencyAboveTheTimeout,
+// TestSuccessfulLatencyNeverExceedsTheClientTimeout).
 //
-// Errors compose along a path: each pool fails its share base + utilisation³ × factor of
-// what it processes (seed simulation-design), failed nodes fail everything that reaches
-// them, rejects fail at once. Client deadlines: an attempt still waiting in a queue when its
+// Errors compose along a path: each pool fails its share base + utilisation³ × factor of what
+// it processes (seed simulation-design), failed nodes fail everything that reaches them,
+// rejects fail at once. Client deadlines: an attempt still waiting in a queue when its
 // client's timeout passes (its age, the time since the client sent it, read from its cohort)
 // times out in that tick, and its retry is sent from that tick plus the backoff. The server
 // does not know: the work stays queued as a ghost, is served in its turn and makes its calls
 // below, using capacity for nobody (late completions: LateRPS per component, Late per
-// component over the run, LateCompletions in the summary). An attempt answered but slower
-// than the timeout (the stochastic tail of its path, read from the path's distribution) times
-// out when it is answered, so timeouts rise smoothly. Failed attempts are retried up to the
+// component over the run, LateCompletions in the summary). An attempt answered but slower than
+// the timeout (the stochastic tail of its path, read from the path's distribution) times out
+// when it is answered, so timeouts rise smoothly. Failed attempts are retried up to the
 // client's limit, in the next tick or after an exponential backoff, optionally capped by a
-// retry budget; retries are load, so a slow tier can become a retry storm, and since a
-// queue's cohorts time out together, a storm comes in bursts of more than 1 + max_retries
-// attempts per fresh request. (Which retry an expiring attempt was is read from the
-// generation mix of the tick it expires in, not tracked per cohort; a ring keeps at most
-// 256 ticks of cohorts, beyond which a longer timeout expires the older work all at once.)
+// retry budget; retries are load, so a slow tier can become a retry storm, and since a queue's
+// cohorts time out together, a storm comes in bursts of more than 1 + max_retries attempts per
+// fresh request. (Which retry an expiring attempt was is read from the generation mix of the
+// tick it expires in, not tracked per cohort; a ring keeps at most 256 ticks of cohorts,
+// beyond which a longer timeout expires the older work all at once.) Held by
+// TestAttemptsTimeOutAtTheirDeadlineWhileTheWorkStaysQueued,
+// TestRetriesLeaveAtTheDeadlinePlusBackoff, TestRetryStormBurstsAboveOnePlusMaxRetries.
 //
-// Conservation holds per tick and over the run: attempts offered = served + rejected +
-// failed + timed out + change in attempts queued (live work in queues and on deferred
-// edges; ghost work has already timed out).
+// Conservation holds per tick and over the run (TestConservation): attempts offered = served +
+// rejected + failed + timed out + change in attempts queued (live work in queues and on
+// deferred edges; ghost work has already timed out).
 //
 // Elastic and protective components (seed simulation-design):
 //
 //   - An API gateway admits at most its rate limit per second (the excess gets 429), adds its
-//     authentication latency to every request, and has a circuit breaker: when the error
-//     rate of what it sent downstream, averaged over its window, exceeds the threshold, it
-//     opens and answers 503 at once for breaker_open_sec, sending nothing downstream; then
-//     it lets a probe share through (half-open) and closes if the probes' error rate is
-//     back under the threshold, or opens again.
+//     authentication latency to every request, and has a circuit breaker: when the error rate
+//     of what it sent downstream, averaged over its window, exceeds the threshold, it opens
+//     and answers 503 at once for breaker_open_sec, sending nothing downstream; then it lets a
+//     probe share through (half-open) and closes if the probes' error rate is back under the
+//     threshold, or opens again (TestGatewayRateLimitRejectsTheExcess,
+//     TestCircuitBreakerOpensOnFailingDownstreamAndClosesAfterRecovery).
 //   - A serverless function runs up to max_concurrency executions and throttles beyond it
 //     (Erlang B: no queue). Instances used within the idle timeout stay warm; invocations
-//     beyond the warm instances start cold and pay cold_start_ms (exponentially
-//     distributed). Executions longer than max_execution_ms are killed (errors). It is
-//     priced per invocation and per GB-second.
+//     beyond the warm instances start cold and pay cold_start_ms (exponentially distributed).
+//     Executions longer than max_execution_ms are killed (errors). It is priced per invocation
+//     and per GB-second (TestServerlessColdStartsExecutionLimitAndPrice).
 //   - A container pool's autoscaler wants ceil(replicas × utilisation ÷ target) replicas,
 //     within its bounds. New replicas serve only after the scale-out delay; replicas go only
-//     after utilisation has stayed low for the scale-in delay. Cost follows the replicas.
-//     A run starts in the middle of a day whose traffic has been flowing, so until the
+//     after utilisation has stayed low for the scale-in delay. Cost follows the replicas. A
+//     run starts in the middle of a day whose traffic has been flowing, so until the
 //     autoscaler has settled on the run's first traffic its decisions take effect at once
-//     (within the first ticks, inside the warm-up the conditions skip). A pool used to
-//     start at min_replicas and spend its first scale-out delay overloaded, which left it
-//     with more replicas than a pool that started at the need: a lower min_replicas bought
-//     spare capacity for later, and flash-sale's fix hint was to lower it.
-//   - A database → database edge is a replication link between two primaries: each replays
-//     the other's writes at 40% of their cost. Writes taken on both sides of a cut link
-//     diverge: the run reports split-brain.
+//     (within the first ticks, inside the warm-up the conditions skip). A pool started at
+//     min_replicas would spend its first scale-out delay overloaded and end with more replicas
+//     than one started at the need (TestAutoscalerStartsScaledForTheFirstTraffic).
+//   - A database → database edge is a replication link between two primaries: each replays the
+//     other's writes at 40% of their cost. Writes taken on both sides of a cut link diverge:
+//     the run reports split-brain (TestNetworkPartitionDropsTheEdgeAndReportsSplitBrain).
 //
 // Chaos events strike on schedule: a node failure stops a component (a queue keeps its
 // contents and resumes from the same depth), a traffic spike multiplies ingress, a cache
@@ -258,12 +257,14 @@
 // partition drops everything on one edge (and holds back replication across it), a latency
 // injection slows one edge. Every tick lists the events active during it.
 //
-// Costs come from the catalog: an hourly price per unit plus per-use prices, summed per tick.
+// Costs come from the catalog: an hourly price per unit plus per-use prices, summed per tick
+// (TestCostsFollowTheCatalog).
 //
 // The summary reports the first failing tick, writes acknowledged but never stored (a queue
-// whose consumers took in more than they could process over the last 80% of the run, or
-// whose backlog has not shrunk over the last fifth), replicas whose lag never recovers, and
-// the resilience of the system around each chaos event (events.go).
+// whose consumers took in more than they could process over the last 80% of the run, or whose
+// backlog has not shrunk over the last fifth), replicas whose lag never recovers, and the
+// resilience of the system around each chaos event (events.go;
+// TestQueueThatOutrunsTheDatabaseLosesAcknowledgedWrites).
 //
 // # Why it happened
 //
@@ -271,10 +272,11 @@
 // limits, open breakers, throttling, a full queue), failed inside a component (failed nodes,
 // cut links, error rates) or timed out at the client — are more than 5% of the attempts
 // offered in it, fresh and retries (seed architecture-simulator's failure rule; timeouts are
-// how latency fails a client). The summary's "why" timeline explains them (why.go); it used
-// to name one bottleneck, the first tier to touch saturation, which named a healthy
-// database on a run that failed because an app server was dead, and named one on runs that
-// passed. Each failing tick is diagnosed from where its attempts were lost:
+// how latency fails a client). The summary's "why" timeline explains them (why.go). A single
+// bottleneck, the first tier to touch saturation, would name a healthy database on a run that
+// failed because an app server was dead, and one on runs that pass; so each failing tick is
+// diagnosed from where its attempts were lost (TestWhyNamesTheCause,
+// TestWhyStretchFollowsTheFailure, TestWhyIsEmptyOnAPassingRun):
 //
 //   - lost at a failed node: node_failed at that node (with the balancer in front, whether
 //     it checks health and whether the checks have noticed yet; once they have, the loss is
@@ -302,23 +304,23 @@
 //     pool and counts there, as a refusal does; an attempt answered after its deadline
 //     counts for the run as a whole, since no one pool kept it.
 //
-// The group with the most lost attempts is the tick's cause (a saturated tier still
-// draining, and a failure the checks have noticed, count apart), if it lost at least 1% of
-// the tick's attempts: losses that are all load-dependent error rates are no cause of this
-// list, and such a tick is left out rather than put down to a tier that is not to blame. Ticks with the same cause
-// at the same component, less than a second apart, form one stretch; a stretch shorter
-// than a second right after another is folded into it (never into a later one: no cause
-// starts before its first tick), and the stretch takes the cause of most of its ticks, so
-// a flickering cause does not shred the timeline. Each stretch has its start and end, the cause, the component,
-// what was measured (demand and capacity in req/s for saturation, the share of attempts
-// lost for a failed node or cut link...), an advice, and the retry amplification: attempts
-// offered ÷ fresh requests over its failing ticks (≥ 1). Structural failures are listed
-// with them, in order of time: a queue that lost acknowledged writes (lost_writes, from
-// when its backlog last stood empty) and replicas that never catch up (replication_lag,
-// from when their lag last stood at zero), both until the end. At most 32 entries are
-// listed. A run with no failing tick and no structural failure has an empty timeline, and
-// an evaluated run that passes shows none; Busiest names the component with the highest
-// peak utilisation either way.
+// The group with the most lost attempts is the tick's cause (a saturated tier still draining,
+// and a failure the checks have noticed, count apart), if it lost at least 1% of the tick's
+// attempts: losses that are all load-dependent error rates are no cause of this list, and such
+// a tick is left out rather than put down to a tier that is not to blame. Ticks with the same
+// cause at the same component, less than a second apart, form one stretch; a stretch shorter
+// than a second right after another is folded into it (never into a later one: no cause starts
+// before its first tick), and the stretch takes the cause of most of its ticks, so a
+// flickering cause does not shred the timeline. Each stretch has its start and end, the cause,
+// the component, what was measured (demand and capacity in req/s for saturation, the share of
+// attempts lost for a failed node or cut link...), an advice, and the retry amplification:
+// attempts offered ÷ fresh requests over its failing ticks (≥ 1). Structural failures are
+// listed with them, in order of time: a queue that lost acknowledged writes (lost_writes, from
+// when its backlog last stood empty) and replicas that never catch up (replication_lag, from
+// when their lag last stood at zero), both until the end. At most 32 entries are listed. A run
+// with no failing tick and no structural failure has an empty timeline, and an evaluated run
+// that passes shows none; Busiest names the component with the highest peak utilisation either
+// way.
 //
 // # Tick reuse: the carried state
 //
@@ -326,20 +328,19 @@
 // times, latency caches, breakers, autoscalers, warm functions, retries due, chaos state) and
 // its inputs (the curve's fresh requests, the chaos events acting) to its record and the next
 // state. A tick that leaves the carried state exactly as it found it, byte for byte, is a
-// fixed point: while the inputs stay the same, every following tick is the same computation
-// on the same numbers, so the engine copies its record (state.go) and folds it into the
-// run's totals as it would a computed one. Constant traffic without active chaos settles so
-// within a few ticks, a standing queue included (queues are kept by age). Some states do
-// not stand still but come back, bit for bit, to where they stood a few ticks before: a
-// full waiting room refuses what its content, a rounded sum, leaves no room for, the next
-// cohort differs by a bit, and the bit comes back to the door when that cohort is served.
-// Such a cycle (up to 16 ticks) is repeated period by period, whole periods only and while
-// the inputs stay the same to the period's end, each tick copying the record and totals of
-// the tick one period before it; in a design with a breaker, an autoscaler or functions, or
-// with display figures for some ticks only, whose state a repeated tick would have to move
-// through the cycle, only fixed points are repeated. TestReuseIsExact and
-// TestCampaignReuseIsExact run designs and the whole campaign both ways (RunOptions
-// DisableReuse) and compare the bytes.
+// fixed point: while the inputs stay the same, every following tick is the same computation on
+// the same numbers, so the engine copies its record (state.go) and folds it into the run's
+// totals as it would a computed one. Constant traffic without active chaos settles so within a
+// few ticks, a standing queue included (queues are kept by age). Some states do not stand
+// still but come back, bit for bit, to where they stood a few ticks before: a full waiting
+// room refuses what its content, a rounded sum, leaves no room for, the next cohort differs by
+// a bit, and the bit comes back to the door when that cohort is served. Such a cycle (up to 16
+// ticks) is repeated period by period, whole periods only and while the inputs stay the same
+// to the period's end, each tick copying the record and totals of the tick one period before
+// it; in a design with a breaker, an autoscaler or functions, or with display figures for some
+// ticks only, whose state a repeated tick would have to move through the cycle, only fixed
+// points are repeated. TestReuseIsExact and TestCampaignReuseIsExact (internal/challenges) run
+// designs and the whole campaign both ways (RunOptions DisableReuse) and compare the bytes.
 //
 // The rule for the model: every piece of state a tick reads from an earlier tick must live
 // where the comparison sees it, because a piece it cannot see could change while the rest

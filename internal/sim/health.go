@@ -19,9 +19,10 @@ import "math"
 //     the phases that took it out that is r + U + I − a, so the share kept from it stays
 //     a/I for I − a and then returns linearly, all of it by r + I.
 //
-// A cut link is probed the same way. Before, a dead backend was noticed a fixed k·I after
-// it failed (the worst phase) and a repaired one got its share back at once (the best), so
-// a failure cost more requests than it does and a repair helped sooner than it does.
+// A cut link is probed the same way. The expectation over the phase, not one phase: the
+// worst phase (noticed a fixed k·I after the failure) would cost a failure more requests
+// than it costs on average, and the best (a repaired backend back at once) would let a
+// repair help sooner than it does.
 
 // outage is one backend's (or link's) failures as its balancer's health checks see them.
 type outage struct {

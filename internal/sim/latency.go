@@ -667,9 +667,9 @@ func sortFactors(fs []factor) {
 //
 // Once that sum is past condBudget with clusters left to merge, the path will
 // be merged and expanded again whatever the remaining terms are (adding
-// non-negative terms never lowers a rounded sum), so it returns at once: a
-// path with close poles was expanded in full once per merge, and those
-// expansions were a third of the work.
+// non-negative terms never lowers a rounded sum), so it returns at once:
+// expanding a path with close poles in full once per merge would be a third
+// of the work.
 //
 // Around the pole ρ of a cluster with n members, in v = (ρ+s)/ρ, the
 // transform is G(v)/v^n with
@@ -859,7 +859,7 @@ func convolveUnit(g, hr []float64) {
 func finite(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
 
 // logAbsFloor is a lower bound on ln|x| that is within ln 2 of it, read off
-// the exponent bits: a math.Log per pole was a fifth of the expansion cost.
+// the exponent bits: a math.Log per pole would cost a fifth of the expansion.
 func logAbsFloor(x float64) float64 {
 	e := int(math.Float64bits(x)>>52&0x7ff) - 1023
 	return float64(e) * math.Ln2

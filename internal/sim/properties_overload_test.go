@@ -1,6 +1,6 @@
 package sim
 
-// Properties the engine must have under overload (honest numbers). Where today's engine is
+// Properties the engine must have under overload (honest numbers). Where the engine is
 // known to break one, the case carries the reason and the test asserts that the violation
 // is STILL there, so that the case must become an ordinary assertion once it is fixed.
 
@@ -14,7 +14,7 @@ import (
 type propertyCase struct {
 	name  string
 	build func() (Design, Config)
-	gap   string // why today's engine is known to break the property here
+	gap   string // why the engine is known to break the property here
 }
 
 // checkKnownGap asserts a property case: no violations, or, for a known gap, some.

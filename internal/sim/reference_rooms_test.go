@@ -141,12 +141,12 @@ func referenceSteadyStateSeeds(t *testing.T, d Design, rps, seconds float64, see
 
 // Replicas each with their own workers and room, dealt requests in turn: below saturation
 // each room is its own queue, fed every replicas-th arrival, and its places are finite
-// (doc.go). Pooled into one queue of all their workers, as the engine used to, the tier
-// waited half of what the reference does at 95% (31 against 64 ms) and refused nothing;
+// (doc.go). Each of these rows fails a simpler model: pooled into one queue of all their
+// workers, the tier would wait half of what the reference does at 95% and refuse nothing;
 // with the regularity of the dealing carried as a smaller chance of waiting rather than a
-// faster-decaying queue, its p99 was 1.6 times the reference's; with each room refusing as a
-// Poisson-fed one, it refused ten times as much; with a finite room's wait taken as an
-// unbounded one's, two replicas of 4 workers and 16 places at 97% waited 100 ms against 52.
+// faster-decaying queue, its p99 would be far too long; with each room refusing as a
+// Poisson-fed one, it would refuse ten times as much; with a finite room's wait taken as an
+// unbounded one's, two replicas of 4 workers and 16 places at 97% would wait twice as long.
 // The mean must be within 5%, refusals within a factor of 2.5 (they read 1.3 to 1.9 times
 // the reference's), and the p99 within 15% where the room does not stand near full: there
 // its wait is bounded by its places, which the exponential it is taken as is not, and the
@@ -201,8 +201,8 @@ func TestReplicaRoomsMatchTheReference(t *testing.T) {
 // A run starts in the middle of a day whose traffic has been flowing: a tier below
 // saturation stands at its stationary state from the first tick, so its first tick is its
 // last. A load step does not reach that state at once: the rooms' queues build over the
-// next seconds, as the reference's do, where the engine used to stand at the new load's
-// stationary wait in the step's first tick. Four replicas of 8 workers at 50 ms stepped from
+// next seconds, as the reference's do, rather than standing at the new load's stationary
+// wait in the step's first tick. Four replicas of 8 workers at 50 ms stepped from
 // 50% to 97% at 10 s; the reference is the mean of 20 seeds.
 func TestStochasticQueueStartsAsTheReference(t *testing.T) {
 	d, capRPS := roomsDesign(t, 4, 8, 50, 64)

@@ -56,7 +56,7 @@ type overloadMetric struct {
 	name    string
 	tol     tolerance
 	measure func(overloadSeries) (float64, bool)
-	// gap, when set, says why today's engine is known to be outside tolerance here.
+	// gap, when set, says why the engine is known to be outside tolerance here.
 	gap string
 }
 
@@ -263,7 +263,7 @@ func sharedPrimary(rps float64) func() (Design, Config) {
 	}
 }
 
-// Why today's engine misses the rows marked as gaps.
+// Why the engine misses the rows marked as gaps.
 const (
 	gapRoomFill = "above saturation the engine's rooms are one fluid backlog for the tier, which starts filling at once, while the reference's first requests take idle workers (after the first step its room reads 7% full, the engine's 15%), and the engine's backlog then stands full, while the reference's rooms, one per replica, hover below full (98.7% without retries, 99.6% with one, over 40 seeds): reading 99% full is a fluctuation there, first seen after 2.4 s without retries and 2.2 s with one (2.1 s with the four rooms pooled into one); a model matching the reference's mean fill would never read 99% without retries"
 )

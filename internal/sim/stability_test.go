@@ -64,8 +64,8 @@ func saturatedDesigns(t *testing.T) []struct {
 }
 
 // Under constant offered load every metric settles: over the last quarter of the run every
-// tick repeats the last one, the system's numbers and every component's. (A damped hold-time
-// iteration used to leave them swinging between two or three values.)
+// tick repeats the last one, the system's numbers and every component's: the hold time is
+// solved each tick (holdtime.go), and anything short of the solution swings from tick to tick.
 func TestSaturatedDesignsSettleAtConstantLoad(t *testing.T) {
 	for _, tc := range saturatedDesigns(t) {
 		t.Run(tc.name, func(t *testing.T) {

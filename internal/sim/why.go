@@ -158,8 +158,8 @@ func (m *model) describe(causes causeLog, from, to int) Why {
 	for i := from; i <= to; i++ {
 		x := &causes[i]
 		named := x.names() == causes[k].names()
-		// Tick by tick, as the sums were made before ticks were recorded as runs: the
-		// timeline's figures stay those of the same additions.
+		// Tick by tick, not multiplied by the run's length: the timeline's figures are the
+		// same additions, bit for bit, as if every tick were recorded on its own.
 		for range causes[i].ticks() {
 			attempts += x.attempts
 			fresh += x.fresh
