@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -30,77 +29,8 @@ type createDuelRequest struct {
 	Opponent string `json:"opponent" validate:"omitempty,uuid"`
 }
 
-type duelPlayerView struct {
-	ID        uuid.UUID `json:"id"`
-	Name      string    `json:"name"`
-	Rating    float64   `json:"rating"`
-	Submitted bool      `json:"submitted"`
-}
-
-// duelView is a duel as clients see it: designs, the surprise chaos and
-// the result only once it has ended.
-type duelView struct {
-	ID            uuid.UUID        `json:"id"`
-	Level         string           `json:"level"`
-	Version       int              `json:"version"`
-	State         string           `json:"state"`
-	Players       []duelPlayerView `json:"players"`
-	CreatedAt     time.Time        `json:"created_at"`
-	AcceptBy      time.Time        `json:"accept_by"`
-	SubmitBy      *time.Time       `json:"submit_by"`
-	EndedAt       *time.Time       `json:"ended_at"`
-	Seq           int64            `json:"seq"`
-	SurpriseChaos json.RawMessage  `json:"surprise_chaos"`
-	Result        *game.DuelResult `json:"result"`
-}
-
-func (s *server) duelView(ctx context.Context, d game.Duel) (duelView, error) {
-	return s.duelViewRated(ctx, d, nil)
-}
-
-// duelViewRated is duelView reading each player's rating once per ratings
-// map: a list of a player's duels names that player in every one of them.
-func (s *server) duelViewRated(ctx context.Context, d game.Duel, ratings map[uuid.UUID]game.Rating) (duelView, error) {
-	v := duelView{ID: d.ID, Level: d.Slug, Version: d.Version, State: d.State, Players: []duelPlayerView{},
-		CreatedAt: d.CreatedAt, AcceptBy: d.AcceptBy, SubmitBy: d.SubmitBy, EndedAt: d.EndedAt, Seq: d.Seq,
-		SurpriseChaos: json.RawMessage("null")}
-	for _, side := range d.Sides {
-		if side.PlayerID == uuid.Nil {
-			continue
-		}
-		rating, known := ratings[side.PlayerID]
-		if !known {
-			var err error
-			if rating, err = s.store.Rating(ctx, side.PlayerID); err != nil {
-				return duelView{}, err
-			}
-			if ratings != nil {
-				ratings[side.PlayerID] = rating
-			}
-		}
-		v.Players = append(v.Players, duelPlayerView{ID: side.PlayerID, Name: side.PlayerName, Rating: rating.Rating, Submitted: side.Submitted()})
-	}
-	if game.DuelEnded(d.State) && d.Result != nil {
-		v.Result = d.Result
-		if d.Result.Surprise != nil {
-			v.SurpriseChaos = d.Result.Surprise
-		} else {
-			v.SurpriseChaos = json.RawMessage("[]")
-		}
-	}
-	return v, nil
-}
-
-// canSee: a pending duel is its players' business; an ended one is public.
-func canSee(d game.Duel, viewer game.Player, signedIn bool) bool {
-	if game.DuelEnded(d.State) {
-		return true
-	}
-	return signedIn && (viewer.Role == game.RoleAdmin || d.Side(viewer.ID) >= 0)
-}
-
 func (s *server) writeDuel(w http.ResponseWriter, r *http.Request, status int, d game.Duel) {
-	v, err := s.duelView(r.Context(), d)
+	v, err := s.rules.ShowDuel(r.Context(), d, nil)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -147,7 +77,7 @@ func (s *server) handleDuel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	viewer, signedIn := playerFrom(r.Context())
-	if !canSee(d, viewer, signedIn) {
+	if !rules.CanSeeDuel(d, viewer, signedIn) {
 		s.writeError(w, r, errorf(game.EDUELPRIVATE, "a duel is seen by its players only until it has ended"))
 		return
 	}
@@ -172,39 +102,18 @@ func (s *server) handleMyDuels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := struct {
-		Duels []duelView `json:"duels"`
-	}{Duels: []duelView{}}
+		Duels []rules.DuelView `json:"duels"`
+	}{Duels: []rules.DuelView{}}
 	ratings := make(map[uuid.UUID]game.Rating)
 	for _, d := range duels {
-		v, err := s.duelViewRated(r.Context(), d, ratings)
+		v, err := s.rules.ShowDuel(r.Context(), d, ratings)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		out.Duels = append(out.Duels, listed(v))
+		out.Duels = append(out.Duels, rules.Listed(v))
 	}
 	writeJSON(w, r, http.StatusOK, out)
-}
-
-// listed is a duel as a list shows it: who won and the scores, without
-// either side's design, verdict or timeline. An ended duel carries both
-// runs' ticks (a megabyte or more), so a list of them would cost its reader
-// and the server a hundred times what one duel does; GET /v1/duels/{id}
-// has them.
-func listed(v duelView) duelView {
-	if v.Result == nil {
-		return v
-	}
-	res := *v.Result
-	null := json.RawMessage("null")
-	res.Sides = make([]game.DuelResultSide, len(v.Result.Sides))
-	for i, side := range v.Result.Sides {
-		side.Design, side.Summary, side.Evaluation, side.Components, side.Ticks = null, null, null, null, null
-		side.Every, side.TotalTicks = 0, 0
-		res.Sides[i] = side
-	}
-	v.Result = &res
-	return v
 }
 
 // handleDuelAnswer serves the challenged player's answer to a duel:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 )
 
 // handleDuelStream streams a duel's state as Server-Sent Events: one
@@ -27,7 +28,7 @@ func (s *server) handleDuelStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	viewer, signedIn := playerFrom(ctx)
-	if !canSee(d, viewer, signedIn) {
+	if !rules.CanSeeDuel(d, viewer, signedIn) {
 		s.writeError(w, r, errorf(game.EDUELPRIVATE, "a duel is seen by its players only until it has ended"))
 		return
 	}
@@ -93,7 +94,7 @@ func (s *server) sendDuel(ctx context.Context, st *sseStream, id [16]byte) (ende
 		st.last = -1
 	}
 	if d.Seq > st.last {
-		v, err := s.duelView(ctx, d)
+		v, err := s.rules.ShowDuel(ctx, d, nil)
 		if err != nil {
 			return false, err
 		}

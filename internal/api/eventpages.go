@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 )
 
 // eventStandingsQuery reads limit, cursor and around from the query
@@ -101,11 +102,11 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	viewer, signedIn := playerFrom(r.Context())
 	out := struct {
-		Events []eventView `json:"events"`
-		Next   string      `json:"next"`
-	}{Events: make([]eventView, 0, len(list.Events)), Next: list.Next}
+		Events []rules.EventView `json:"events"`
+		Next   string            `json:"next"`
+	}{Events: make([]rules.EventView, 0, len(list.Events)), Next: list.Next}
 	for _, e := range list.Events {
-		out.Events = append(out.Events, s.eventView(e, viewer, signedIn))
+		out.Events = append(out.Events, s.rules.EventView(e, viewer, signedIn))
 	}
 	writeJSON(w, r, http.StatusOK, out)
 }

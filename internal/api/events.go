@@ -39,47 +39,6 @@ type createEventRequest struct {
 	Resilience   json.RawMessage `json:"resilience"`
 }
 
-// eventView is an event as clients see it: the level only once it starts
-// (before, the briefing alone) and the hidden chaos only once the final
-// standings are frozen. Its creator and admins see everything.
-type eventView struct {
-	ID           uuid.UUID       `json:"id"`
-	Title        string          `json:"title"`
-	Briefing     string          `json:"briefing"`
-	Phase        string          `json:"phase"` // upcoming, live, finishing, finished
-	StartsAt     time.Time       `json:"starts_at"`
-	EndsAt       time.Time       `json:"ends_at"`
-	AttemptLimit int             `json:"attempt_limit"`
-	JoinRequired bool            `json:"join_required"`
-	MaxEntrants  int             `json:"max_entrants"`
-	Final        string          `json:"final"`
-	Entrants     int             `json:"entrants"`
-	Level        *string         `json:"level"`
-	Version      *int            `json:"version"`
-	HiddenChaos  json.RawMessage `json:"hidden_chaos"`
-	Resilience   json.RawMessage `json:"resilience"`
-	FinishedAt   *time.Time      `json:"finished_at"`
-}
-
-func (s *server) eventView(e game.Event, viewer game.Player, signedIn bool) eventView {
-	v := eventView{
-		ID: e.ID, Title: e.Title, Briefing: e.Briefing, Phase: e.Phase(s.now()), StartsAt: e.StartsAt, EndsAt: e.EndsAt,
-		AttemptLimit: e.AttemptLimit, JoinRequired: e.JoinRequired, MaxEntrants: e.MaxEntrants, Final: e.Final,
-		Entrants: e.Entrants, FinishedAt: e.FinishedAt, HiddenChaos: json.RawMessage("null"), Resilience: json.RawMessage("null"),
-	}
-	insider := signedIn && (viewer.Role == game.RoleAdmin || (viewer.ID != uuid.Nil && viewer.ID == e.CreatedBy))
-	if v.Phase != "upcoming" || insider {
-		v.Level, v.Version = &e.Slug, &e.Version
-	}
-	if v.Phase == "finished" || insider {
-		v.HiddenChaos = e.HiddenChaos
-		if e.HiddenResilience != nil {
-			v.Resilience = e.HiddenResilience
-		}
-	}
-	return v
-}
-
 // handleCreateEvent schedules an event (rules.Service.CreateEvent).
 func (s *server) handleCreateEvent(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -99,7 +58,7 @@ func (s *server) handleCreateEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/events/"+created.ID.String())
-	writeJSON(w, r, http.StatusCreated, s.eventView(created, creator, true))
+	writeJSON(w, r, http.StatusCreated, s.rules.EventView(created, creator, true))
 }
 
 func (s *server) pathEvent(r *http.Request) (game.Event, error) {
@@ -117,7 +76,7 @@ func (s *server) handleEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	viewer, signedIn := playerFrom(r.Context())
-	writeJSON(w, r, http.StatusOK, s.eventView(e, viewer, signedIn))
+	writeJSON(w, r, http.StatusOK, s.rules.EventView(e, viewer, signedIn))
 }
 
 func (s *server) handleJoinEvent(w http.ResponseWriter, r *http.Request) {
@@ -144,7 +103,7 @@ func (s *server) handleJoinEvent(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, s.eventView(e, player, true))
+	writeJSON(w, r, http.StatusOK, s.rules.EventView(e, player, true))
 }
 
 type eventSubmitResponse struct {
