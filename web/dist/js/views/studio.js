@@ -347,7 +347,7 @@ export async function studioView(main) {
       field(evStart, 'Starts'),
       field(evEnd, 'Ends'),
       field(evAttempts, 'Attempts per entrant', '0: no limit.'),
-      field(evCap, 'Entrants at most', '0: no cap.'),
+      field(evCap, 'Entrants at most', '0: the server’s default, 100,000.'),
       field(evFinal, 'What counts'),
       h('div', { class: 'field check' }, evJoin, h('label', { for: evJoin.id }, 'Entrants join before they submit'))),
     field(evBrief, 'Briefing (Markdown)'),
