@@ -19,6 +19,7 @@ type Events interface {
 	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
 	EventList(ctx context.Context, q game.EventListQuery) (game.EventList, error)
 	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
+	IsEntrant(ctx context.Context, eventID, playerID uuid.UUID) (bool, error)
 	EventStandingsPage(ctx context.Context, id uuid.UUID, q game.EventStandingsQuery) (game.EventBoard, error)
 	EventResult(ctx context.Context, id, playerID uuid.UUID) (game.EventResult, game.EventSubmission, error)
 }
@@ -76,7 +77,16 @@ func (s *server) handleEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	viewer, signedIn := playerFrom(r.Context())
-	writeJSON(w, r, http.StatusOK, s.rules.EventView(e, viewer, signedIn))
+	v := s.rules.EventView(e, viewer, signedIn)
+	if signedIn && viewer.ID != uuid.Nil {
+		in, err := s.store.IsEntrant(r.Context(), e.ID, viewer.ID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		v.Joined = &in
+	}
+	writeJSON(w, r, http.StatusOK, v)
 }
 
 func (s *server) handleJoinEvent(w http.ResponseWriter, r *http.Request) {
@@ -103,7 +113,9 @@ func (s *server) handleJoinEvent(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, s.rules.EventView(e, player, true))
+	v, joined := s.rules.EventView(e, player, true), true
+	v.Joined = &joined
+	writeJSON(w, r, http.StatusOK, v)
 }
 
 type eventSubmitResponse struct {

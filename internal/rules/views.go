@@ -35,6 +35,9 @@ type EventView struct {
 	HiddenChaos  json.RawMessage `json:"hidden_chaos"`
 	Resilience   json.RawMessage `json:"resilience"`
 	FinishedAt   *time.Time      `json:"finished_at"`
+	// Joined says whether the signed-in viewer has entered (joined or
+	// submitted); absent for anonymous readers and in lists.
+	Joined *bool `json:"joined,omitempty"`
 }
 
 // EventView shows e to viewer (signedIn false: anonymous).

@@ -104,6 +104,19 @@ func (s *Store) JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at t
 	return s.join(st, playerID, game.Timestamp(at))
 }
 
+// IsEntrant says whether a player has entered an event (joined it, or
+// submitted to it); see pgstore.Store.IsEntrant.
+func (s *Store) IsEntrant(ctx context.Context, eventID, playerID uuid.UUID) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.eventState(eventID)
+	if err != nil {
+		return false, err
+	}
+	_, ok := st.entrants[playerID]
+	return ok, nil
+}
+
 func (s *Store) join(st *eventState, playerID uuid.UUID, at time.Time) error {
 	if st.event.FinishedAt != nil || !at.Before(st.event.EndsAt) {
 		return game.Errorf(game.EEVENTENDED, "the event has ended")

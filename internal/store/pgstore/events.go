@@ -84,6 +84,18 @@ func (s *Store) Event(ctx context.Context, id uuid.UUID) (game.Event, error) {
 	return e, translate("event", err)
 }
 
+// IsEntrant says whether a player has entered an event (joined it, or
+// submitted to it): one indexed read of the entrants' primary key.
+func (s *Store) IsEntrant(ctx context.Context, eventID, playerID uuid.UUID) (bool, error) {
+	var exists, in bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE id = $1),
+		EXISTS (SELECT 1 FROM event_entrants WHERE event_id = $1 AND player_id = $2)`, eventID, playerID).Scan(&exists, &in)
+	if err == nil && !exists {
+		return false, game.Errorf(game.ENOTFOUND, "event not found")
+	}
+	return in, translate("event", err)
+}
+
 // insertEventSentinel creates an event's first rank bucket, whose lo sorts
 // before every key (see migration 000011).
 const insertEventSentinel = `

@@ -106,6 +106,14 @@ func testEventRules(t *testing.T, f *fixture) {
 	if e, _ := f.s.Event(f.ctx, open.ID); e.Entrants != 2 {
 		t.Errorf("entrants %d, want 2", e.Entrants)
 	}
+	for i, want := range []bool{true, true, false, false} {
+		if in, err := f.s.IsEntrant(f.ctx, open.ID, ps[i].ID); err != nil || in != want {
+			t.Errorf("IsEntrant(player %d) = %v, %v; want %v (0 and 1 entered by submitting, 2 and 3 were refused: the event is full)", i, in, err, want)
+		}
+	}
+	if _, err := f.s.IsEntrant(f.ctx, uuid.New(), ps[0].ID); game.ErrorCode(err) != game.ENOTFOUND {
+		t.Errorf("IsEntrant of an unknown event: %v, want not found", err)
+	}
 
 	_, err = submit(closed, 0, at(150))
 	wantCode(t, "without joining", err, game.ENOTJOINED)

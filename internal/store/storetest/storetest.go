@@ -42,6 +42,7 @@ type Store interface {
 	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
 	Event(ctx context.Context, id uuid.UUID) (game.Event, error)
 	JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error
+	IsEntrant(ctx context.Context, eventID, playerID uuid.UUID) (bool, error)
 	CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error)
 	EventStandingsPage(ctx context.Context, id uuid.UUID, q game.EventStandingsQuery) (game.EventBoard, error)
 	EventList(ctx context.Context, q game.EventListQuery) (game.EventList, error)

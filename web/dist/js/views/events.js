@@ -126,7 +126,7 @@ export async function eventView(main, id) {
     const clock = h('p', { class: 'countdown', id: 'countdown', role: 'timer', 'aria-live': 'off' });
     const count = h('span', { id: 'entrant-count' });
     state.on((s) => {
-      count.textContent = ` · ${s.total} entrant${s.total === 1 ? '' : 's'}`;
+      count.textContent = ` · ${s.entrants} entrant${s.entrants === 1 ? '' : 's'}`;
     });
     const head = h('header', { class: 'level-head' },
       h('p', { class: 'crumbs' }, h('a', { href: '#/events' }, 'Events'), ' / ', phaseBadge(e.phase)),
@@ -225,7 +225,9 @@ class EventState {
   constructor(e) {
     this.event = e;
     this.board = null;
-    this.joined = false;
+    // The server says whether the signed-in player has entered: an entrant who has only
+    // joined is in no standings.
+    this.joined = e.joined === true;
     this.subs = [];
   }
 
@@ -238,8 +240,14 @@ class EventState {
     for (const f of this.subs) f(this);
   }
 
+  // total is how many entrants have a design in the standings; entrants is everyone who
+  // entered, designs or not (joins send no change, so the event is re-read now and then).
   get total() {
-    return this.board ? this.board.total : this.event.entrants;
+    return this.board ? this.board.total : 0;
+  }
+
+  get entrants() {
+    return Math.max(this.event.entrants ?? 0, this.total);
   }
 
   mine(pid) {
@@ -257,13 +265,16 @@ class EventState {
   }
 
   async refresh() {
-    const b = await api.eventStandings(this.event.id);
+    const [e, b] = await Promise.all([api.event(this.event.id), api.eventStandings(this.event.id)]);
+    this.event = { ...this.event, entrants: e.entrants };
+    if (e.joined === true) this.joined = true;
     // A fresher board from the stream wins over an older look.
     if (!this.board || (b.seq ?? 0) >= (this.board.seq ?? 0)) this.setBoard(b);
   }
 
   async join() {
-    await api.joinEvent(this.event.id);
+    const e = await api.joinEvent(this.event.id);
+    this.event = { ...this.event, entrants: e.entrants };
     this.joined = true;
     this.emit();
     await this.refresh().catch(() => {});
@@ -385,7 +396,7 @@ function attemptsWords(e, used) {
 // standingsTable draws an event's standings; extra(entry) adds cells of a final board.
 function standingsTable(entries, total, player, { final = false, extra = null } = {}) {
   return h('table', { class: 'board cards', id: 'event-board' },
-    h('caption', {}, `${total} entrant${total === 1 ? '' : 's'}${final ? ', final standings' : ''}`),
+    h('caption', {}, final ? `${total} entrant${total === 1 ? '' : 's'}, final standings` : `${total} with a design`),
     h('thead', {}, h('tr', {},
       h('th', { scope: 'col', class: 'num' }, 'Rank'),
       h('th', { scope: 'col' }, 'Player'),
@@ -431,8 +442,9 @@ function liveBoard(state, box, player, { onFinal }) {
     mineLine.textContent = player ? standingWords(s, player.id) : '';
     mineLine.hidden = !mineLine.textContent;
     if (!board) return;
+    const joinedOnly = s.entrants ? `${s.entrants} joined; the standings list entrants once they submit a design.` : 'Nobody has joined yet.';
     clear(body, board.entries.length ? standingsTable(board.entries, board.total, player)
-      : h('p', { id: 'event-board-empty' }, e.phase === 'upcoming' ? 'Nobody has joined yet.' : 'Nobody has submitted yet. Be the first.'));
+      : h('p', { id: 'event-board-empty' }, e.phase === 'upcoming' ? joinedOnly : 'Nobody has submitted yet. Be the first.'));
     if (moved) body.querySelector(`tr[data-player="${moved}"]`)?.classList.add('moved');
   });
   const stream = follow(api.eventStreamURL(e.id), {
