@@ -219,7 +219,10 @@ func kindInWords(k Kind) string {
 	if k == KindAPIGateway {
 		w = "API gateway"
 	}
-	if strings.ContainsRune("aeiouAEIU", rune(w[0])) {
+	if w == "" {
+		return "a component with no type"
+	}
+	if strings.ContainsRune("aeiou", rune(w[0])) {
 		return "an " + w
 	}
 	return "a " + w
