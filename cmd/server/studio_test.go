@@ -46,6 +46,11 @@ func TestLevelCheckAndPlayerByName(t *testing.T) {
 	if found.ID != author.ID {
 		t.Errorf("found %q, want %q", found.ID, author.ID)
 	}
+	found.ID = ""
+	s.must(t, 200, req{method: "GET", path: "/v1/players?name=" + url.QueryEscape("STUDIO AUTHOR")}, &found)
+	if found.ID != author.ID {
+		t.Errorf("found %q by the name in capitals, want %q", found.ID, author.ID)
+	}
 	s.must(t, 404, req{method: "GET", path: "/v1/players?name=nobody"}, nil)
 	s.must(t, 422, req{method: "GET", path: "/v1/players"}, nil)
 }
