@@ -129,9 +129,12 @@ test('an upcoming event\'s page turns live at its start, without a reload, and s
 test('player 1 watches the live board on replica B', async () => {
   await watcher.goto(`${BASE_B}/#/events/${event.id}`);
   await watcher.locator('#live-state[data-state="live"]').waitFor();
-  await watcher.locator(`#event-board tr[data-player="${p1.id}"]`).waitFor();
+  // Player 1 has joined but not submitted: counted among the entrants, told so by the
+  // server, and in no standings until a design is in.
+  await watcher.locator('#my-standing', { hasText: 'You are in: joined, no design submitted yet' }).waitFor();
   assert.match(await watcher.locator('#countdown').innerText(), /^Ends in/);
-  assert.match(await watcher.locator(`#event-board tr[data-player="${p1.id}"]`).innerText(), /joined/);
+  assert.match(await watcher.locator('#entrant-count').innerText(), /[1-9]\d* entrants?/);
+  assert.equal(await watcher.locator(`#event-board tr[data-player="${p1.id}"]`).count(), 0);
 });
 
 test('player 2 plays on replica A: every rule error is the server\'s message; a passing submission appears on B\'s board within seconds', async () => {

@@ -86,7 +86,7 @@ export async function ratingsView(main) {
     h('header', { class: 'level-head' },
       h('p', { class: 'crumbs' }, h('a', { href: '#/duels' }, 'Duels'), ' / ratings'),
       h('h1', {}, 'Ratings'),
-      h('p', {}, 'Every finished duel moves both players\u2019 ratings: a win against a stronger player moves them more. The ± is how sure the rating is; it narrows with every duel.')),
+      h('p', {}, 'A finished duel moves both players\u2019 ratings, more for a win against a stronger player, once each has played 5 different opponents: until then a player is provisional, and a duel against a provisional player moves nobody. One opponent moves a rating at most once a day. The board lists players rated against at least 5 opponents. The ± is how sure the rating is; it narrows with every rated duel.')),
     h('section', { class: 'panel', 'aria-labelledby': 'ratings-h' },
       h('h2', { id: 'ratings-h', class: 'sr-only' }, 'Ratings board'), status, body));
 
@@ -121,7 +121,7 @@ export async function ratingsView(main) {
       h('button', { type: 'button', class: 'secondary', disabled: offset <= 0, onclick: () => show({ offset: Math.max(0, offset - LIMIT) }) }, '← Higher'),
       h('button', { type: 'button', class: 'secondary', onclick: () => show({}) }, 'Top'),
       h('button', { type: 'button', class: 'secondary', disabled: offset + entries.length >= (page.total ?? 0), onclick: () => show({ offset: offset + LIMIT }) }, 'Lower →'));
-    clear(body, entries.length ? h('div', { class: 'table-wrap' }, table) : h('p', {}, 'Nobody has a rating yet: finish a duel to get one.'), nav);
+    clear(body, entries.length ? h('div', { class: 'table-wrap' }, table) : h('p', { id: 'ratings-empty' }, 'Nobody is on the board yet: a player joins it once rated against 5 different opponents.'), nav);
   }
   await show({});
   return () => {};
