@@ -25,7 +25,7 @@ import (
 // with fresh victims each time (so that no victim reaches its own rate limits), and the
 // medians over the runs are printed at the end.
 //
-//	loadgen flood -url U [-attackers 16] [-loops 2] [-victims 4] [-submissions 50] [-runs 3]
+//	loadgen flood -url U [-attackers 16] [-loops 2] [-victims 4] [-submissions 50] [-runs 3] [-heaviest-with-admin-token T]
 func cmdFlood(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("flood", flag.ContinueOnError)
 	url := fs.String("url", "http://127.0.0.1:8080", "server base URL")
@@ -37,6 +37,7 @@ func cmdFlood(ctx context.Context, args []string) error {
 	hintLevel := fs.String("hint-level", "black-friday", "level the attackers ask hints for")
 	level := fs.String("level", "first-request", "level the victims submit to")
 	respect := fs.Bool("respect-retry-after", false, "attackers pause for Retry-After on 429 and 503")
+	adminToken := fs.String("heaviest-with-admin-token", "", "the server's ADMIN_TOKEN: attackers ask hints on the heaviest variant of -hint-level that the cost bound lets through, uploaded by a new author")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,6 +52,13 @@ func cmdFlood(ctx context.Context, args []string) error {
 	register := func(c *http.Client, name string) (string, error) {
 		tok, _, err := registerPlayer(ctx, c, base, name)
 		return tok, err
+	}
+	if *adminToken != "" {
+		heavy, err := uploadHeaviestLevel(ctx, loopbackClient("127.0.3.1"), base, *adminToken, *hintLevel, prefix+"-author")
+		if err != nil {
+			return err
+		}
+		*hintLevel = heavy
 	}
 	hintDesign, err := startingDesign(ctx, base, *hintLevel)
 	if err != nil {
