@@ -19,8 +19,9 @@ import (
 // addresses, 127.0.4.x) each open a duel on the level, accept it and put in the first
 // design; then every pair's second design is sent at once, and -delay later the second
 // designs of other players' duels (the victims, each pair on an address of its own,
-// 127.0.5.x). A duel is settled when GET /v1/duels/{id} says it has ended; its settle
-// latency runs from its second design being sent. Refusals (429, 503) are retried after
+// 127.0.5.x). A duel is settled when the answer to its second design, or its first
+// player's list of duels, says it has ended; its settle latency runs from its second
+// design being sent. Refusals (429, 503) are retried after
 // their Retry-After, as a client does.
 //
 //	loadgen duels -url U [-level black-friday] [-duels 150] [-addresses 16] [-victims 10] [-delay 300ms] [-within 5s]

@@ -555,6 +555,22 @@ func (s *failFirstEnd) EndDuel(ctx context.Context, id uuid.UUID, end game.DuelE
 	return s.Store.EndDuel(ctx, id, end)
 }
 
+// serveDuelsWith serves the fixture's API from store st, with rules that ask jobs for
+// settling jobs, and returns the rules.
+func (f *eventFixture) serveDuelsWith(st interface {
+	Store
+	rules.Store
+}, jobs rules.DuelScheduler) *rules.Service {
+	f.t.Helper()
+	svc := rules.New(rules.Deps{Store: st, Config: f.deps.Config.Rules(), Now: f.clock.Now, DuelDeadlines: jobs})
+	d := f.deps
+	d.Store, d.Rules = st, svc
+	hs := httptest.NewServer(newServer(d).routes())
+	f.t.Cleanup(hs.Close)
+	f.http = hs
+	return svc
+}
+
 // scheduledSettles records the settling jobs the rules ask for.
 type scheduledSettles struct {
 	mu   sync.Mutex
@@ -575,12 +591,7 @@ func TestDuelSettledByAJobWhenItCannotBeSettledAtOnce(t *testing.T) {
 	f := newEventFixture(t)
 	st := &failFirstEnd{Store: f.deps.Store.(*memstore.Store)}
 	jobs := &scheduledSettles{jobs: map[uuid.UUID][]time.Time{}}
-	svc := rules.New(rules.Deps{Store: st, Config: f.deps.Config.Rules(), Now: f.clock.Now, DuelDeadlines: jobs})
-	d := f.deps
-	d.Store, d.Rules = st, svc
-	hs := httptest.NewServer(newServer(d).routes())
-	t.Cleanup(hs.Close)
-	f.http = hs
+	svc := f.serveDuelsWith(st, jobs)
 	f.player("ada")
 	bob := f.player("bob")
 	_, duel := f.do("POST", "/v1/duels", f.tokens["ada"], map[string]any{"level": duelLevel, "opponent": bob})
@@ -665,12 +676,7 @@ func TestDuelsOfOneAddressSettleOneAtATimeInRequests(t *testing.T) {
 	f := newEventFixture(t)
 	st := &holdFirstEnd{Store: f.deps.Store.(*memstore.Store), entered: make(chan struct{}), release: make(chan struct{})}
 	jobs := &scheduledSettles{jobs: map[uuid.UUID][]time.Time{}}
-	svc := rules.New(rules.Deps{Store: st, Config: f.deps.Config.Rules(), Now: f.clock.Now, DuelDeadlines: jobs})
-	d := f.deps
-	d.Store, d.Rules = st, svc
-	hs := httptest.NewServer(newServer(d).routes())
-	t.Cleanup(hs.Close)
-	f.http = hs
+	svc := f.serveDuelsWith(st, jobs)
 	pass, fail := f.duelDesigns()
 	var ids []string
 	for _, names := range [][2]string{{"ada", "bob"}, {"cy", "dee"}} {

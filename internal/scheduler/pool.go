@@ -43,13 +43,21 @@ const EBUSY = "busy"
 // ErrBusy is the refusal of a full queue.
 var ErrBusy error = game.Errorf(EBUSY, "the server is busy running simulations; retry after the time in Retry-After")
 
+// admit takes a place among the jobs running or waiting, if there is one.
+func (p *pool) admit() bool {
+	select {
+	case p.admitted <- struct{}{}:
+		return true
+	default:
+		p.m.Rejections.Inc()
+		return false
+	}
+}
+
 // run runs fn on a worker, waiting for one within ctx. kind labels the
 // metrics (simulation, submission, hint, level).
 func (p *pool) run(ctx context.Context, kind string, fn func(ctx context.Context) error) error {
-	select {
-	case p.admitted <- struct{}{}:
-	default:
-		p.m.Rejections.Inc()
+	if !p.admit() {
 		return ErrBusy
 	}
 	defer func() { <-p.admitted }()
@@ -82,10 +90,7 @@ const deferredPoll = 2 * time.Millisecond
 // deferred jobs already running. A deferred job that finds no such worker
 // within wait is refused with ErrBusy (its caller tries again later).
 func (p *pool) runDeferred(ctx context.Context, kind string, wait time.Duration, fn func(ctx context.Context) error) error {
-	select {
-	case p.admitted <- struct{}{}:
-	default:
-		p.m.Rejections.Inc()
+	if !p.admit() {
 		return ErrBusy
 	}
 	defer func() { <-p.admitted }()
