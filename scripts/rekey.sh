@@ -26,6 +26,8 @@ for _ in $(seq 1 1200); do
 	sleep 0.5
 done
 echo "rekeyed $(grep -ho '"rekeyed":[0-9]*' "$WORK"/server-*.log | head -1 | cut -d: -f2) players by $(( ($(date +%s%N) - started) / 1000000 )) ms after the start"
-echo "old keys left: $(psql -tA "$db" -c "SELECT count(*) FROM players WHERE name_key NOT LIKE 's3:%' OR name_lower_key IS NULL")"
+old=$(psql -tA "$db" -c "SELECT count(*) FROM players WHERE name_key NOT LIKE 's3:%' OR name_lower_key IS NULL")
+echo "old keys left: $old"
 cleanup
 psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS bp_rekey WITH (FORCE)" >/dev/null
+[ "$old" = 0 ]
