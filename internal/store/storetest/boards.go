@@ -415,7 +415,7 @@ func testPlayerBests(t *testing.T, f *fixture) {
 	f.level("a", "h1")
 	for _, s := range []game.Submission{
 		newSub(ps[0].ID, "a", 1, 300, true, at(1)),
-		newSub(ps[0].ID, "a", 1, 200, true, at(2)), // lower: not the best
+		newSub(ps[0].ID, "a", 1, 200, true, at(2)),  // lower: not the best
 		newSub(ps[0].ID, "b", 1, 900, false, at(3)), // failed: no best
 		newSub(ps[1].ID, "b", 1, 700, true, at(4)),
 	} {
