@@ -42,9 +42,6 @@ export function saveProgress(slug, update) {
 export const loadLayout = (slug) => get(`layout.${slug}`) || {};
 export const saveLayout = (slug, pos) => set(`layout.${slug}`, pos);
 
-// passedCount is how many of the given levels this browser has seen passed.
-export const passedCount = (slugs) => slugs.filter((s) => get(`progress.${s}`)?.passed).length;
-
 export const loadSpeed = () => get('speed');
 export const saveSpeed = (s) => set('speed', s);
 
