@@ -136,6 +136,10 @@ func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
 type uploadResponse struct {
 	Outcome   string            `json:"outcome"`
 	Challenge challengeResponse `json:"challenge"`
+	// Warnings and Lesson are the upload's check's (rules.LevelCheck): a
+	// lesson that can be skipped is published with a warning, not refused.
+	Warnings []game.FieldError  `json:"warnings"`
+	Lesson   *rules.LessonCheck `json:"lesson"`
 }
 
 // handleCreateChallenge publishes a new level (authors). The slug must be
@@ -170,7 +174,9 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	// budget, within the simulation timeout and the request's lifetime: an
 	// author who leaves stops the run. POST /v1/challenges/check runs the
 	// same checks without storing.
-	l, _, err := s.rules.CheckLevel(ctx, keyByPlayerOrAddress(r), rules.LevelDraft{Document: body})
+	// The lesson search runs from the starting design (an upload carries no
+	// reference design) and its findings come back as warnings.
+	l, check, err := s.rules.CheckLevel(ctx, keyByPlayerOrAddress(r), rules.LevelDraft{Document: body})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -195,5 +201,6 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 			"outcome", outcome, "author_id", author.ID.String())
 	}
 	w.Header().Set("Location", "/v1/challenges/"+stored.Slug)
-	writeJSON(w, r, status, uploadResponse{Outcome: outcome, Challenge: newChallengeResponse(stored, l)})
+	writeJSON(w, r, status, uploadResponse{Outcome: outcome, Challenge: newChallengeResponse(stored, l),
+		Warnings: check.Warnings, Lesson: check.Lesson})
 }
