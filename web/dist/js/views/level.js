@@ -21,6 +21,7 @@ import { curve, trafficChart, chaosList } from '../traffic.js';
 import { Playback } from '../playback.js';
 import { applyPatch } from '../patch.js';
 import { renderVerdict, renderCharts, renderStepTable, whyOf } from './results.js';
+import { Guide, shouldGuide } from '../guide.js';
 
 const ID_BASE = {
   load_balancer: 'lb', api_gateway: 'gateway', app_service: 'app', container_pool: 'pool',
@@ -143,7 +144,7 @@ export async function levelView(main, slug, opts = {}) {
       ` · version ${lv.version}`,
       h('span', { class: 'par', id: 'par', title: 'One star for passing; more for a higher score' }, ` · ${parText(lv.definition.stars)}`),
       bestStars(),
-      here >= 0 ? ` · level ${here + 1} of ${order.length} · ${all.filter((l) => l.player_stars?.stars).length} passed` : '',
+      here >= 0 ? ` · level ${here + 1} of ${order.length} · ${all.filter((l) => l.player_stars?.stars || loadProgress(l.slug)?.passed).length} passed` : '',
       next ? [' · next: ', h('a', { href: `#/levels/${encodeURIComponent(next.slug)}` }, next.title)] : '');
   };
   showCampaign();
@@ -379,6 +380,7 @@ export async function levelView(main, slug, opts = {}) {
       state.stale = false;
       resultsBox.classList.remove('stale');
       showRun(response);
+      guide?.ran(response.evaluation);
       const ev = response.evaluation;
       if (ev.passed) {
         saveProgress(slug, { passed: true });
@@ -665,6 +667,22 @@ export async function levelView(main, slug, opts = {}) {
   window.addEventListener('bp:player', onPlayer);
   cleanups.push(() => window.removeEventListener('bp:player', onPlayer));
   renderSubmit();
+
+  // The first-run guide, on the campaign's first level until it is done or skipped.
+  const buildGrid = stage.querySelector('.build-grid');
+  const guide = !forEvent && here === 0 && shouldGuide()
+    ? new Guide({
+      palette: { el: paletteBox, place: (card) => stage.insertBefore(card, buildGrid) },
+      connect: { el: canvasBox, place: (card) => stage.insertBefore(card, buildGrid) },
+      run: { el: runBtn, place: (card) => stage.insertBefore(card, toolbar) },
+      verdict: () => {
+        const box = resultsBox.hidden ? null : resultsBox.querySelector('.verdict-box');
+        return box && { el: box, place: (card) => box.after(card) };
+      },
+    })
+    : null;
+  guide?.start();
+  if (guide) cleanups.push(() => guide.destroy());
 
   return () => {
     inflight?.abort();

@@ -58,9 +58,8 @@ export async function levelsView(main) {
       h('h1', {}, 'Levels'),
       h('p', {}, 'Each level is a system under load. Build a design from the level\u2019s catalog, run it, and watch it hold or collapse. ',
         'Pass all four conditions \u2014 latency, errors, cost and resilience \u2014 to score; cheaper and faster scores higher.'),
-      h('p', { id: 'campaign' }, campaignStars
-        ? `Campaign progress: ${rows.filter((r) => r.l.builtin && r.mine?.stars).length} of ${chapters.reduce((n, c) => n + c.rows.length, 0)} levels passed.`
-        : 'Pass a level with a player name to earn stars: they open the chapters after it.'),
+      h('p', { id: 'campaign' }, `Campaign progress: ${rows.filter((r) => r.l.builtin && passed(r)).length} of ${chapters.reduce((n, c) => n + c.rows.length, 0)} levels passed.`,
+        campaignStars ? '' : ' Submit a passing design under a player name to earn stars: they open the chapters after the first.'),
       totalLine,
       player ? h('p', {}, 'Playing as ', h('strong', {}, player.name), '.') : h('p', { class: 'muted' }, 'Pick a player name on any level to submit scores.')),
     h('section', { class: 'panel' }, h('div', { class: 'table-wrap' }, table)));
@@ -100,12 +99,19 @@ export async function levelsView(main) {
   return () => {};
 }
 
-function showProgress({ l, cells, mine }) {
+// passed: the player scored on the level (the server's), or this browser saw a run pass it.
+const passed = (row) => Boolean(row.mine?.stars || loadProgress(row.l.slug)?.passed);
+
+function showProgress(row) {
+  const { l, cells, mine } = row;
   const started = Boolean(loadDesign(l.slug));
   if (mine?.stars) {
     const rank = mine.version === l.version ? loadProgress(l.slug)?.rank : null;
     clear(cells.status, h('span', { class: 'pass' }, '✓ passed'));
     cells.best.textContent = String(mine.score) + (rank ? ` (#${rank})` : '') + (mine.version !== l.version ? ` (v${mine.version})` : '');
+  } else if (passed(row)) {
+    clear(cells.status, h('span', { class: 'pass' }, '✓ passed'), h('span', { class: 'muted' }, ' (a run; submit it to score)'));
+    cells.best.textContent = '–';
   } else {
     clear(cells.status, started ? h('span', { class: 'muted' }, 'in progress') : h('span', { class: 'muted' }, 'not started'));
     cells.best.textContent = '–';

@@ -12,20 +12,24 @@ import { MAX_STARS, starText } from '../stars.js';
 // server counts them.
 function starsBlock(p, levels) {
   const st = p.stars || { levels: [], campaign: { earned: 0, max: 0 } };
-  const titles = new Map(levels.map((l) => [l.slug, l.title]));
+  // In the level list's order (the campaign's first), with each level's current version.
+  const known = new Map(levels.map((l, i) => [l.slug, { ...l, at: i }]));
+  const at = (slug) => known.get(slug)?.at ?? Infinity;
+  const rows = [...st.levels].sort((a, b) => at(a.slug) - at(b.slug) || a.slug.localeCompare(b.slug));
   return h('section', { class: 'panel', 'aria-labelledby': 'hist-stars-h', id: 'player-stars' },
     h('h2', { id: 'hist-stars-h' }, 'Stars'),
     h('p', { id: 'player-campaign-stars' }, `Campaign: ${st.campaign.earned} of ${st.campaign.max} ★`),
-    st.levels.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'board history cards' },
+    rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'board history cards' },
       h('caption', { class: 'sr-only' }, `${p.name}'s stars by level`),
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col' }, 'Level'),
         h('th', { scope: 'col' }, 'Stars'),
         h('th', { scope: 'col', class: 'num' }, 'Best score'))),
-      h('tbody', {}, st.levels.map((l) => h('tr', { dataset: { slug: l.slug } },
-        h('th', { scope: 'row' }, h('a', { href: `#/levels/${encodeURIComponent(l.slug)}` }, titles.get(l.slug) || l.slug)),
+      h('tbody', {}, rows.map((l) => h('tr', { dataset: { slug: l.slug } },
+        h('th', { scope: 'row' }, h('a', { href: `#/levels/${encodeURIComponent(l.slug)}` }, known.get(l.slug)?.title || l.slug)),
         h('td', { class: 'stars', dataset: { label: 'Stars' }, 'aria-label': `${l.stars} of ${MAX_STARS} stars` }, starText(l.stars)),
-        h('td', { class: 'num', dataset: { label: 'Best score' } }, `${l.score} (v${l.version})`))))))
+        h('td', { class: 'num', dataset: { label: 'Best score' } }, String(l.score),
+          known.get(l.slug)?.version === l.version ? '' : h('span', { class: 'muted', title: 'scored on an earlier version of the level' }, ` (v${l.version})`)))))))
       : h('p', { class: 'muted' }, 'No level passed yet.'));
 }
 
