@@ -37,6 +37,14 @@ async function openLevel(p, slug) {
   await p.locator('.cy-host canvas').first().waitFor();
 }
 
+// openFirstLevel opens the first level of the list, as a newcomer does.
+async function openFirstLevel(p) {
+  await p.goto(`${BASE}/#/`);
+  await p.locator('table.levels tbody tr').first().waitFor();
+  await p.locator('table.levels tbody tr[data-slug]').first().getByRole('link').click();
+  await p.locator('.cy-host canvas').first().waitFor();
+}
+
 async function importDesign(p, design) {
   await p.locator('input[type="file"]').setInputFiles({ name: 'mine.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(design)) });
   await p.waitForFunction(() => document.getElementById('toast')?.textContent === 'Imported mine.json.');
@@ -151,19 +159,14 @@ test('desktop: the guide plays through, then stars on two levels open the next c
 
 test('phone: the guide plays through at 390×844', async () => {
   const p = await newPage(390, 844);
-  await p.goto(`${BASE}/#/`);
-  await p.locator('table.levels tbody tr').first().waitFor();
-  await p.locator('table.levels tbody tr[data-slug]').first().getByRole('link').click();
-  await p.locator('.cy-host canvas').first().waitFor();
+  await openFirstLevel(p);
   await playGuide(p, 'phone');
   await p.context().close();
 });
 
 test('a skipped guide is never shown again', async () => {
   const p = await newPage(1280, 800);
-  await p.goto(`${BASE}/#/`);
-  await p.locator('table.levels tbody tr').first().waitFor();
-  await p.locator('table.levels tbody tr[data-slug]').first().getByRole('link').click();
+  await openFirstLevel(p);
   await p.locator('#guide').waitFor();
   await p.locator('#guide-skip').click();
   assert.equal(await p.locator('#guide').count(), 0);

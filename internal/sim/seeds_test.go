@@ -325,22 +325,25 @@ func TestCostsFollowTheCatalog(t *testing.T) {
 	}
 }
 
+// balancedDesign is a balancer with the given params in front of n single-replica apps.
+func balancedDesign(t *testing.T, lbParams string, backends int) Design {
+	t.Helper()
+	comps := `{"id":"lb","type":"load_balancer","params":` + lbParams + `}`
+	edges := ""
+	for i := range backends {
+		id := string(rune('a' + i))
+		comps += `,{"id":"` + id + `","type":"app_service"}`
+		if i > 0 {
+			edges += ","
+		}
+		edges += `{"from":"lb","to":"` + id + `"}`
+	}
+	return mustDesign(t, `{"components":[`+comps+`],"edges":[`+edges+`]}`)
+}
+
 // Health checks cost a probe of each backend every interval: twice the backends or half the
 // interval costs twice as much, and checks that are off cost nothing.
 func TestHealthChecksCost(t *testing.T) {
-	design := func(lb string, backends int) Design {
-		comps := `{"id":"lb","type":"load_balancer","params":` + lb + `}`
-		edges := ""
-		for i := range backends {
-			id := string(rune('a' + i))
-			comps += `,{"id":"` + id + `","type":"app_service"}`
-			if i > 0 {
-				edges += ","
-			}
-			edges += `{"from":"lb","to":"` + id + `"}`
-		}
-		return mustDesign(t, `{"components":[`+comps+`],"edges":[`+edges+`]}`)
-	}
 	base := func(backends int) float64 { return (20 + float64(backends)*40) / 730.0 }
 	for _, tt := range []struct {
 		lb       string
@@ -352,7 +355,7 @@ func TestHealthChecksCost(t *testing.T) {
 		{`{"health_check_interval_sec":0.1}`, 2, 72000},
 		{`{"health_check_interval_sec":0.1,"health_checks":false}`, 2, 0},
 	} {
-		r := mustRun(t, design(tt.lb, tt.backends), constant(100, 5))
+		r := mustRun(t, balancedDesign(t, tt.lb, tt.backends), constant(100, 5))
 		want := base(tt.backends) + tt.probes*0.25/1e6
 		if got := r.Summary.CostPerHour; !near(got, want, 1e-9) {
 			t.Errorf("%s with %d backends: cost per hour %v, want %v (%v probes an hour)", tt.lb, tt.backends, got, want, tt.probes)
