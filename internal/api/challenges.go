@@ -17,7 +17,17 @@ import (
 )
 
 type challengesResponse struct {
-	Challenges []game.LevelSummary `json:"challenges"`
+	Challenges []challengeListItem `json:"challenges"`
+	// CampaignStars is the signed-in player's total over the built-in
+	// campaign (absent for anonymous readers).
+	CampaignStars *rules.StarTotal `json:"campaign_stars,omitempty"`
+}
+
+// challengeListItem is a level's current version in the list, with the
+// signed-in player's stars on the level (absent for anonymous readers).
+type challengeListItem struct {
+	game.LevelSummary
+	PlayerStars *rules.LevelStars `json:"player_stars,omitempty"`
 }
 
 // handleChallenges lists the current version of every level: the built-in
@@ -41,7 +51,23 @@ func (s *server) handleChallenges(w http.ResponseWriter, r *http.Request) {
 		}
 		return cmp.Compare(a.Slug, b.Slug)
 	})
-	writeJSON(w, r, http.StatusOK, challengesResponse{Challenges: levels})
+	stars, signedIn, err := s.signedInStars(r, "")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := challengesResponse{Challenges: make([]challengeListItem, len(levels))}
+	for i, l := range levels {
+		out.Challenges[i].LevelSummary = l
+		if signedIn {
+			ls := stars.Of(l.Slug)
+			out.Challenges[i].PlayerStars = &ls
+		}
+	}
+	if signedIn {
+		out.CampaignStars = &stars.Campaign
+	}
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 // challengeResponse is a level version as players see it: the stored
@@ -56,6 +82,9 @@ type challengeResponse struct {
 	// (type, range, default); Knobs lists those a design may set.
 	Params map[sim.Kind][]sim.ParamSpec `json:"params"`
 	Knobs  map[sim.Kind][]string        `json:"knobs"`
+	// PlayerStars are the signed-in player's stars on the level, over all
+	// its versions (absent for anonymous readers and on uploads).
+	PlayerStars *rules.LevelStars `json:"player_stars,omitempty"`
 }
 
 func newChallengeResponse(stored game.Level, l *challenges.Level) challengeResponse {
@@ -91,12 +120,26 @@ func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, newChallengeResponse(stored, l))
+	stars, signedIn, err := s.signedInStars(r, stored.Slug)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := newChallengeResponse(stored, l)
+	if signedIn {
+		ls := stars.Of(stored.Slug)
+		out.PlayerStars = &ls
+	}
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 type uploadResponse struct {
 	Outcome   string            `json:"outcome"`
 	Challenge challengeResponse `json:"challenge"`
+	// Warnings and Lesson are the upload's check's (rules.LevelCheck): a
+	// lesson that can be skipped is published with a warning, not refused.
+	Warnings []game.FieldError  `json:"warnings"`
+	Lesson   *rules.LessonCheck `json:"lesson"`
 }
 
 // handleCreateChallenge publishes a new level (authors). The slug must be
@@ -131,7 +174,9 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 	// budget, within the simulation timeout and the request's lifetime: an
 	// author who leaves stops the run. POST /v1/challenges/check runs the
 	// same checks without storing.
-	l, _, err := s.rules.CheckLevel(ctx, keyByPlayerOrAddress(r), rules.LevelDraft{Document: body})
+	// The lesson search runs from the starting design (an upload carries no
+	// reference design) and its findings come back as warnings.
+	l, check, err := s.rules.CheckLevel(ctx, keyByPlayerOrAddress(r), rules.LevelDraft{Document: body})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -156,5 +201,6 @@ func (s *server) upload(w http.ResponseWriter, r *http.Request, pathSlug string)
 			"outcome", outcome, "author_id", author.ID.String())
 	}
 	w.Header().Set("Location", "/v1/challenges/"+stored.Slug)
-	writeJSON(w, r, status, uploadResponse{Outcome: outcome, Challenge: newChallengeResponse(stored, l)})
+	writeJSON(w, r, status, uploadResponse{Outcome: outcome, Challenge: newChallengeResponse(stored, l),
+		Warnings: check.Warnings, Lesson: check.Lesson})
 }

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -125,6 +127,68 @@ func TestCheckChallengeProblems(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("fields (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A lesson that can be skipped is a warning, never a refusal: the check and
+// the upload run the campaign's lesson search (from the reference design, or
+// without one from the starting design) and name the mechanic a passing
+// design can leave out; a level whose lesson holds has no warning.
+func TestLessonWarnings(t *testing.T) {
+	f := newEventFixture(t)
+	_, rr := f.do("GET", "/v1/challenges/read-replicas", "", nil)
+	skippable := rr["definition"].(map[string]any)
+	skippable["slug"] = "skippable"
+	// Every database type of the price list: a single larger node replaces the replicas.
+	delete(skippable["catalog"].(map[string]any)["components"].(map[string]any)["database"].(map[string]any), "instance_types")
+	ref, err := os.ReadFile("../challenges/testdata/solutions/read-replicas.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refDesign any
+	if err := json.Unmarshal(ref, &refDesign); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tt := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		from               string
+		warned             bool
+	}{
+		{"check with a reference", "POST", "/v1/challenges/check", map[string]any{"level": skippable, "reference_design": refDesign}, 200, "reference_design", true},
+		{"check, lesson holds", "POST", "/v1/challenges/check", map[string]any{"level": studioLevel(t, f, "holds")}, 200, "starting_design", false},
+		{"upload", "POST", "/v1/challenges", skippable, 201, "starting_design", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, out := f.do(tt.method, tt.path, f.admin, tt.body)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d: %v", status, tt.status, out)
+			}
+			lesson := out["lesson"].(map[string]any)
+			if lesson["from"] != tt.from || lesson["cost"].(float64) <= 0 || lesson["cost"].(float64) > lesson["max_cost"].(float64) {
+				t.Errorf("lesson from %v cost %v of %v, want from %s", lesson["from"], lesson["cost"], lesson["max_cost"], tt.from)
+			}
+			warnings := out["warnings"].([]any)
+			if !tt.warned {
+				if len(warnings) != 0 {
+					t.Errorf("warnings on a level whose lesson holds: %v", warnings)
+				}
+				return
+			}
+			prefix := "lesson.mechanics[0]"
+			if tt.path == "/v1/challenges/check" {
+				prefix = "level." + prefix
+			}
+			if len(warnings) != 1 || warnings[0].(map[string]any)["field"] != prefix ||
+				!strings.HasPrefix(warnings[0].(map[string]any)["reason"].(string), "the lesson can be skipped: a design without database read replicas passes") {
+				t.Errorf("warnings %v, want one at %s that the lesson can be skipped", warnings, prefix)
+			}
+			if skips := lesson["skips"].([]any); skips[0].(map[string]any)["passed"] != true {
+				t.Errorf("skips %v", skips)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"backpressure/internal/game"
+	"backpressure/internal/rules"
 )
 
 // Seasons stores the seasons of the operator's schedule and their boards
@@ -95,6 +96,9 @@ type playerProfile struct {
 	game.Player
 	game.PlayerHistory
 	Rating playerRating `json:"rating"`
+	// Stars are the player's stars on each level they passed and their
+	// campaign total.
+	Stars rules.PlayerStars `json:"stars"`
 }
 
 func (s *server) playerProfile(ctx context.Context, p game.Player) (playerProfile, error) {
@@ -106,5 +110,9 @@ func (s *server) playerProfile(ctx context.Context, p game.Player) (playerProfil
 	if err != nil {
 		return playerProfile{}, err
 	}
-	return playerProfile{Player: p, PlayerHistory: h, Rating: rating}, nil
+	stars, err := s.playerStars(ctx, p.ID, "")
+	if err != nil {
+		return playerProfile{}, err
+	}
+	return playerProfile{Player: p, PlayerHistory: h, Rating: rating, Stars: stars}, nil
 }

@@ -56,6 +56,7 @@ type Store interface {
 	Levels
 	Submissions
 	Boards
+	Bests
 	Changes
 	Events
 	Seasons

@@ -165,33 +165,143 @@ func (l *Level) validateLesson(ps *Problems) {
 
 // LessonSkip is the best design the search found that leaves a mechanic out.
 type LessonSkip struct {
-	Mechanic string      `json:"mechanic"`
-	Passed   bool        `json:"passed"`
-	Design   sim.Design  `json:"design"`
-	Verdict  *Evaluation `json:"-"`
-	Tried    int         `json:"tried"`
+	Mechanic string `json:"mechanic"`
+	// Passed: the design passes, so the lesson can be skipped.
+	Passed  bool        `json:"passed"`
+	Design  sim.Design  `json:"design"`
+	Verdict *Evaluation `json:"-"`
+	Tried   int         `json:"tried"`
+	// Complete: the search ran to its end; false when its cost bound stopped it first
+	// (a lesson not proven either way).
+	Complete bool `json:"complete"`
 }
 
 // lessonSteps bounds the search: this many single changes after taking the mechanic out.
 const lessonSteps = 3
 
+// MaxLessonCost bounds the simulation work of one level's lesson check, every mechanic's
+// search together (LessonLimits.MaxCost): about two seconds of one core. An author's
+// upload pays for it from the author's budget before it starts (CheckLesson's cost is
+// known then: LessonCost); the campaign's own test searches without a bound.
+const MaxLessonCost = 10_000_000
+
+// maxLessonRuns is what a lesson check charges for, in runs of the design it starts from;
+// the bound in path-ticks (at most MaxLessonCost) is what stops the search.
+const maxLessonRuns = 200
+
+// LessonCost is what CheckLesson from d may cost: MaxLessonCost, or less for a design
+// cheap enough that maxLessonRuns of it cost less. Known before the check starts.
+func (l *Level) LessonCost(d sim.Design) (int64, error) {
+	c, err := l.RunCost(d)
+	if err != nil {
+		return 0, err
+	}
+	return min(MaxLessonCost, c*maxLessonRuns), nil
+}
+
+// LessonLimits bound a lesson check. Zero values take the defaults.
+type LessonLimits struct {
+	// MaxCost bounds the path-ticks of all the check's runs together; default and
+	// ceiling MaxLessonCost. A run that would pass it is not started: the search ends
+	// there, incomplete, so what it finds depends on the bound, never on the machine.
+	MaxCost int64
+	// Yield, if set, is called before each run and may block (a server gives its
+	// submissions priority); it changes when the runs happen, never what they find.
+	Yield func(ctx context.Context)
+}
+
+// LessonCheck is what the lesson search found for each mechanic the level declares,
+// starting from one design.
+type LessonCheck struct {
+	Skips []LessonSkip `json:"skips"`
+	// Unused names the declared mechanics the design searched from does not use (a
+	// reference solution should use every one).
+	Unused  []string `json:"unused"`
+	Cost    int64    `json:"cost"`
+	MaxCost int64    `json:"max_cost"`
+}
+
+// CheckLesson runs SkipLesson for each mechanic of the level's lesson from design from,
+// within lim: the check an author's upload gets. A level without a lesson gives nil.
+func (l *Level) CheckLesson(ctx context.Context, from sim.Design, lim LessonLimits) (*LessonCheck, error) {
+	if l.Lesson == nil {
+		return nil, nil
+	}
+	if lim.MaxCost <= 0 || lim.MaxCost > MaxLessonCost {
+		lim.MaxCost = MaxLessonCost
+	}
+	b := &lessonBudget{max: lim.MaxCost, yield: lim.Yield}
+	out := &LessonCheck{Skips: []LessonSkip{}, Unused: []string{}, MaxCost: lim.MaxCost}
+	for _, name := range l.Lesson.Mechanics {
+		if !mechanics[name].uses(l, l.StartingDesign, from) {
+			out.Unused = append(out.Unused, name)
+		}
+		skip, err := l.skipLesson(ctx, name, from, b)
+		if err != nil {
+			return nil, err
+		}
+		out.Skips = append(out.Skips, *skip)
+	}
+	out.Cost = b.spent
+	return out, nil
+}
+
+// lessonBudget is what a lesson check may still spend, shared by its searches.
+type lessonBudget struct {
+	spent, max int64
+	yield      func(ctx context.Context)
+}
+
+// verdict runs d within the budget: ok is false, and nothing runs, when its cost would
+// pass the bound. A design the level refuses is an error, as for Evaluate.
+func (l *Level) lessonVerdict(ctx context.Context, d sim.Design, b *lessonBudget) (ev *Evaluation, ok bool, err error) {
+	p, err := l.prepare(d)
+	if err != nil {
+		return nil, true, err
+	}
+	c := l.costOf(p)
+	if b.spent+c > b.max {
+		return nil, false, nil
+	}
+	b.spent += c
+	if b.yield != nil {
+		b.yield(ctx)
+	}
+	ev, err = l.runWith(ctx, p, sim.RunOptions{Points: -1})
+	if err != nil {
+		return nil, true, err
+	}
+	l.annotate(d, p, ev)
+	l.Release(ev)
+	return ev, true, nil
+}
+
 // SkipLesson searches for the best design that leaves mechanic name out, starting from
 // from (a design that passes, typically the reference solution) with the mechanic taken
-// out. The result passes if the lesson can be skipped.
+// out. The result passes if the lesson can be skipped. It has no cost bound (CheckLesson
+// has).
 func (l *Level) SkipLesson(ctx context.Context, name string, from sim.Design) (*LessonSkip, error) {
+	return l.skipLesson(ctx, name, from, &lessonBudget{max: math.MaxInt64})
+}
+
+func (l *Level) skipLesson(ctx context.Context, name string, from sim.Design, b *lessonBudget) (*LessonSkip, error) {
 	m, ok := mechanics[name]
 	if !ok {
 		return nil, fmt.Errorf("no mechanic %q", name)
 	}
 	start := l.StartingDesign
 	d := m.strip(l, start, from)
-	out := &LessonSkip{Mechanic: name}
-	ev, err := l.Evaluate(ctx, d)
+	out := &LessonSkip{Mechanic: name, Design: d}
+	ev, ok, err := l.lessonVerdict(ctx, d, b)
 	if err != nil {
 		return nil, fmt.Errorf("%s taken out of the design: %w", name, err)
 	}
+	if !ok {
+		return out, nil
+	}
 	out.Tried++
-	for step := 0; step < lessonSteps && !ev.Passed; step++ {
+	complete := true
+	for step := 0; step < lessonSteps && !ev.Passed && complete; step++ {
 		best, bestV := d, violation(ev)
 		var bestEv *Evaluation
 		seen := map[string]bool{string(mustJSON(d)): true}
@@ -205,12 +315,16 @@ func (l *Level) SkipLesson(ctx context.Context, name string, from sim.Design) (*
 			} else {
 				seen[key] = true
 			}
-			cev, err := l.Evaluate(ctx, cd.design)
+			cev, ran, err := l.lessonVerdict(ctx, cd.design, b)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, err
 				}
 				continue
+			}
+			if !ran {
+				complete = false
+				break
 			}
 			out.Tried++
 			if v := violation(cev); cev.Passed || v < bestV {
@@ -226,6 +340,7 @@ func (l *Level) SkipLesson(ctx context.Context, name string, from sim.Design) (*
 		d, ev = best, bestEv
 	}
 	out.Passed, out.Design, out.Verdict = ev.Passed, d, ev
+	out.Complete = complete || ev.Passed
 	return out, nil
 }
 

@@ -45,6 +45,20 @@ func TestLessonsCannotBeSkipped(t *testing.T) {
 // replicas are no lesson, since a single faster node with more app replicas passes; the
 // search reaches it from the reference solution in single changes.
 func TestSkipLessonFindsASkip(t *testing.T) {
+	l := skippableReadReplicas(t)
+	skip, err := l.SkipLesson(t.Context(), "read_replicas", solution(t, l.Slug))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !skip.Passed {
+		t.Errorf("with db.large on offer the search found no design without read replicas that passes: %v", skip.Verdict.Failing())
+	}
+}
+
+// skippableReadReplicas is the read-replicas level with a larger database on offer, whose
+// lesson can be skipped.
+func skippableReadReplicas(t *testing.T) *Level {
+	t.Helper()
 	data, err := campaignfiles.Levels.ReadFile("05-read-replicas.json")
 	if err != nil {
 		t.Fatal(err)
@@ -60,11 +74,55 @@ func TestSkipLessonFindsASkip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	skip, err := l.SkipLesson(t.Context(), "read_replicas", solution(t, l.Slug))
+	return l
+}
+
+// An author's lesson check is the campaign's search within a cost bound: it finds the
+// skip the unbounded search finds, spends no more than its bound, says what it could not
+// finish, and finds the same thing every time.
+func TestCheckLessonWithinItsBound(t *testing.T) {
+	l := skippableReadReplicas(t)
+	ref := solution(t, l.Slug)
+	check, err := l.CheckLesson(t.Context(), ref, LessonLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !skip.Passed {
-		t.Errorf("with db.large on offer the search found no design without read replicas that passes: %v", skip.Verdict.Failing())
+	if len(check.Skips) != 1 || !check.Skips[0].Passed || !check.Skips[0].Complete {
+		t.Fatalf("the check found no skip of read_replicas: %+v", check.Skips)
+	}
+	if check.Cost <= 0 || check.Cost > check.MaxCost || check.MaxCost != MaxLessonCost || len(check.Unused) != 0 {
+		t.Errorf("cost %d of bound %d (want %d), unused %v", check.Cost, check.MaxCost, MaxLessonCost, check.Unused)
+	}
+	again, err := l.CheckLesson(t.Context(), ref, LessonLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustJSON(check), mustJSON(again); string(a) != string(b) {
+		t.Errorf("two checks differ:\n%s\n%s", a, b)
+	}
+
+	// A bound below the first run's cost runs nothing and says the search is unfinished.
+	first, err := l.RunCost(mechanics["read_replicas"].strip(l, l.StartingDesign, ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bound := range []int64{first - 1, first + 1} {
+		check, err := l.CheckLesson(t.Context(), ref, LessonLimits{MaxCost: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk := check.Skips[0]
+		if sk.Complete || sk.Passed || check.Cost > bound {
+			t.Errorf("bound %d: complete %v passed %v after %d runs costing %d", bound, sk.Complete, sk.Passed, sk.Tried, check.Cost)
+		}
+	}
+
+	// From the starting design, which does not use the mechanic, the check says so.
+	check, err = l.CheckLesson(t.Context(), l.StartingDesign, LessonLimits{MaxCost: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(check.Unused) != 1 || check.Unused[0] != "read_replicas" {
+		t.Errorf("unused %v, want [read_replicas]", check.Unused)
 	}
 }

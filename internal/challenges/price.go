@@ -13,7 +13,9 @@ import (
 // can send (its traffic's peak, with chaos spikes, times one plus the client's retries) and
 // every function execution as long as it may last (max_execution_ms). The engine's cost rule
 // is sim's costPerHour: units × price per hour, replicas at their own type's price, queue
-// workers per hour, per-request charges per million, functions per GB-second of execution.
+// workers per hour, per-request charges per million, functions per GB-second of execution,
+// and a balancer's health checks per million probes (a probe of each backend every interval:
+// sim.ProbeCostPerHour), which cost the same whatever the load, so Low and High both count them.
 // TestCostEstimateContainsTheMeasuredCost holds every reference solution and starting
 // design of the campaign inside its range.
 
@@ -29,9 +31,13 @@ func (l *Level) CostEstimate(d sim.Design) CostRange {
 		return CostRange{}
 	}
 	peak := l.peakAttemptsRPS()
+	callees := map[string]int{}
+	for _, e := range d.Edges {
+		callees[e.From]++
+	}
 	var r CostRange
 	for _, comp := range d.Components {
-		low, high := l.componentCost(comp, peak)
+		low, high := l.componentCost(comp, peak, callees[comp.ID])
 		r.Low += low
 		r.High += high
 	}
@@ -43,8 +49,8 @@ func (l *Level) CostEstimate(d sim.Design) CostRange {
 func (l *Level) fixedHourly(d sim.Design) float64 { return l.CostEstimate(d).Low }
 
 // componentCost is one component's range: idle at its floor, and at its ceiling with
-// peak attempts a second passing through it.
-func (l *Level) componentCost(comp sim.Component, peak float64) (low, high float64) {
+// peak attempts a second passing through it (backends: how many components it calls).
+func (l *Level) componentCost(comp sim.Component, peak float64, backends int) (low, high float64) {
 	cat := l.c.cfg.Catalog
 	specs := map[string]sim.ParamSpec{}
 	for _, s := range sim.Params(comp.Type) {
@@ -69,7 +75,11 @@ func (l *Level) componentCost(comp sim.Component, peak float64) (low, high float
 	it := typeOf("instance_type")
 	perRequest := peak * 3600 / 1e6 * it.PricePerMillion
 	switch comp.Type {
-	case sim.KindLoadBalancer, sim.KindAPIGateway:
+	case sim.KindLoadBalancer:
+		checks, _ := currentValue(comp, specs["health_checks"]).(bool)
+		low = it.PricePerHour*max(1, num("instances")) +
+			sim.ProbeCostPerHour(checks, num("health_check_interval_sec"), backends, it.PricePerMillionProbes)
+	case sim.KindAPIGateway:
 		low = it.PricePerHour * max(1, num("instances"))
 	case sim.KindAppService:
 		low = it.PricePerHour * max(1, num("replicas"))

@@ -78,11 +78,12 @@ func (l *Level) StarsFor(ev *Evaluation) int {
 	if ev == nil || !ev.Passed || ev.Score == nil {
 		return 0
 	}
-	return l.starsForScore(*ev.Score)
+	return l.StarsForScore(*ev.Score)
 }
 
-// starsForScore is the stars a passing run with score s earns.
-func (l *Level) starsForScore(s int64) int {
+// StarsForScore is the stars a passing run with score s earns on the level: the one rule
+// every screen's stars come from (a player's stars are their best passing score's).
+func (l *Level) StarsForScore(s int64) int {
 	switch st := l.Stars; {
 	case st == nil:
 		return 1

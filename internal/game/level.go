@@ -31,6 +31,14 @@ type Level struct {
 	OwnerID uuid.UUID `json:"owner_id"`
 }
 
+// LevelBest is a player's best passing score on one version of a level: the
+// player's entry on that version's board.
+type LevelBest struct {
+	Slug    string `json:"slug"`
+	Version int    `json:"version"`
+	Score   int64  `json:"score"`
+}
+
 // LevelSummary is a Level without its definition, for listings.
 type LevelSummary struct {
 	Slug        string    `json:"slug"`

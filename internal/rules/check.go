@@ -30,15 +30,30 @@ type LevelDraft struct {
 const ReferenceField = "reference_design"
 
 // LevelCheck is what checking a level found: its starting design fails (as
-// it must), how a reference design fared, and its cost bound.
+// it must), how a reference design fared, its cost bound, and whether its
+// lesson can be skipped.
 type LevelCheck struct {
 	Slug      string       `json:"slug"`
 	Start     DesignCheck  `json:"starting_design"`
 	Reference *DesignCheck `json:"reference_design"`
 	Cost      CostCheck    `json:"cost"`
+	// Lesson is the lesson search's finding (challenges.CheckLesson), from
+	// the reference design if given, else from the starting design; nil
+	// for a level that declares no lesson.
+	Lesson *LessonCheck `json:"lesson"`
+	// Warnings are what the author should look at before publishing, each
+	// at its field; none of them stops publishing.
+	Warnings []game.FieldError `json:"warnings"`
 	// Ready: the starting design fails and the reference design, if given,
 	// passes.
 	Ready bool `json:"ready"`
+}
+
+// LessonCheck is the lesson search's finding and the design it searched
+// from ("reference_design" or "starting_design").
+type LessonCheck struct {
+	From string `json:"from"`
+	*challenges.LessonCheck
 }
 
 // DesignCheck is one design's verdict on the level, summed up in words.
@@ -64,9 +79,10 @@ type CostCheck struct {
 // the document's own checks and the reference design's decoding first
 // (every problem of both in one EINVALID error), then one job on the
 // dry-run workers, paid from who's budget for both runs, within the
-// simulation timeout and ctx, that runs the starting design (it must fail)
-// and the reference design. A failing reference design is reported in the
-// LevelCheck, not as an error: its verdict says what to fix.
+// simulation timeout and ctx, that runs the starting design (it must fail),
+// the reference design and the lesson search. A failing reference design and
+// a lesson that can be skipped are reported in the LevelCheck (its verdict,
+// its Warnings), not as errors: they say what to fix.
 func (s *Service) CheckLevel(ctx context.Context, who string, d LevelDraft) (*challenges.Level, *LevelCheck, error) {
 	l, err := challenges.Decode(d.Document)
 	ps, invalid := challenges.AsProblems(err)
@@ -93,6 +109,18 @@ func (s *Service) CheckLevel(ctx context.Context, who string, d LevelDraft) (*ch
 	if hasRef {
 		check.Reference = &DesignCheck{}
 	}
+	// The lesson search (challenges.CheckLesson) starts from the reference
+	// design, as the campaign's test does, or without one from the starting
+	// design: a design within a few single changes of it that leaves a
+	// declared mechanic out and passes is a lesson that can be skipped. It is
+	// paid for with the runs, within its own bound (challenges.LessonCost,
+	// at most challenges.MaxLessonCost path-ticks), and yields to
+	// submissions between its runs, as a hint does.
+	lessonFrom, lessonField := l.StartingDesign, "starting_design"
+	if hasRef {
+		lessonFrom, lessonField = ref, ReferenceField
+	}
+	var lessonCost int64
 	// Compiling a design tells its problems with the level's rules and its
 	// run's cost; both designs' problems are reported at once.
 	costOf := func() (int64, error) {
@@ -113,7 +141,14 @@ func (s *Service) CheckLevel(ctx context.Context, who string, d LevelDraft) (*ch
 		if err := game.Invalid("the level is invalid", fields); err != nil {
 			return 0, err
 		}
-		return check.Start.RunCost + check.runCostOfReference(), nil
+		if l.Lesson != nil {
+			c, err := l.LessonCost(lessonFrom)
+			if err != nil {
+				return 0, err
+			}
+			lessonCost = c
+		}
+		return check.Start.RunCost + check.runCostOfReference() + lessonCost, nil
 	}
 	runCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
 	defer cancel()
@@ -128,6 +163,13 @@ func (s *Service) CheckLevel(ctx context.Context, who string, d LevelDraft) (*ch
 				return err
 			}
 		}
+		if l.Lesson != nil {
+			found, err := l.CheckLesson(ctx, lessonFrom, challenges.LessonLimits{MaxCost: lessonCost, Yield: s.sched.YieldToSubmissions})
+			if err != nil {
+				return err
+			}
+			check.Lesson = &LessonCheck{From: lessonField, LessonCheck: found}
+		}
 		return nil
 	})
 	if ps, ok := challenges.AsProblems(err); ok {
@@ -137,12 +179,52 @@ func (s *Service) CheckLevel(ctx context.Context, who string, d LevelDraft) (*ch
 		return nil, nil, err
 	}
 	check.Start.describe()
+	check.Warnings = check.lessonWarnings(l, d.Field)
 	check.Ready = true
 	if check.Reference != nil {
 		check.Reference.describe()
 		check.Ready = check.Reference.Passed
 	}
 	return l, check, nil
+}
+
+// lessonWarnings says, at each declared mechanic's field, what the lesson
+// search found against it: a design without it that passes, a reference
+// that does not use it, a search its bound stopped.
+func (c *LevelCheck) lessonWarnings(l *challenges.Level, prefix string) []game.FieldError {
+	out := []game.FieldError{}
+	if c.Lesson == nil {
+		return out
+	}
+	field := func(mechanic string) string {
+		for i, m := range l.Lesson.Mechanics {
+			if m == mechanic {
+				return join(prefix, fmt.Sprintf("lesson.mechanics[%d]", i))
+			}
+		}
+		return join(prefix, "lesson.mechanics")
+	}
+	from := strings.ReplaceAll(c.Lesson.From, "_", " ")
+	for _, m := range c.Lesson.Unused {
+		if c.Lesson.From != ReferenceField {
+			break // a starting design rarely uses what the level teaches
+		}
+		out = append(out, game.FieldError{Field: field(m), Reason: fmt.Sprintf(
+			"the reference design does not use %s (%s), which the lesson says every passing design needs", m, challenges.MechanicWords(m))})
+	}
+	for i, sk := range c.Lesson.Skips {
+		switch {
+		case sk.Passed:
+			out = append(out, game.FieldError{Field: field(sk.Mechanic), Reason: fmt.Sprintf(
+				"the lesson can be skipped: a design without %s passes, found from the %s in %d runs (lesson.skips[%d].design)",
+				challenges.MechanicWords(sk.Mechanic), from, sk.Tried, i)})
+		case !sk.Complete:
+			out = append(out, game.FieldError{Field: field(sk.Mechanic), Reason: fmt.Sprintf(
+				"not proven: the lesson search stopped at its bound of %d units of simulation after %d runs, before it finished with %s",
+				c.Lesson.MaxCost, sk.Tried, sk.Mechanic)})
+		}
+	}
+	return out
 }
 
 // runCostOfReference is the reference design's run cost, 0 without one.

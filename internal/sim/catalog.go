@@ -10,6 +10,9 @@ type InstanceType struct {
 	// PricePerMillion is charged per million requests the component handles (CDN, queue,
 	// gateway, serverless invocations).
 	PricePerMillion float64 `json:"price_per_million,omitempty"`
+	// PricePerMillionProbes prices a balancer's health checks: a probe of each backend
+	// (each component it calls) every health_check_interval_sec while health_checks is on.
+	PricePerMillionProbes float64 `json:"price_per_million_probes,omitempty"`
 	// PricePerWorkerHour prices each queue consumer.
 	PricePerWorkerHour float64 `json:"price_per_worker_hour,omitempty"`
 	// PricePerGBSecond prices serverless execution time by memory.
@@ -40,11 +43,15 @@ const hoursPerMonth = 730
 // about a billion requests a month for $40 (4¢ a million): a CDN edge hit costs half a cent
 // a million and a queue or gateway message 2¢, so that each pays off where it should.
 // Serverless keeps the public platforms' prices ($0.20 a million and $0.0000166667 a
-// GB-second), which make it dear at steady load and cheap when idle.
+// GB-second), which make it dear at steady load and cheap when idle. A balancer's health
+// check costs 25¢ a million probes, one probe per backend per interval: checking two
+// backends every 5 s (the default) costs $0.00036 an hour, every 0.1 s (the shortest)
+// $0.018, a third of an app server, so that checking faster is a choice with a price: on
+// Lose a node and Black Friday the best interval lies between 0.1 s and 0.5 s.
 func DefaultCatalog() Catalog {
 	return Catalog{
-		"lb.standard": {Kind: KindLoadBalancer, PricePerHour: 20.0 / hoursPerMonth, CapacityRPS: 2000, BufferPerUnit: 500,
-			Speed: 1, Default: true},
+		"lb.standard": {Kind: KindLoadBalancer, PricePerHour: 20.0 / hoursPerMonth, PricePerMillionProbes: 0.25,
+			CapacityRPS: 2000, BufferPerUnit: 500, Speed: 1, Default: true},
 		"gateway.standard": {Kind: KindAPIGateway, PricePerHour: 25.0 / hoursPerMonth, PricePerMillion: 0.02, CapacityRPS: 5000,
 			BufferPerUnit: 1000, Speed: 1, LoadErrorFactor: 0.001, Default: true},
 		"app.small": {Kind: KindAppService, PricePerHour: 40.0 / hoursPerMonth, Speed: 1, LoadErrorFactor: 0.001, Default: true},

@@ -485,17 +485,7 @@ func TestHealthChecksShortFailures(t *testing.T) {
 // 3% high over two backends). Least-connections and one backend stay exact M/M/c/K.
 func TestRoundRobinArrivalsWaitLess(t *testing.T) {
 	design := func(algorithm string, backends int) Design {
-		comps := `{"id":"lb","type":"load_balancer","params":{"algorithm":"` + algorithm + `"}}`
-		edges := ""
-		for i := range backends {
-			id := string(rune('a' + i))
-			comps += `,{"id":"` + id + `","type":"app_service"}`
-			if i > 0 {
-				edges += ","
-			}
-			edges += `{"from":"lb","to":"` + id + `"}`
-		}
-		return mustDesign(t, `{"components":[`+comps+`],"edges":[`+edges+`]}`)
+		return balancedDesign(t, `{"algorithm":"`+algorithm+`"}`, backends)
 	}
 	// Each backend: 6 workers at 15 ms (400 rps), offered 320 rps: 80% busy.
 	run := func(algorithm string, backends int) *Result {

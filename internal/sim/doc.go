@@ -258,7 +258,9 @@
 // injection slows one edge. Every tick lists the events active during it.
 //
 // Costs come from the catalog: an hourly price per unit plus per-use prices, summed per tick
-// (TestCostsFollowTheCatalog).
+// (TestCostsFollowTheCatalog). A balancer's health checks are a per-use price: one probe of
+// each backend it calls every health_check_interval_sec while health_checks is on
+// (ProbeCostPerHour), so that checking more often costs more (TestHealthChecksCost).
 //
 // The summary reports the first failing tick, writes acknowledged but never stored (a queue
 // whose consumers took in more than they could process over the last 80% of the run, or whose

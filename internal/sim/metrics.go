@@ -198,12 +198,24 @@ func (m *model) costPerHour(c *component, handledRPS, inRPS float64) float64 {
 		cost += (c.units - 1) * (c.rit.PricePerHour - it.PricePerHour) // replicas at their own type's price
 	case KindQueue:
 		cost += c.queueWorkers * it.PricePerWorkerHour
+	case KindLoadBalancer:
+		cost += ProbeCostPerHour(c.healthChecks, c.checkIntervalSec, len(c.edges), it.PricePerMillionProbes)
 	case KindServerless:
 		pl := &m.pools[c.pools[0]]
 		busy := handledRPS * (pl.serviceSec + pl.holdSec) // concurrent executions, by Little's law
 		cost += busy * c.memoryGB * 3600 * it.PricePerGBSecond
 	}
 	return cost
+}
+
+// ProbeCostPerHour is what a balancer's health checks cost an hour: a probe of each of its
+// backends every intervalSec while they are on, at pricePerMillion dollars a million probes.
+// The cost estimate before a run (package challenges) uses the same rule.
+func ProbeCostPerHour(on bool, intervalSec float64, backends int, pricePerMillion float64) float64 {
+	if !on || !(intervalSec > 0) {
+		return 0
+	}
+	return float64(backends) * 3600 / intervalSec * pricePerMillion / 1e6
 }
 
 func (a *accumulators) addTick(m *model, t int, tick *Tick, attempts, fresh, retried, served, rejected, failed, timedOut, queued float64) {

@@ -315,12 +315,51 @@ func TestCostsFollowTheCatalog(t *testing.T) {
 	 {"id":"db","type":"database","params":{"read_replicas":1}}],
 	 "edges":[{"from":"lb","to":"app"},{"from":"app","to":"db"}]}`)
 	r := mustRun(t, d, constant(100, 5))
-	want := (20 + 3*40 + 2*120) / 730.0
+	probes := 3600 / 5.0 * 0.25 / 1e6 // the balancer's default checks: one backend every 5 s at 25¢ a million
+	want := (20+3*40+2*120)/730.0 + probes
 	if got := r.Summary.CostPerHour; !near(got, want, 1e-9) {
 		t.Errorf("cost per hour = %v, want %v", got, want)
 	}
 	if got := r.Summary.TotalCost; !near(got, want*5/3600, 1e-9) {
 		t.Errorf("total cost = %v, want %v", got, want*5/3600)
+	}
+}
+
+// balancedDesign is a balancer with the given params in front of n single-replica apps.
+func balancedDesign(t *testing.T, lbParams string, backends int) Design {
+	t.Helper()
+	comps := `{"id":"lb","type":"load_balancer","params":` + lbParams + `}`
+	edges := ""
+	for i := range backends {
+		id := string(rune('a' + i))
+		comps += `,{"id":"` + id + `","type":"app_service"}`
+		if i > 0 {
+			edges += ","
+		}
+		edges += `{"from":"lb","to":"` + id + `"}`
+	}
+	return mustDesign(t, `{"components":[`+comps+`],"edges":[`+edges+`]}`)
+}
+
+// Health checks cost a probe of each backend every interval: twice the backends or half the
+// interval costs twice as much, and checks that are off cost nothing.
+func TestHealthChecksCost(t *testing.T) {
+	base := func(backends int) float64 { return (20 + float64(backends)*40) / 730.0 }
+	for _, tt := range []struct {
+		lb       string
+		backends int
+		probes   float64 // an hour
+	}{
+		{`{}`, 1, 720},
+		{`{}`, 2, 1440},
+		{`{"health_check_interval_sec":0.1}`, 2, 72000},
+		{`{"health_check_interval_sec":0.1,"health_checks":false}`, 2, 0},
+	} {
+		r := mustRun(t, balancedDesign(t, tt.lb, tt.backends), constant(100, 5))
+		want := base(tt.backends) + tt.probes*0.25/1e6
+		if got := r.Summary.CostPerHour; !near(got, want, 1e-9) {
+			t.Errorf("%s with %d backends: cost per hour %v, want %v (%v probes an hour)", tt.lb, tt.backends, got, want, tt.probes)
+		}
 	}
 }
 

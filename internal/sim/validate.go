@@ -330,6 +330,7 @@ func validateInstanceType(name string, it InstanceType, custom bool, errs *Probl
 	}
 	check(".price_per_hour", it.PricePerHour, 0, 1e6)
 	check(".price_per_million", it.PricePerMillion, 0, 1e6)
+	check(".price_per_million_probes", it.PricePerMillionProbes, 0, 1e6)
 	check(".price_per_worker_hour", it.PricePerWorkerHour, 0, 1e6)
 	check(".price_per_gb_second", it.PricePerGBSecond, 0, 1e3)
 	check(".speed", it.Speed, 0, 1000)

@@ -11,6 +11,7 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -569,4 +570,21 @@ func copySubmission(s game.Submission) game.Submission {
 	s.Design = clone(s.Design)
 	s.Result = clone(s.Result)
 	return s
+}
+
+// PlayerBests returns the player's best passing score on every level version
+// they have passed, by slug and version; none for a player who passed none.
+func (s *Store) PlayerBests(ctx context.Context, playerID uuid.UUID) ([]game.LevelBest, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []game.LevelBest{}
+	for ref, b := range s.boards {
+		if e, ok := b.entries[playerID]; ok && ref.slug != "" {
+			out = append(out, game.LevelBest{Slug: ref.slug, Version: ref.version, Score: e.key.Score})
+		}
+	}
+	slices.SortFunc(out, func(a, b game.LevelBest) int {
+		return cmp.Or(cmp.Compare(a.Slug, b.Slug), cmp.Compare(a.Version, b.Version))
+	})
+	return out, nil
 }

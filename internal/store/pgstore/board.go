@@ -184,3 +184,32 @@ func scanPage(ctx context.Context, q querier, query string, board int64, k *game
 		return e, err
 	})
 }
+
+// PlayerBests returns the player's best passing score on every level version
+// they have passed, by slug and version: their entries on the level boards.
+func (s *Store) PlayerBests(ctx context.Context, playerID uuid.UUID) ([]game.LevelBest, error) {
+	var out []game.LevelBest
+	err := s.tx(ctx, readOnly, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			SELECT l.slug, l.version, e.score
+			FROM board_entries e JOIN levels l ON l.board_id = e.board_id
+			WHERE e.player_id = $1
+			ORDER BY l.slug, l.version`, playerID)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (game.LevelBest, error) {
+			var b game.LevelBest
+			err := r.Scan(&b.Slug, &b.Version, &b.Score)
+			return b, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, translate("player bests", err)
+	}
+	if out == nil {
+		out = []game.LevelBest{}
+	}
+	return out, nil
+}

@@ -405,3 +405,39 @@ func testConcurrentSubmissions(t *testing.T, f *fixture) {
 		}
 	}
 }
+
+// A player's bests are their entries on the level boards: the best passing
+// score on each version they passed, an old version's kept when a new one
+// starts, failures and other players' scores left out, by slug and version.
+func testPlayerBests(t *testing.T, f *fixture) {
+	ps := f.players(2)
+	f.level("b", "h1")
+	f.level("a", "h1")
+	for _, s := range []game.Submission{
+		newSub(ps[0].ID, "a", 1, 300, true, at(1)),
+		newSub(ps[0].ID, "a", 1, 200, true, at(2)),  // lower: not the best
+		newSub(ps[0].ID, "b", 1, 900, false, at(3)), // failed: no best
+		newSub(ps[1].ID, "b", 1, 700, true, at(4)),
+	} {
+		if _, err := f.s.CreateSubmission(f.ctx, s, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := f.s.PutLevel(f.ctx, level("a", "h2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.CreateSubmission(f.ctx, newSub(ps[0].ID, "a", 2, 100, true, at(5)), "", ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.s.PlayerBests(f.ctx, ps[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []game.LevelBest{{Slug: "a", Version: 1, Score: 300}, {Slug: "a", Version: 2, Score: 100}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("PlayerBests (-want +got):\n%s", diff)
+	}
+	if got, err := f.s.PlayerBests(f.ctx, uuid.New()); err != nil || len(got) != 0 || got == nil {
+		t.Errorf("PlayerBests of nobody = %#v, %v; want an empty list", got, err)
+	}
+}

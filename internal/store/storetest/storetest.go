@@ -37,6 +37,7 @@ type Store interface {
 
 	Board(ctx context.Context, q game.BoardQuery) (game.BoardPage, error)
 	PlayerRank(ctx context.Context, slug string, version int, playerID uuid.UUID) (game.Entry, error)
+	PlayerBests(ctx context.Context, playerID uuid.UUID) ([]game.LevelBest, error)
 	BoardChanges(ctx context.Context, slug string, version int, after int64, limit int) ([]game.BoardChange, bool, error)
 
 	CreateEvent(ctx context.Context, e game.Event) (game.Event, error)
@@ -78,6 +79,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"BoardQueryValidation", testBoardValidation},
 		{"GlobalBoard", testGlobalBoard},
 		{"GlobalBoardNewVersion", testGlobalBoardNewVersion},
+		{"PlayerBests", testPlayerBests},
 		{"ConcurrentSubmissions", testConcurrentSubmissions},
 		{"EqualScoreEarlierReachWins", testEqualScoreTies},
 		{"IdempotencyLookup", testIdempotencyLookup},

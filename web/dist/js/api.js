@@ -57,16 +57,23 @@ async function call(method, path, { body, auth = false, signal, headers: extra }
 
 const enc = encodeURIComponent;
 
-// levels lists the current version of every level: [{slug, version, title, difficulty}].
-export async function levels() {
-  const data = await call('GET', '/v1/challenges');
-  return data.challenges || [];
+// levelList is the current version of every level, and for a signed-in player their stars:
+// {challenges: [{slug, version, title, difficulty, builtin, player_stars}], campaign_stars}
+// (player_stars {stars, score, version} and campaign_stars {earned, max} are the server's).
+export async function levelList() {
+  const data = await call('GET', '/v1/challenges', { auth: 'optional' });
+  return { challenges: data.challenges || [], campaignStars: data.campaign_stars || null };
 }
 
-// level returns one level: {slug, version, title, difficulty, definition, price_list, knobs}.
-// version 0 (or none): the current one.
+// levels lists the current version of every level: [{slug, version, title, difficulty}].
+export async function levels() {
+  return (await levelList()).challenges;
+}
+
+// level returns one level: {slug, version, title, difficulty, definition, price_list, knobs,
+// player_stars}. version 0 (or none): the current one.
 export function level(slug, version) {
-  return call('GET', `/v1/challenges/${enc(slug)}${version ? `?version=${version}` : ''}`);
+  return call('GET', `/v1/challenges/${enc(slug)}${version ? `?version=${version}` : ''}`, { auth: 'optional' });
 }
 
 // simulate is a dry run: {evaluation, result, every, total_ticks}.
@@ -216,8 +223,9 @@ export function seasonBoard(id, { aroundMe, cursor, limit = 25 } = {}) {
   return call('GET', `/v1/seasons/${enc(id)}/leaderboard?${q}`, { auth: aroundMe ? true : 'optional' });
 }
 
-// player is a public profile: {id, name, role, created_at, seasons: [{season_id, name, rank,
-// score, total}], events: [{event_id, title, rank, score, total, finished_at}], ...}.
+// player is a public profile: {id, name, role, created_at, stars: {levels: [{slug, version,
+// score, stars}], campaign: {earned, max}}, seasons: [{season_id, name, rank, score, total}],
+// events: [{event_id, title, rank, score, total, finished_at}], ...}.
 export function player(id) {
   return call('GET', `/v1/players/${enc(id)}`);
 }

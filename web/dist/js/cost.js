@@ -1,7 +1,8 @@
 // Prices and capacities before any run: what an instance type costs and what it buys, and
 // an estimate of a design's cost per hour while it is edited. It reads the price list the
 // level response carries and mirrors the engine's cost rule (internal/sim/metrics.go,
-// costPerHour): units × price per hour, plus per-request and per-worker charges. Fixed
+// costPerHour): units × price per hour, plus per-request and per-worker charges, plus a
+// balancer's health-check probes (one per backend per interval, at any load). Fixed
 // charges are exact; per-request charges depend on traffic the editor cannot know, so they
 // are estimated at the level's mean offered load as if every request passed through, and
 // bounded above at its peak attempts (retries included) with every function execution as
@@ -76,14 +77,16 @@ export function priceWords(kind, it) {
   if (it.price_per_worker_hour) parts.push(`${perHour(it.price_per_worker_hour)} per consumer`);
   if (it.price_per_million) parts.push(`${fmtMoney(it.price_per_million)} per million requests`);
   if (it.price_per_gb_second) parts.push(`$${it.price_per_gb_second} per GB-second`);
+  if (it.price_per_million_probes) parts.push(`${fmtMoney(it.price_per_million_probes)} per million health-check probes`);
   return parts.join(' + ') || 'free';
 }
 
 // componentCost estimates one component: {fixed, fixedMax, perUse, perUseMax, units, words},
 // in $/h. fixed is what it costs idle (fixedMax: when an autoscaler is at its ceiling);
 // perUse the per-request charges at rps requests per second, perUseMax at peak attempts a
-// second with every function execution at its longest.
-export function componentCost(info, comp, rps, peak = rps) {
+// second with every function execution at its longest. backends is how many components it
+// calls (a balancer's health checks probe each).
+export function componentCost(info, comp, rps, peak = rps, backends = 0) {
   const { it } = typeOf(info, comp);
   const out = { fixed: 0, fixedMax: 0, perUse: 0, perUseMax: 0, units: 0, words: '' };
   if (!it) return out;
@@ -121,6 +124,11 @@ export function componentCost(info, comp, rps, peak = rps) {
   const rit = info.kind === 'database' && comp.params?.replica_instance_type ? info.prices?.[comp.params.replica_instance_type] : null;
   if (rit) out.fixed += (units - 1) * ((rit.price_per_hour || 0) - pph); // replicas at their own type's price
   if (info.kind === 'queue') out.fixed += (param(info, comp, 'workers') ?? 4) * (it.price_per_worker_hour || 0);
+  if (info.kind === 'load_balancer' && param(info, comp, 'health_checks')) {
+    // A probe of each backend every interval (sim.ProbeCostPerHour).
+    const every = param(info, comp, 'health_check_interval_sec') ?? 5;
+    if (every > 0) out.fixed += backends * 3600 / every * (it.price_per_million_probes || 0) / 1e6;
+  }
   out.fixedMax = unitsMax != null ? Math.max(units, unitsMax) * pph : out.fixed;
   out.perUse = rps * 3600 / 1e6 * (it.price_per_million || 0);
   out.perUseMax = peak * 3600 / 1e6 * (it.price_per_million || 0);
@@ -146,10 +154,12 @@ export function designCost(catalog, design, rps, peak = rps) {
   let fixedMax = 0;
   let perUse = 0;
   let perUseMax = 0;
+  const callees = new Map();
+  for (const e of design.edges || []) callees.set(e.from, (callees.get(e.from) || 0) + 1);
   for (const c of design.components || []) {
     const info = catalog.find((k) => k.kind === c.type);
     if (!info) continue;
-    const cc = componentCost(info, c, rps, peak);
+    const cc = componentCost(info, c, rps, peak, callees.get(c.id) || 0);
     parts.push({ id: c.id, ...cc });
     fixed += cc.fixed;
     fixedMax += cc.fixedMax;

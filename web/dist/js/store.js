@@ -1,5 +1,6 @@
 // What the browser keeps between visits: the player's identity (name and token), the
-// last design per level and its boxes' places on the canvas, and the best result seen per level. Everything is in
+// last design per level and its boxes' places on the canvas, the best result seen per level,
+// and whether the first-run guide is over. Everything is in
 // localStorage under "bp." keys; a browser that refuses storage simply forgets.
 
 const get = (key) => {
@@ -42,8 +43,10 @@ export function saveProgress(slug, update) {
 export const loadLayout = (slug) => get(`layout.${slug}`) || {};
 export const saveLayout = (slug, pos) => set(`layout.${slug}`, pos);
 
-// passedCount is how many of the given levels this browser has seen passed.
-export const passedCount = (slugs) => slugs.filter((s) => get(`progress.${s}`)?.passed).length;
+// guide is how the first-run guide ended in this browser: 'done', 'skipped', or null if it
+// has not (it is shown until it has).
+export const loadGuide = () => get('guide');
+export const saveGuide = (how) => set('guide', how);
 
 export const loadSpeed = () => get('speed');
 export const saveSpeed = (s) => set('speed', s);

@@ -7,7 +7,7 @@
 // submit section (joining, attempts, the verdict on the public part of the level).
 import { h, clear, uid, fmt, fmtMs, fmtPct, fmtCost, fmtSec, kindLabel, toast, download, clone, HEALTHY_UTILIZATION, BUSY_UTILIZATION, HINT_HEADROOM } from '../util.js';
 import * as api from '../api.js';
-import { loadDesign, saveDesign, forgetDesign, loadPlayer, loadProgress, saveProgress, loadLayout, saveLayout, passedCount } from '../store.js';
+import { loadDesign, saveDesign, forgetDesign, loadPlayer, loadProgress, saveProgress, loadLayout, saveLayout } from '../store.js';
 import { markdown } from '../md.js';
 import { catalogOf, connectProblem, designProblems } from '../catalog.js';
 import { Editor } from '../editor.js';
@@ -15,12 +15,13 @@ import { Palette } from '../palette.js';
 import { meanRate } from '../cost.js';
 import { renderEstimate } from '../estimate.js';
 import { clientWords, idleSummary, plainReason } from '../words.js';
-import { parText, starText, starsFor } from '../stars.js';
+import { parText, starText } from '../stars.js';
 import { Diagram, chaosId, describeChaos } from '../diagram.js';
 import { curve, trafficChart, chaosList } from '../traffic.js';
 import { Playback } from '../playback.js';
 import { applyPatch } from '../patch.js';
 import { renderVerdict, renderCharts, renderStepTable, whyOf } from './results.js';
+import { Guide, shouldGuide } from '../guide.js';
 
 const ID_BASE = {
   load_balancer: 'lb', api_gateway: 'gateway', app_service: 'app', container_pool: 'pool',
@@ -129,11 +130,12 @@ export async function levelView(main, slug, opts = {}) {
   const submitBox = h('section', { class: 'panel submit', 'aria-labelledby': 'sub-h' });
 
   const progressLine = h('p', { class: 'head-links', id: 'campaign' });
-  // The stars of the player's best submitted score on this level, if they passed it.
+  // The stars the server counts for the signed-in player on this level (their best passing
+  // score's, over the level's versions), if they passed it.
+  let mine = lv.player_stars;
   const bestStars = () => {
-    const p = loadProgress(slug);
-    if (!p?.passed || p.best == null) return '';
-    return h('span', { class: 'stars', id: 'best-stars', title: `your best: ${p.best}` }, ` · yours: ${starText(starsFor(p.best, lv.definition.stars))}`);
+    if (!mine?.stars) return '';
+    return h('span', { class: 'stars', id: 'best-stars', title: `your best: ${mine.score} (version ${mine.version})` }, ` · yours: ${starText(mine.stars)}`);
   };
   const showCampaign = () => {
     if (forEvent) return;
@@ -142,7 +144,7 @@ export async function levelView(main, slug, opts = {}) {
       ` · version ${lv.version}`,
       h('span', { class: 'par', id: 'par', title: 'One star for passing; more for a higher score' }, ` · ${parText(lv.definition.stars)}`),
       bestStars(),
-      here >= 0 ? ` · level ${here + 1} of ${order.length} · ${passedCount(order)} passed` : '',
+      here >= 0 ? ` · level ${here + 1} of ${order.length} · ${all.filter((l) => l.player_stars?.stars || loadProgress(l.slug)?.passed).length} passed` : '',
       next ? [' · next: ', h('a', { href: `#/levels/${encodeURIComponent(next.slug)}` }, next.title)] : '');
   };
   showCampaign();
@@ -378,6 +380,7 @@ export async function levelView(main, slug, opts = {}) {
       state.stale = false;
       resultsBox.classList.remove('stale');
       showRun(response);
+      guide?.ran(response.evaluation);
       const ev = response.evaluation;
       if (ev.passed) {
         saveProgress(slug, { passed: true });
@@ -587,9 +590,12 @@ export async function levelView(main, slug, opts = {}) {
       if (s.passed) {
         const before = loadProgress(slug);
         saveProgress(slug, { passed: true, best: Math.max(s.score, before?.best ?? 0), rank: res.rank });
+        mine = (await api.level(slug, lv.version).catch(() => null))?.player_stars || mine;
+        const listed = all.find((l) => l.slug === slug);
+        if (listed) listed.player_stars = mine;
         showCampaign();
         receipt = h('div', { class: 'receipt pass', role: 'status', id: 'receipt' },
-          h('p', {}, h('strong', {}, `Passed — score ${s.score} ${starText(starsFor(s.score, lv.definition.stars))}`), res.rank ? `, rank ${res.rank}` : '', res.improved ? ' (a new best)' : ' (not better than your best)', '.'),
+          h('p', {}, h('strong', {}, `Passed — score ${s.score} ${starText(s.evaluation?.stars ?? 1)}`), res.rank ? `, rank ${res.rank}` : '', res.improved ? ' (a new best)' : ' (not better than your best)', '.'),
           h('p', {}, h('a', { href: `#/levels/${encodeURIComponent(slug)}/leaderboard`, id: 'open-board' }, 'Open the leaderboard')));
       } else {
         receipt = h('div', { class: 'receipt fail', role: 'status', id: 'receipt' },
@@ -661,6 +667,22 @@ export async function levelView(main, slug, opts = {}) {
   window.addEventListener('bp:player', onPlayer);
   cleanups.push(() => window.removeEventListener('bp:player', onPlayer));
   renderSubmit();
+
+  // The first-run guide, on the campaign's first level until it is done or skipped.
+  const buildGrid = stage.querySelector('.build-grid');
+  const guide = !forEvent && here === 0 && shouldGuide()
+    ? new Guide({
+      palette: { el: paletteBox, place: (card) => stage.insertBefore(card, buildGrid) },
+      connect: { el: canvasBox, place: (card) => stage.insertBefore(card, buildGrid) },
+      run: { el: runBtn, place: (card) => stage.insertBefore(card, toolbar) },
+      verdict: () => {
+        const box = resultsBox.hidden ? null : resultsBox.querySelector('.verdict-box');
+        return box && { el: box, place: (card) => box.after(card) };
+      },
+    })
+    : null;
+  guide?.start();
+  if (guide) cleanups.push(() => guide.destroy());
 
   return () => {
     inflight?.abort();

@@ -1,11 +1,13 @@
-// The level list: title, difficulty, targets, budget, and this player's progress.
+// The level list: title, difficulty, targets, budget, and this player's progress. Stars and
+// best scores are the server's for the signed-in player (player_stars, campaign_stars); the
+// chapters open by them.
 import { h, clear, fmtMs, fmtPct, fmtCost } from '../util.js';
 import * as api from '../api.js';
-import { loadPlayer, loadProgress, loadDesign, saveProgress, passedCount } from '../store.js';
-import { MAX_STARS, parText, starText, starsFor } from '../stars.js';
+import { loadPlayer, loadProgress, loadDesign, saveProgress } from '../store.js';
+import { MAX_STARS, parText, starText } from '../stars.js';
 
 export async function levelsView(main) {
-  const list = await api.levels();
+  const { challenges: list, campaignStars } = await api.levelList();
   const player = loadPlayer();
   const tbody = h('tbody');
   const table = h('table', { class: 'levels' },
@@ -45,8 +47,9 @@ export async function levelsView(main) {
       h('td', { dataset: { label: 'Difficulty' } }, h('span', { class: `diff diff-${l.difficulty}` }, l.difficulty)),
       cells.p99, cells.err, cells.budget, cells.status, cells.best, cells.stars);
     tbody.append(tr);
-    showProgress(l.slug, cells);
-    const row = { l, cells, tr, link, par: undefined };
+    // The server's stars on this level: none for an anonymous reader, who cannot score.
+    const row = { l, cells, tr, link, par: undefined, mine: l.player_stars || null };
+    showProgress(row);
     if (l.builtin) chapters.at(-1).rows.push(row);
     return row;
   });
@@ -55,7 +58,8 @@ export async function levelsView(main) {
       h('h1', {}, 'Levels'),
       h('p', {}, 'Each level is a system under load. Build a design from the level\u2019s catalog, run it, and watch it hold or collapse. ',
         'Pass all four conditions \u2014 latency, errors, cost and resilience \u2014 to score; cheaper and faster scores higher.'),
-      h('p', { id: 'campaign' }, `Campaign progress: ${passedCount(list.map((l) => l.slug))} of ${list.length} levels passed in this browser.`),
+      h('p', { id: 'campaign' }, `Campaign progress: ${rows.filter((r) => r.l.builtin && passed(r)).length} of ${chapters.reduce((n, c) => n + c.rows.length, 0)} levels passed.`,
+        campaignStars ? '' : ' Submit a passing design under a player name to earn stars: they open the chapters after the first.'),
       totalLine,
       player ? h('p', {}, 'Playing as ', h('strong', {}, player.name), '.') : h('p', { class: 'muted' }, 'Pick a player name on any level to submit scores.')),
     h('section', { class: 'panel' }, h('div', { class: 'table-wrap' }, table)));
@@ -74,52 +78,53 @@ export async function levelsView(main) {
     } catch {
       cells.p99.textContent = cells.err.textContent = cells.budget.textContent = '–';
     }
-    if (player && loadProgress(l.slug)?.passed) {
-      // Refresh the rank: others may have overtaken the player since.
+    if (player && row.mine?.stars && row.mine.version === l.version) {
+      // The rank on the current board: others may have overtaken the player since.
       try {
         const page = await api.board(l.slug, { aroundMe: true, limit: 1 });
-        const mine = page.entries.find((e) => e.player_id === player.id);
-        if (mine) {
-          saveProgress(l.slug, { passed: true, best: mine.score, rank: mine.rank });
-          showProgress(l.slug, cells);
+        const entry = page.entries.find((e) => e.player_id === player.id);
+        if (entry) {
+          saveProgress(l.slug, { passed: true, best: entry.score, rank: entry.rank });
+          showProgress(row);
         }
       } catch {
         /* the board is a nicety here */
       }
     }
-    showStars(l.slug, cells, row.par);
+    showStars(row);
   }));
-  // The campaign total: every level's stars from this player's best score on it.
-  const earned = rows.reduce((sum, { l, par }) => sum + playerStars(l.slug, par), 0);
-  totalLine.textContent = `Stars: ${earned} of ${MAX_STARS * rows.length}.`;
+  // The campaign total is the server's; without a player there are no stars to count.
+  totalLine.textContent = campaignStars ? `Stars: ${campaignStars.earned} of ${campaignStars.max}.` : '';
   showChapters(chapters);
   return () => {};
 }
 
-function showProgress(slug, cells) {
-  const p = loadProgress(slug);
-  const started = Boolean(loadDesign(slug));
-  if (p?.passed) {
+// passed: the player scored on the level (the server's), or this browser saw a run pass it.
+const passed = (row) => Boolean(row.mine?.stars || loadProgress(row.l.slug)?.passed);
+
+function showProgress(row) {
+  const { l, cells, mine } = row;
+  const started = Boolean(loadDesign(l.slug));
+  if (mine?.stars) {
+    const rank = mine.version === l.version ? loadProgress(l.slug)?.rank : null;
     clear(cells.status, h('span', { class: 'pass' }, '✓ passed'));
-    cells.best.textContent = p.best != null ? String(p.best) + (p.rank ? ` (#${p.rank})` : '') : '';
+    cells.best.textContent = String(mine.score) + (rank ? ` (#${rank})` : '') + (mine.version !== l.version ? ` (v${mine.version})` : '');
+  } else if (passed(row)) {
+    clear(cells.status, h('span', { class: 'pass' }, '✓ passed'), h('span', { class: 'muted' }, ' (a run; submit it to score)'));
+    cells.best.textContent = '–';
   } else {
     clear(cells.status, started ? h('span', { class: 'muted' }, 'in progress') : h('span', { class: 'muted' }, 'not started'));
     cells.best.textContent = '–';
   }
 }
 
-// playerStars: the stars of this browser's best passing score on a level (one for a pass
-// whose score it does not know).
-function playerStars(slug, par) {
-  const p = loadProgress(slug);
-  if (!p?.passed) return 0;
-  return p.best == null ? 1 : starsFor(p.best, par);
-}
+// playerStars: the server's stars for the signed-in player on a row's level (0 when not passed).
+const playerStars = (row) => row.mine?.stars ?? 0;
 
-function showStars(slug, cells, par) {
-  const n = playerStars(slug, par);
-  cells.stars.textContent = starText(n);
-  cells.stars.setAttribute('aria-label', `${n} of ${MAX_STARS} stars; ${parText(par)}`);
+function showStars(row) {
+  const n = playerStars(row);
+  row.cells.stars.textContent = starText(n);
+  row.cells.stars.setAttribute('aria-label', `${n} of ${MAX_STARS} stars; ${parText(row.par)}`);
 }
 
 // CHAPTER_SHARE: a chapter opens once the player holds this many stars per level of the
@@ -132,7 +137,7 @@ function showChapters(chapters) {
   let before = 0;
   let levelsBefore = 0;
   chapters.forEach((c, k) => {
-    const earned = c.rows.reduce((sum, r) => sum + playerStars(r.l.slug, r.par), 0);
+    const earned = c.rows.reduce((sum, r) => sum + playerStars(r), 0);
     const need = Math.ceil(CHAPTER_SHARE * levelsBefore);
     const open = before >= need;
     const name = c.difficulty[0].toUpperCase() + c.difficulty.slice(1);

@@ -6,6 +6,32 @@ import { h, clear, fmtWhen } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
 import { ratingSection } from './duel-ratings.js';
+import { MAX_STARS, starText } from '../stars.js';
+
+// starsBlock: the player's stars on each level they passed and their campaign total, as the
+// server counts them.
+function starsBlock(p, levels) {
+  const st = p.stars || { levels: [], campaign: { earned: 0, max: 0 } };
+  // In the level list's order (the campaign's first), with each level's current version.
+  const known = new Map(levels.map((l, i) => [l.slug, { ...l, at: i }]));
+  const at = (slug) => known.get(slug)?.at ?? Infinity;
+  const rows = [...st.levels].sort((a, b) => at(a.slug) - at(b.slug) || a.slug.localeCompare(b.slug));
+  return h('section', { class: 'panel', 'aria-labelledby': 'hist-stars-h', id: 'player-stars' },
+    h('h2', { id: 'hist-stars-h' }, 'Stars'),
+    h('p', { id: 'player-campaign-stars' }, `Campaign: ${st.campaign.earned} of ${st.campaign.max} ★`),
+    rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'board history cards' },
+      h('caption', { class: 'sr-only' }, `${p.name}'s stars by level`),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Level'),
+        h('th', { scope: 'col' }, 'Stars'),
+        h('th', { scope: 'col', class: 'num' }, 'Best score'))),
+      h('tbody', {}, rows.map((l) => h('tr', { dataset: { slug: l.slug } },
+        h('th', { scope: 'row' }, h('a', { href: `#/levels/${encodeURIComponent(l.slug)}` }, known.get(l.slug)?.title || l.slug)),
+        h('td', { class: 'stars', dataset: { label: 'Stars' }, 'aria-label': `${l.stars} of ${MAX_STARS} stars` }, starText(l.stars)),
+        h('td', { class: 'num', dataset: { label: 'Best score' } }, String(l.score),
+          known.get(l.slug)?.version === l.version ? '' : h('span', { class: 'muted', title: 'scored on an earlier version of the level' }, ` (v${l.version})`)))))))
+      : h('p', { class: 'muted' }, 'No level passed yet.'));
+}
 
 function seasonsBlock(p) {
   const rows = p.seasons || [];
@@ -46,11 +72,12 @@ function eventsBlock(p) {
 }
 
 // BLOCKS are the sections under the player's name, in order: each takes the player's
-// document and returns an element (or null to show nothing). Append further blocks here.
-const BLOCKS = [seasonsBlock, eventsBlock, ratingSection];
+// document (and the level list) and returns an element (or null to show nothing). Append
+// further blocks here.
+const BLOCKS = [starsBlock, seasonsBlock, eventsBlock, ratingSection];
 
 export async function playerView(main, id) {
-  const p = await api.player(id);
+  const [p, levels] = await Promise.all([api.player(id), api.levels().catch(() => [])]);
   document.title = `${p.name} · Backpressure`;
   const me = loadPlayer();
   clear(main,
@@ -58,6 +85,6 @@ export async function playerView(main, id) {
       h('p', { class: 'crumbs' }, 'Players'),
       h('h1', {}, p.name, me && me.id === p.id ? h('span', { class: 'you' }, ' (you)') : ''),
       h('p', { class: 'muted' }, 'Playing since ', fmtWhen(p.created_at), p.role && p.role !== 'player' ? ` · ${p.role}` : '')),
-    BLOCKS.map((b) => b(p)));
+    BLOCKS.map((b) => b(p, levels)));
   return () => {};
 }

@@ -5,7 +5,7 @@
 import { h, fmt, fmtMs, fmtPct, fmtCost, fmtSec, fmtUnit, kindLabel, CONDITION_LABELS, HEALTHY_UTILIZATION } from '../util.js';
 import { TimeChart, PALETTE } from '../charts.js';
 import { chaosId, describeChaos } from '../diagram.js';
-import { starText, starsFor } from '../stars.js';
+import { starText } from '../stars.js';
 
 // STRUCTURAL names each structural failure as a condition: what must hold, and what broke.
 const STRUCTURAL = {
@@ -48,7 +48,7 @@ export function renderVerdict(ev, def, result, { onComponent, next, nextWords } 
     ev.passed
       ? [h('strong', {}, 'PASSED'), ` — score ${ev.score} `,
         h('span', { class: 'stars', id: 'run-stars', title: def.stars ? `two stars at ${def.stars.two}, three at ${def.stars.three}` : 'one star for passing' },
-          starText(ev.stars ?? starsFor(ev.score, def.stars)))]
+          starText(ev.stars ?? 0))]
       : [h('strong', {}, 'FAILED'), ' — ', [
         ...failing.map((c) => CONDITION_LABELS[c.name] || c.name),
         ...structural.map((f) => f.title.toLowerCase()),

@@ -1,0 +1,44 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"backpressure/internal/game"
+	"backpressure/internal/rules"
+)
+
+// Bests reads each player's best passing score on every level version they
+// passed: the stores' level boards.
+type Bests interface {
+	PlayerBests(ctx context.Context, playerID uuid.UUID) ([]game.LevelBest, error)
+}
+
+// playerStars is a player's stars, computed by the rules from their stored
+// bests and each version's thresholds; only level only's when only is not
+// "" (its campaign total then counts that level alone).
+func (s *server) playerStars(ctx context.Context, playerID uuid.UUID, only string) (rules.PlayerStars, error) {
+	bests, err := s.store.PlayerBests(ctx, playerID)
+	if err != nil {
+		return rules.PlayerStars{}, err
+	}
+	if only != "" {
+		bests = slices.DeleteFunc(bests, func(b game.LevelBest) bool { return b.Slug != only })
+	}
+	return s.rules.Stars(ctx, bests)
+}
+
+// signedInStars is the stars of the player who sent r, if one did (the
+// configured admin is no player: none), as playerStars; ok is false
+// for an anonymous reader.
+func (s *server) signedInStars(r *http.Request, only string) (stars rules.PlayerStars, ok bool, err error) {
+	p, signedIn := playerFrom(r.Context())
+	if !signedIn || p.ID == uuid.Nil {
+		return rules.PlayerStars{}, false, nil
+	}
+	stars, err = s.playerStars(r.Context(), p.ID, only)
+	return stars, err == nil, err
+}
