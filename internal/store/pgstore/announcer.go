@@ -11,7 +11,7 @@ import (
 )
 
 // An event's attempts commit without numbering their changes (so that they
-// commit side by side, not one at a time: migration 000013); the announcer
+// commit side by side, not one at a time: migration 000014); the announcer
 // numbers them after commit, in batches, and sends them with NOTIFY.
 //
 // Each replica's announcer handles the events its own attempts touched,

@@ -131,7 +131,7 @@
 // bp_event_rank, O(buckets + bucket size) whatever the field. Entrants who
 // only joined have no key: no attempt or read counts them.
 //
-// An attempt is one statement, bp_event_attempt (migration 000013), and
+// An attempt is one statement, bp_event_attempt (migration 000014), and
 // nothing in it is serialised event-wide, so a last-minute crowd's attempts
 // commit side by side: it locks the event row FOR KEY SHARE (attempts run
 // side by side; the finish, FOR UPDATE, waits for them and they for it),

@@ -21,7 +21,7 @@ const eventRowColumns = `id, slug, version, title, briefing, starts_at, ends_at,
 	max_entrants, final, hidden_chaos, hidden_resilience, created_by, created_at, finished_at, `
 
 // entrantsColumn is an event's entrants: the row's base and its counter
-// shards (migration 000013).
+// shards (migration 000014).
 const entrantsColumn = `(SELECT o_entrants FROM bp_event_counts(id)) AS entrants`
 
 func scanEvent(row pgx.Row) (game.Event, error) {
@@ -114,7 +114,7 @@ const insertEventSentinel = `
 	VALUES ($1, -9223372036854775808, '1970-01-01T00:00:00Z', '00000000-0000-0000-0000-000000000000', 0)
 	ON CONFLICT DO NOTHING`
 
-// insertEventCounts creates an event's 16 counter shards (migration 000013).
+// insertEventCounts creates an event's 16 counter shards (migration 000014).
 const insertEventCounts = `
 	INSERT INTO event_counts (event_id, shard) SELECT $1, s FROM generate_series(0, 15) s`
 
@@ -167,7 +167,7 @@ func (s *Store) JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at t
 // may find it EEVENTFULL), EATTEMPTLIMIT once the limit is used. It
 // returns the attempts used, this one included.
 //
-// The whole write is bp_event_attempt (migration 000013), one statement
+// The whole write is bp_event_attempt (migration 000014), one statement
 // that serialises nothing event-wide: attempts of one event commit side by
 // side. Its change is numbered and announced after commit, by the
 // announcer (announcer.go); EUNAVAILABLE if the event is filling up too
@@ -194,7 +194,7 @@ func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmiss
 }
 
 // eventSubmitError translates the refusals of bp_event_attempt and
-// bp_event_count (SQLSTATE BPnnn, see migration 000013) and every other
+// bp_event_count (SQLSTATE BPnnn, see migration 000014) and every other
 // error.
 func eventSubmitError(err error, what string) error {
 	var pgErr *pgconn.PgError
