@@ -25,7 +25,7 @@ import (
 // with fresh victims each time (so that no victim reaches its own rate limits), and the
 // medians over the runs are printed at the end.
 //
-//	loadgen flood -url U [-attackers 16] [-loops 2] [-victims 4] [-submissions 50] [-runs 3]
+//	loadgen flood -url U [-attackers 16] [-loops 2] [-victims 4] [-submissions 50] [-runs 3] [-heaviest-with-admin-token T]
 func cmdFlood(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("flood", flag.ContinueOnError)
 	url := fs.String("url", "http://127.0.0.1:8080", "server base URL")
@@ -37,6 +37,7 @@ func cmdFlood(ctx context.Context, args []string) error {
 	hintLevel := fs.String("hint-level", "black-friday", "level the attackers ask hints for")
 	level := fs.String("level", "first-request", "level the victims submit to")
 	respect := fs.Bool("respect-retry-after", false, "attackers pause for Retry-After on 429 and 503")
+	adminToken := fs.String("heaviest-with-admin-token", "", "the server's ADMIN_TOKEN: attackers ask hints on the heaviest variant of -hint-level that the cost bound lets through, uploaded by a new author")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,44 +45,20 @@ func cmdFlood(ctx context.Context, args []string) error {
 	var tag [3]byte
 	_, _ = rand.Read(tag[:])
 	prefix := "fl" + hex.EncodeToString(tag[:])
-	// Distinct loopback addresses: Linux answers every 127.0.0.0/8 address locally.
-	clientFrom := func(addr string) *http.Client {
-		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}, Timeout: 5 * time.Second}
-		return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
-			DialContext: d.DialContext, MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}}
-	}
+	clientFrom := loopbackClient
 	post := func(ctx context.Context, c *http.Client, path, token string, body []byte, key string) (int, http.Header, []byte, error) {
-		rq, err := http.NewRequestWithContext(ctx, "POST", base+path, strings.NewReader(string(body)))
-		if err != nil {
-			return 0, nil, nil, err
-		}
-		rq.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			rq.Header.Set("Authorization", "Bearer "+token)
-		}
-		if key != "" {
-			rq.Header.Set("Idempotency-Key", key)
-		}
-		resp, err := c.Do(rq)
-		if err != nil {
-			return 0, nil, nil, err
-		}
-		defer resp.Body.Close()
-		out, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, out, err
+		return send(ctx, c, "POST", base+path, token, body, key)
 	}
 	register := func(c *http.Client, name string) (string, error) {
-		status, _, body, err := post(ctx, c, "/v1/players", "", []byte(`{"name":"`+name+`"}`), "")
-		if err != nil || status != http.StatusCreated {
-			return "", fmt.Errorf("register %s: %d %v %s", name, status, err, body)
+		tok, _, err := registerPlayer(ctx, c, base, name)
+		return tok, err
+	}
+	if *adminToken != "" {
+		heavy, err := uploadHeaviestLevel(ctx, loopbackClient("127.0.3.1"), base, *adminToken, *hintLevel, prefix+"-author")
+		if err != nil {
+			return err
 		}
-		var p struct {
-			Token string `json:"token"`
-		}
-		if err := json.Unmarshal(body, &p); err != nil || p.Token == "" {
-			return "", fmt.Errorf("register %s: no token in %s", name, body)
-		}
-		return p.Token, nil
+		*hintLevel = heavy
 	}
 	hintDesign, err := startingDesign(ctx, base, *hintLevel)
 	if err != nil {
@@ -215,4 +192,58 @@ func startingDesign(ctx context.Context, base, slug string) (json.RawMessage, er
 		return nil, fmt.Errorf("level %s: no starting design (%d, %v)", slug, resp.StatusCode, err)
 	}
 	return c.Definition.StartingDesign, nil
+}
+
+// loopbackClient is an HTTP client whose connections come from addr: Linux answers every
+// 127.0.0.0/8 address locally, so each simulated client has an address of its own.
+func loopbackClient(addr string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}, Timeout: 5 * time.Second}
+	return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+		DialContext: d.DialContext, MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}}
+}
+
+// send makes one request with a JSON body (none if body is nil) and reads the whole answer.
+func send(ctx context.Context, c *http.Client, method, url, token string, body []byte, key string) (int, http.Header, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = strings.NewReader(string(body))
+	}
+	rq, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if body != nil {
+		rq.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		rq.Header.Set("Authorization", "Bearer "+token)
+	}
+	if key != "" {
+		rq.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := c.Do(rq)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, out, err
+}
+
+// registerPlayer makes a player named name and returns its token and id.
+func registerPlayer(ctx context.Context, c *http.Client, base, name string) (token, id string, err error) {
+	status, _, body, err := send(ctx, c, "POST", base+"/v1/players", "", []byte(`{"name":"`+name+`"}`), "")
+	if err != nil || status != http.StatusCreated {
+		return "", "", fmt.Errorf("register %s: %d %v %s", name, status, err, body)
+	}
+	var p struct {
+		Token  string `json:"token"`
+		Player struct {
+			ID string `json:"id"`
+		} `json:"player"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil || p.Token == "" || p.Player.ID == "" {
+		return "", "", fmt.Errorf("register %s: no token or id in %s", name, body)
+	}
+	return p.Token, p.Player.ID, nil
 }

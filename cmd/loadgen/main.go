@@ -11,6 +11,7 @@
 //	loadgen reads -url U -path P   board reads only, closed loop (cost per read)
 //	loadgen streams -url U [-submit-url U2] [-clients N]  live standings delay and memory
 //	loadgen flood -url U [-attackers N]   a victim's submissions alone and under a hint flood
+//	loadgen duels -url U [-duels N]       how soon other players' duels settle after a burst of duels
 //	loadgen event -url U[,U2] -db D -admin-token T [-players N] [-window W]  last-minute event crowd, then its finish
 //
 // It must never be pointed at a production database: seed writes rows.
@@ -35,7 +36,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: loadgen run|check|seed|scale|median|reads|streams|flood|event [flags]")
+		return fmt.Errorf("usage: loadgen run|check|seed|scale|median|reads|streams|flood|duels|event [flags]")
 	}
 	switch args[0] {
 	case "run":
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdStreams(ctx, args[1:])
 	case "flood":
 		return cmdFlood(ctx, args[1:])
+	case "duels":
+		return cmdDuels(ctx, args[1:])
 	case "event":
 		return cmdEvent(ctx, args[1:])
 	}

@@ -26,6 +26,7 @@ func TestLookalikeAndInvisibleNames(t *testing.T) {
 		{"𝔭𝒶𝕪𝕡𝕒ℓ", "mathematical letters", 409, ""},
 		{"p\u0430ypal", "Cyrillic а", 409, ""},
 		{"adm\u0131n", "dotless ı", 409, ""},
+		{"ADMIN", "capital I", 409, ""},
 		{"\u3164", "Hangul filler", 422, "visible"},
 		{"\u3164\u3164\u3164", "Hangul fillers", 422, "visible"},
 		{"\uffa0", "halfwidth Hangul filler", 422, "visible"},

@@ -159,7 +159,7 @@ func (s *server) handleDuelDesign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	player, _ := playerFrom(ctx)
-	duel, err := s.rules.SubmitDuelDesign(ctx, id, player, keyByPlayerOrAddress(r), d, design)
+	duel, err := s.rules.SubmitDuelDesign(ctx, id, player, keyByPlayerOrAddress(r), clientGroup(r), d, design)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -555,6 +555,22 @@ func (s *failFirstEnd) EndDuel(ctx context.Context, id uuid.UUID, end game.DuelE
 	return s.Store.EndDuel(ctx, id, end)
 }
 
+// serveDuelsWith serves the fixture's API from store st, with rules that ask jobs for
+// settling jobs, and returns the rules.
+func (f *eventFixture) serveDuelsWith(st interface {
+	Store
+	rules.Store
+}, jobs rules.DuelScheduler) *rules.Service {
+	f.t.Helper()
+	svc := rules.New(rules.Deps{Store: st, Config: f.deps.Config.Rules(), Now: f.clock.Now, DuelDeadlines: jobs})
+	d := f.deps
+	d.Store, d.Rules = st, svc
+	hs := httptest.NewServer(newServer(d).routes())
+	f.t.Cleanup(hs.Close)
+	f.http = hs
+	return svc
+}
+
 // scheduledSettles records the settling jobs the rules ask for.
 type scheduledSettles struct {
 	mu   sync.Mutex
@@ -575,12 +591,7 @@ func TestDuelSettledByAJobWhenItCannotBeSettledAtOnce(t *testing.T) {
 	f := newEventFixture(t)
 	st := &failFirstEnd{Store: f.deps.Store.(*memstore.Store)}
 	jobs := &scheduledSettles{jobs: map[uuid.UUID][]time.Time{}}
-	svc := rules.New(rules.Deps{Store: st, Config: f.deps.Config.Rules(), Now: f.clock.Now, DuelDeadlines: jobs})
-	d := f.deps
-	d.Store, d.Rules = st, svc
-	hs := httptest.NewServer(newServer(d).routes())
-	t.Cleanup(hs.Close)
-	f.http = hs
+	svc := f.serveDuelsWith(st, jobs)
 	f.player("ada")
 	bob := f.player("bob")
 	_, duel := f.do("POST", "/v1/duels", f.tokens["ada"], map[string]any{"level": duelLevel, "opponent": bob})
@@ -637,5 +648,70 @@ func TestDuelDesignChargedToTheBudget(t *testing.T) {
 	}
 	if _, got := f.do("GET", "/v1/duels/"+ids[1], f.tokens["ada"], nil); got["players"].([]any)[0].(map[string]any)["submitted"] != false {
 		t.Errorf("the refused design was stored: %v", got["players"])
+	}
+}
+
+// holdFirstEnd holds the first duel ending until released, as a long settle would.
+type holdFirstEnd struct {
+	*memstore.Store
+	held    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *holdFirstEnd) EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (game.Duel, bool, error) {
+	if end.State == game.DuelFinished && s.held.CompareAndSwap(false, true) {
+		close(s.entered)
+		<-s.release
+	}
+	return s.Store.EndDuel(ctx, id, end)
+}
+
+// A burst of duels from one address settles one at a time in its requests: while one of
+// the address's duels is being settled in its request, the next one's second design is
+// taken at once and left to a job (which gives way to duels settled in requests), so
+// a burst from a few addresses stands in front of another player's duel by at most one
+// duel an address.
+func TestDuelsOfOneAddressSettleOneAtATimeInRequests(t *testing.T) {
+	f := newEventFixture(t)
+	st := &holdFirstEnd{Store: f.deps.Store.(*memstore.Store), entered: make(chan struct{}), release: make(chan struct{})}
+	jobs := &scheduledSettles{jobs: map[uuid.UUID][]time.Time{}}
+	svc := f.serveDuelsWith(st, jobs)
+	pass, fail := f.duelDesigns()
+	var ids []string
+	for _, names := range [][2]string{{"ada", "bob"}, {"cy", "dee"}} {
+		f.player(names[0])
+		opp := f.player(names[1])
+		_, duel := f.do("POST", "/v1/duels", f.tokens[names[0]], map[string]any{"level": duelLevel, "opponent": opp})
+		id := duel["id"].(string)
+		f.do("POST", "/v1/duels/"+id+"/accept", f.tokens[names[1]], nil)
+		f.do("POST", "/v1/duels/"+id+"/design", f.tokens[names[0]], map[string]any{"design": pass})
+		ids = append(ids, id)
+	}
+	first := make(chan map[string]any, 1)
+	go func() {
+		_, out := f.do("POST", "/v1/duels/"+ids[0]+"/design", f.tokens["bob"], map[string]any{"design": fail})
+		first <- out
+	}()
+	<-st.entered
+	status, second := f.do("POST", "/v1/duels/"+ids[1]+"/design", f.tokens["dee"], map[string]any{"design": fail})
+	if status != 200 || second["state"] != "active" {
+		t.Fatalf("the second duel's design while the first settles: %d %v; want it taken, the duel left to a job", status, second)
+	}
+	jobs.mu.Lock()
+	at := jobs.jobs[uuid.MustParse(ids[1])]
+	jobs.mu.Unlock()
+	if len(at) == 0 || !at[len(at)-1].Equal(f.clock.Now()) {
+		t.Errorf("settle jobs of the second duel %v; want one due now", at)
+	}
+	close(st.release)
+	if out := <-first; out["state"] != "finished" {
+		t.Errorf("the first duel, settled in its request: %v", out["state"])
+	}
+	if _, err := svc.DuelReferee().Settle(t.Context(), uuid.MustParse(ids[1])); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	if _, got := f.do("GET", "/v1/duels/"+ids[1], f.tokens["cy"], nil); got["state"] != "finished" {
+		t.Errorf("the second duel after its job: %v", got["state"])
 	}
 }

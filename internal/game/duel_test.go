@@ -173,3 +173,59 @@ func TestMatchAllowance(t *testing.T) {
 		}
 	}
 }
+
+// The bound on a ring of throwaway accounts (RELIABILITY.md, "Attacks and their bounds"):
+// a farmer and five new accounts who play each other once (15 duels) are all established,
+// having met five distinct opponents, without any rating moving; from then on the farmer
+// gets one rated win a day against each. Such a win moves the farmer's rating about as
+// much as a win against an established 1500 ± 60 player: at most a fifth more over a week
+// (the throwaways' large deviations keep the farmer's deviation up). So a ring moves a
+// rating no faster than winning about as many duels against ordinary established
+// players, which DUELS_PER_DAY caps (20 a day).
+func TestRatingRingBound(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const ring = 6 // the farmer (0) and five throwaways
+	r := make([]Rating, ring)
+	for i := range r {
+		r[i] = NewRating(uuid.New())
+	}
+	hist := map[[2]int]PairHistory{}
+	duel := func(a, b int, when time.Time) {
+		na, nb, ch := RateDuel(r[a], r[b], 0, hist[[2]int{a, b}], hist[[2]int{b, a}], when)
+		r[a], r[b] = na, nb
+		for k, side := range [][2]int{{a, b}, {b, a}} {
+			h := hist[side]
+			h.Met = true
+			if rated := ch[k].RatedAt(when); rated != nil {
+				h.LastRated = *rated
+			}
+			hist[side] = h
+		}
+	}
+	n := 0
+	for a := range ring {
+		for b := a + 1; b < ring; b++ {
+			duel(a, b, at.Add(time.Duration(n)*time.Minute))
+			n++
+		}
+	}
+	for i, p := range r {
+		if p.Rating != 1500 || !p.Established() || p.OnBoard() {
+			t.Errorf("after the ring's %d duels, account %d: %+v; want established at 1500, not on the board", n, i, p)
+		}
+	}
+	honest := NewRating(uuid.New())
+	for day := range 7 {
+		when := at.Add(time.Duration(day)*24*time.Hour + time.Hour)
+		for b := 1; b < ring; b++ {
+			duel(0, b, when.Add(time.Duration(b)*time.Minute))
+			honest, _, _ = RateDuel(honest, established(1500, 60), 0, PairHistory{}, PairHistory{}, when)
+		}
+		t.Logf("day %d: the farmer %.0f ± %.0f (on the board: %v); an honest player winning as many duels %.0f ± %.0f",
+			day+1, r[0].Rating, r[0].Deviation, r[0].OnBoard(), honest.Rating, honest.Deviation)
+		if gain, bound := r[0].Rating-1500, 1.2*(honest.Rating-1500); gain > bound {
+			t.Errorf("day %d: the ring's farmer gained %.1f, more than a fifth over an honest player winning as many duels (%.1f)",
+				day+1, gain, honest.Rating-1500)
+		}
+	}
+}

@@ -20,19 +20,24 @@ import (
 //     spaces mapped to U+0020, runs of spaces collapsed, none at either end;
 //   - it has at least one visible character (no name of Hangul fillers, the
 //     Braille blank or combining marks alone);
-//   - it is unique by its key: the Unicode TR39 confusable skeleton of the
-//     name as typed (in its enforced form), then case folded, so "eve"
-//     written with a Cyrillic "е", "admin" with a dotless "ı", or "paypal" in
-//     mathematical letters is the same name, and so are "Ada" and "ada".
-//     The skeleton comes first because it compares what a reader sees: case
-//     folding first would turn "i" into "I", whose skeleton is "l", and part
-//     "admin" from "admın". Names that differ in case and also look
-//     different in that case ("ADMIN", whose I is drawn like an l, and
-//     "admin") are different names.
+//   - it is unique under two keys, both TR39 confusable skeletons case
+//     folded after the skeleton is taken: the skeleton of the name as typed
+//     (NameKey), and the skeleton of the name in lower case (NameLowerKey).
+//     A name is refused when either key is taken. The first key compares
+//     what a reader sees: "eve" written with a Cyrillic "е", "admin" with a
+//     dotless "ı", "paypal" in mathematical letters and "lambda" with a
+//     capital I for its l are each one name with the plain spelling. The
+//     second compares the name read without its case: "ADMIN" and "admin"
+//     are one name, though the first key reads the capital I as an l.
+//     Neither key alone does both, and one key cannot: a capital I looks
+//     like an l and means an i, so "ADMIN" is one name with "admin" (by
+//     the second key) and with "ADMLN" (by the first), while "admin" and
+//     "admln", told apart in lower case, stay two names.
 
 // nameKeyPrefix marks keys computed by this rule (rather than by an older
-// one), so that a store can find and recompute older keys.
-const nameKeyPrefix = "s2:"
+// one), so that a store can find and recompute older keys. Both keys carry
+// it.
+const nameKeyPrefix = "s3:"
 
 // CanonicalName returns name in the form it is stored and shown in, or every
 // problem with it. field is the JSON path to report.
@@ -88,22 +93,36 @@ func blank(r rune) bool {
 	return false
 }
 
-// NameKey returns the key under which player names are unique (see the rule
-// above); it expects a canonical name. Stores compute it in Go rather than in
-// SQL so that uniqueness does not depend on the database's locale.
+// NameKey returns the key of name as typed (see the rule above); it
+// expects a canonical name. Stores compute it in Go rather than in SQL so
+// that uniqueness does not depend on the database's locale.
 func NameKey(name string) string {
-	enforced, err := precis.Nickname.String(name)
-	if err != nil {
-		enforced = name
-	}
-	return nameKeyPrefix + foldCase(confusable.Skeleton(enforced))
+	return nameKeyPrefix + foldCase(confusable.Skeleton(enforcedName(name)))
 }
 
-// NameKeyPattern is a SQL LIKE pattern that matches the keys NameKey makes.
+// NameLowerKey returns the key of name in lower case (see the rule above);
+// it expects a canonical name.
+func NameLowerKey(name string) string {
+	return nameKeyPrefix + foldCase(confusable.Skeleton(strings.ToLower(enforcedName(name))))
+}
+
+// enforcedName is name in the Nickname profile's enforced form, or name
+// itself if the profile refuses it (keys of stored names are computed
+// whatever they hold).
+func enforcedName(name string) string {
+	enforced, err := precis.Nickname.String(name)
+	if err != nil {
+		return name
+	}
+	return enforced
+}
+
+// NameKeyPattern is a SQL LIKE pattern that matches the keys NameKey and
+// NameLowerKey make.
 const NameKeyPattern = nameKeyPrefix + "%"
 
-// IsCurrentNameKey reports whether key was made by this NameKey (a store
-// recomputes the others).
+// IsCurrentNameKey reports whether key was made by this rule's NameKey or
+// NameLowerKey (a store recomputes the others).
 func IsCurrentNameKey(key string) bool { return strings.HasPrefix(key, nameKeyPrefix) }
 
 // foldCase maps every rune to the smallest rune of its simple case-folding

@@ -7,37 +7,54 @@ import (
 	"backpressure/internal/game"
 )
 
-// Names that look alike have one key; names that look different do not.
-func TestNameKeyConfusables(t *testing.T) {
-	same := []struct{ a, b string }{
-		{"eve", "\u0435ve"},     // Cyrillic е
-		{"eve", "ｅｖｅ"},          // fullwidth
-		{"paypal", "𝔭𝒶𝕪𝕡𝕒ℓ"},    // mathematical letters
-		{"José", "Jose\u0301"},  // decomposed accent
-		{"ada", "ADA"},          // case
-		{"admin", "\u0430dmin"}, // Cyrillic а
-		{"bob", "\u13cfob"},     // Cherokee letter looking like b
-		{"l33t", "I33t"},        // capital I drawn as l
-		{"ΣΟΦΟΣ", "ΣOΦOΣ"},      // Latin O among Greek capitals
-		{"x y", "x\u00a0y"},     // no-break space
-		{"admin", "adm\u0131n"}, // dotless ı
-		{"Admin", "adm\u0131n"}, // dotless ı and case
-		{"ada", "Ada"},          // case
+// Two names are one name when either of their keys is the same: names that
+// look alike, or read alike without their case, are one name; names a reader
+// tells apart are two.
+func TestNameKeys(t *testing.T) {
+	tests := []struct {
+		a, b string
+		same bool
+	}{
+		{"eve", "\u0435ve", true},     // Cyrillic е
+		{"eve", "ｅｖｅ", true},          // fullwidth
+		{"paypal", "𝔭𝒶𝕪𝕡𝕒ℓ", true},    // mathematical letters
+		{"José", "Jose\u0301", true},  // decomposed accent
+		{"ada", "ADA", true},          // case
+		{"ada", "Ada", true},          // case
+		{"admin", "\u0430dmin", true}, // Cyrillic а
+		{"bob", "\u13cfob", true},     // Cherokee letter looking like b
+		{"l33t", "I33t", true},        // capital I drawn as l
+		{"lambda", "Iambda", true},    // capital I drawn as l
+		{"ΣΟΦΟΣ", "ΣOΦOΣ", true},      // Latin O among Greek capitals
+		{"x y", "x\u00a0y", true},     // no-break space
+		{"admin", "adm\u0131n", true}, // dotless ı
+		{"Admin", "adm\u0131n", true}, // dotless ı and case
+		{"ADMIN", "admin", true},      // capital I read as i without case
+		{"ADMIN", "Admin", true},
+		{"ADMIN", "adm\u0131n", true}, // dotless ı, capital I
+		{"ADMIN", "\u0430dmin", true}, // Cyrillic а, capital I
+		{"ADMIN", "ADMLN", true},      // capital I drawn as l
+		{"İstanbul", "istanbul", true},
+		{"ada", "adam", false},
+		{"eve", "eva", false},
+		{"ｘ", "y", false},
+		{"admin", "admln", false}, // i and l, told apart in lower case
+		{"admin", "ADMLN", false},
+		{"ADMIN", "admln", false},
+		{"Iambda", "iambada", false},
 	}
-	for _, tt := range same {
+	for _, tt := range tests {
 		a, fa := game.CanonicalName("name", tt.a)
 		b, fb := game.CanonicalName("name", tt.b)
 		if fa != nil || fb != nil {
 			t.Errorf("%q / %q: %v %v", tt.a, tt.b, fa, fb)
 			continue
 		}
-		if game.NameKey(a) != game.NameKey(b) {
-			t.Errorf("NameKey(%q) = %q, NameKey(%q) = %q: want one key", a, game.NameKey(a), b, game.NameKey(b))
-		}
-	}
-	for _, pair := range [][2]string{{"ada", "adam"}, {"eve", "eva"}, {"ｘ", "y"}, {"ADMIN", "admin"}} {
-		if game.NameKey(pair[0]) == game.NameKey(pair[1]) {
-			t.Errorf("%q and %q share a key", pair[0], pair[1])
+		seen := game.NameKey(a) == game.NameKey(b)
+		lower := game.NameLowerKey(a) == game.NameLowerKey(b)
+		if got := seen || lower; got != tt.same {
+			t.Errorf("%q and %q: one name = %v (NameKey %q, %q; NameLowerKey %q, %q), want %v", a, b, got,
+				game.NameKey(a), game.NameKey(b), game.NameLowerKey(a), game.NameLowerKey(b), tt.same)
 		}
 	}
 }

@@ -90,13 +90,13 @@ func (s *Service) Evaluate(ctx context.Context, who, kind string, l *challenges.
 }
 
 // evaluateBackground is Evaluate for the server's own work (an event's final runs, a duel's):
-// on the event workers, under the simulation timeout, paid by nobody. run is the level's
-// Evaluate, or its Verdict where only the verdict is kept.
-func (s *Service) evaluateBackground(ctx context.Context, run func(context.Context, sim.Design) (*challenges.Evaluation, error), d sim.Design) (*challenges.Evaluation, error) {
+// on the event workers (bg: at once, or deferred), under the simulation timeout, paid by
+// nobody. run is the level's Evaluate, or its Verdict where only the verdict is kept.
+func (s *Service) evaluateBackground(ctx context.Context, bg backgroundRunner, run func(context.Context, sim.Design) (*challenges.Evaluation, error), d sim.Design) (*challenges.Evaluation, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
 	defer cancel()
 	var ev *challenges.Evaluation
-	err := s.sched.Background(ctx, scheduler.KindEvent, func(ctx context.Context) error {
+	err := bg(ctx, scheduler.KindEvent, func(ctx context.Context) error {
 		var err error
 		ev, err = run(ctx, d)
 		return err

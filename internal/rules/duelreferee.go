@@ -19,7 +19,7 @@ func (s *Service) DuelReferee() *DuelReferee { return &DuelReferee{s: s} }
 // Settle settles one duel (see settleDuel): done reports that this call
 // ended it; a *NotEndedError (ErrNotEnded) says how long until it is due.
 func (f *DuelReferee) Settle(ctx context.Context, id uuid.UUID) (bool, error) {
-	d, done, err := f.s.settleDuel(ctx, id)
+	d, done, err := f.s.settleDuel(ctx, f.s.settleDeferred, id)
 	if err != nil || done || game.DuelEnded(d.State) {
 		return done, err
 	}
@@ -40,7 +40,7 @@ func (f *DuelReferee) SettleDue(ctx context.Context) error {
 		return err
 	}
 	for _, d := range duels {
-		if _, _, err := f.s.settleDuel(ctx, d.ID); err != nil {
+		if _, _, err := f.s.settleDuel(ctx, f.s.settleDeferred, d.ID); err != nil {
 			f.s.log.WarnContext(ctx, "settling a duel failed; it is retried", "duel_id", d.ID.String(), "err", err)
 		}
 	}

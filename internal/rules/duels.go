@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
 
 	"backpressure/internal/challenges"
 	"backpressure/internal/game"
+	"backpressure/internal/scheduler"
 	"backpressure/internal/sim"
 )
 
@@ -141,6 +143,22 @@ func (s *Service) CreateDuel(ctx context.Context, player game.Player, level, opp
 	return created, nil
 }
 
+// settleInRequest settles duel id in the request that brought its second
+// design, unless a duel from the same address group (from) is being
+// settled in a request already (a *scheduler.RetryError then).
+func (s *Service) settleInRequest(ctx context.Context, from string, id uuid.UUID) (game.Duel, error) {
+	done, err := s.sched.Admit(from, settleKind, 1)
+	if err != nil {
+		return game.Duel{}, err
+	}
+	defer done()
+	d, _, err := s.settleDuel(ctx, s.sched.Background, id)
+	return d, err
+}
+
+// settleKind counts the duels being settled in requests, per address group.
+const settleKind = "duel_settle"
+
 // scheduleSettle arranges for duel id to be settled at at by a job of the
 // duel scheduler (without one, DuelReferee.Run finds it on its next round).
 func (s *Service) scheduleSettle(ctx context.Context, id uuid.UUID, at time.Time) {
@@ -184,9 +202,13 @@ func (s *Service) DeclineDuel(ctx context.Context, id uuid.UUID, player game.Pla
 // run: both designs run together once both are in), stored hidden from the
 // other side, its run paid now from who's simulation budget. The second
 // design in settles the duel at once, on the scheduler's background
-// workers; if they cannot take it now, a job settles it within seconds, on
-// whichever replica takes it, once.
-func (s *Service) SubmitDuelDesign(ctx context.Context, id uuid.UUID, player game.Player, who string, d sim.Design, raw []byte) (game.Duel, error) {
+// workers, if no other duel is being settled in a request from the same
+// client address group (from); otherwise, or if the workers cannot take
+// it, a job settles it within seconds, on whichever replica takes it,
+// once, giving way to duels settled in requests. So a burst of duels from
+// a few addresses settles one at a time per address in its requests, and
+// another player's duel waits for at most one duel of each address.
+func (s *Service) SubmitDuelDesign(ctx context.Context, id uuid.UUID, player game.Player, who, from string, d sim.Design, raw []byte) (game.Duel, error) {
 	duel, err := s.store.Duel(ctx, id)
 	if err != nil {
 		return game.Duel{}, err
@@ -212,9 +234,12 @@ func (s *Service) SubmitDuelDesign(ctx context.Context, id uuid.UUID, player gam
 		return game.Duel{}, err
 	}
 	if duel.Sides[0].Submitted() && duel.Sides[1].Submitted() {
-		settled, _, err := s.settleDuel(storeCtx, duel.ID)
+		settled, err := s.settleInRequest(storeCtx, from, duel.ID)
 		if err != nil {
-			s.log.WarnContext(ctx, "settling a duel now failed; a job settles it", "duel_id", duel.ID.String(), "err", err)
+			var later *scheduler.RetryError
+			if !errors.As(err, &later) && game.ErrorCode(err) != scheduler.EBUSY {
+				s.log.WarnContext(ctx, "settling a duel now failed; a job settles it", "duel_id", duel.ID.String(), "err", err)
+			}
 			s.scheduleSettle(storeCtx, duel.ID, s.DeadlineClock(storeCtx))
 		} else {
 			duel = settled

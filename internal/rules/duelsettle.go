@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -18,8 +19,10 @@ import (
 // its submitter and one with none expires. Safe to call any number of
 // times, from any replica, at once: the runs are deterministic and the
 // store ends a duel exactly once (settled reports whether this call did).
-// A duel not yet due is returned unchanged.
-func (s *Service) settleDuel(ctx context.Context, id uuid.UUID) (game.Duel, bool, error) {
+// A duel not yet due is returned unchanged. Its runs take the background
+// workers through bg: at once (Scheduler.Background) in the request that
+// brought the second design, deferred (settleDeferred) by the jobs.
+func (s *Service) settleDuel(ctx context.Context, bg backgroundRunner, id uuid.UUID) (game.Duel, bool, error) {
 	d, err := s.store.Duel(ctx, id)
 	if err != nil || game.DuelEnded(d.State) {
 		return d, false, err
@@ -35,7 +38,7 @@ func (s *Service) settleDuel(ctx context.Context, id uuid.UUID) (game.Duel, bool
 	var end game.DuelEnd
 	switch {
 	case d.State == game.DuelActive && in == 2:
-		if end, err = s.decideDuel(ctx, d); err != nil {
+		if end, err = s.decideDuel(ctx, bg, d); err != nil {
 			return d, false, err
 		}
 	case !due:
@@ -61,6 +64,18 @@ func (s *Service) settleDuel(ctx context.Context, id uuid.UUID) (game.Duel, bool
 		s.log.InfoContext(ctx, "duel ended", "duel_id", d.ID.String(), "state", out.State, "reason", end.Result.Reason)
 	}
 	return out, done, err
+}
+
+// backgroundRunner runs a job of the server's own on the scheduler's
+// workers of kind: Scheduler.Background, or settleDeferred.
+type backgroundRunner func(ctx context.Context, kind string, fn func(ctx context.Context) error) error
+
+// settleDeferred is how a job settles a duel: each run gives way to the
+// duels being settled in their players' requests (Scheduler.Deferred), so a
+// burst of duels left to jobs never delays another player's. Given no
+// worker within a second, the job is busy and tries again.
+func (s *Service) settleDeferred(ctx context.Context, kind string, fn func(ctx context.Context) error) error {
+	return s.sched.Deferred(ctx, kind, time.Second, fn)
 }
 
 // surpriseOf is d's surprise chaos as JSON (a level's run.chaos list).
@@ -99,8 +114,8 @@ func (s *Service) forfeitDuel(ctx context.Context, d game.Duel) game.DuelEnd {
 }
 
 // decideDuel runs both designs against the level with the surprise, on
-// the background workers (never the submissions'), and decides.
-func (s *Service) decideDuel(ctx context.Context, d game.Duel) (game.DuelEnd, error) {
+// the background workers (never the submissions') through bg, and decides.
+func (s *Service) decideDuel(ctx context.Context, bg backgroundRunner, d game.Duel) (game.DuelEnd, error) {
 	_, l, err := s.Level(ctx, d.Slug, d.Version)
 	if err != nil {
 		return game.DuelEnd{}, err
@@ -109,7 +124,7 @@ func (s *Service) decideDuel(ctx context.Context, d game.Duel) (game.DuelEnd, er
 	var full *challenges.Level
 	parseCtx, cancel := context.WithTimeout(ctx, s.cfg.SimTimeout)
 	defer cancel()
-	if err := s.sched.Background(parseCtx, scheduler.KindEvent, func(context.Context) error {
+	if err := bg(parseCtx, scheduler.KindEvent, func(context.Context) error {
 		full, err = challenges.WithChaos(l, surprise)
 		return err
 	}); err != nil {
@@ -118,7 +133,7 @@ func (s *Service) decideDuel(ctx context.Context, d game.Duel) (game.DuelEnd, er
 	res := game.DuelResult{Surprise: surpriseJSON(surprise)}
 	var runs [2]game.DuelRun
 	for i, side := range d.Sides {
-		rs, err := s.duelRun(ctx, full, side)
+		rs, err := s.duelRun(ctx, bg, full, side)
 		if err != nil {
 			return game.DuelEnd{}, err
 		}
@@ -134,12 +149,12 @@ func (s *Service) decideDuel(ctx context.Context, d game.Duel) (game.DuelEnd, er
 	return game.DuelEnd{State: game.DuelFinished, Result: res}, nil
 }
 
-func (s *Service) duelRun(ctx context.Context, full *challenges.Level, side game.DuelSide) (game.DuelResultSide, error) {
+func (s *Service) duelRun(ctx context.Context, bg backgroundRunner, full *challenges.Level, side game.DuelSide) (game.DuelResultSide, error) {
 	rs := game.DuelResultSide{PlayerID: side.PlayerID, Submitted: true, Design: side.Design}
 	d, _, err := ParseDesign(side.Design)
 	var ev *challenges.Evaluation
 	if err == nil {
-		ev, err = s.evaluateBackground(ctx, full.Evaluate, d) // its timeline is shown
+		ev, err = s.evaluateBackground(ctx, bg, full.Evaluate, d) // its timeline is shown
 	}
 	rs, err = sideFrom(rs, ev, err)
 	full.Release(ev) // sideFrom keeps its timeline as JSON of its own

@@ -137,7 +137,7 @@ func (s *Service) finalRun(ctx context.Context, full *challenges.Level, f game.E
 	d, _, err := ParseDesign(f.Design)
 	if err == nil {
 		var ev *challenges.Evaluation
-		if ev, err = s.evaluateBackground(ctx, full.Verdict, d); err == nil {
+		if ev, err = s.evaluateBackground(ctx, s.sched.Background, full.Verdict, d); err == nil {
 			r.Passed, r.Score = ev.Passed, challenges.Score(ev)
 			r.Result, err = json.Marshal(ev)
 			return r, err

@@ -79,3 +79,47 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A deferred job gives way: a job of run that is waiting for the worker gets it first,
+// however long the deferred job has waited, and a deferred job given no worker within its
+// wait is refused as busy.
+func TestDeferredJobsGiveWay(t *testing.T) {
+	p := newPool(1, 4, NewMetrics())
+	release := make(chan struct{})
+	running := make(chan struct{})
+	go func() {
+		_ = p.run(t.Context(), "test", func(context.Context) error { close(running); <-release; return nil })
+	}()
+	<-running
+	order := make(chan string, 2)
+	deferred := make(chan error, 1)
+	go func() {
+		deferred <- p.runDeferred(t.Context(), "test", time.Minute, func(context.Context) error { order <- "deferred"; return nil })
+	}()
+	waitFor(t, func() bool { return len(p.admitted) == 2 })
+	time.Sleep(5 * deferredPoll) // the deferred job has been waiting for a while
+	waited := make(chan error, 1)
+	go func() {
+		waited <- p.run(t.Context(), "test", func(context.Context) error { order <- "waited"; return nil })
+	}()
+	waitFor(t, func() bool { return p.waiting.Load() == 1 })
+	close(release)
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-deferred; err != nil {
+		t.Fatal(err)
+	}
+	if first, second := <-order, <-order; first != "waited" || second != "deferred" {
+		t.Errorf("ran %s then %s; want the waiting job first", first, second)
+	}
+
+	block := make(chan struct{})
+	defer close(block)
+	go func() { _ = p.run(t.Context(), "test", func(context.Context) error { <-block; return nil }) }()
+	waitFor(t, func() bool { return len(p.workers) == 1 })
+	err := p.runDeferred(t.Context(), "test", 20*time.Millisecond, func(context.Context) error { t.Error("ran without a worker"); return nil })
+	if game.ErrorCode(err) != EBUSY {
+		t.Errorf("deferred job with no worker: %v, want busy", err)
+	}
+}

@@ -95,23 +95,11 @@ func New(cfg Config, now func() time.Time, m *Metrics) *Scheduler {
 // costs little.
 func (sc *Scheduler) Run(ctx context.Context, who, kind string, costOf func() (int64, error), fn func(ctx context.Context) error) error {
 	if n, limited := sc.limits[kind]; limited {
-		sc.mu.Lock()
-		k := flightKey{who, kind}
-		if sc.flying[k] >= n {
-			sc.mu.Unlock()
-			sc.m.RateLimited.WithLabelValues(kind + "_in_flight").Inc()
-			return &RetryError{After: time.Second, Err: game.Errorf(game.ERATELIMIT,
-				"you already have %d %s request(s) running, the most one player may; retry when one has finished", n, kind)}
+		done, err := sc.Admit(who, kind, n)
+		if err != nil {
+			return err
 		}
-		sc.flying[k]++
-		sc.mu.Unlock()
-		defer func() {
-			sc.mu.Lock()
-			if sc.flying[k]--; sc.flying[k] <= 0 {
-				delete(sc.flying, k)
-			}
-			sc.mu.Unlock()
-		}()
+		defer done()
 	}
 	p := sc.pools[kind]
 	if p.full() {
@@ -134,6 +122,28 @@ func (sc *Scheduler) Run(ctx context.Context, who, kind string, costOf func() (i
 		sc.budget.refund(who, cost)
 	}
 	return err
+}
+
+// Admit takes one of who's places for work of the given kind, of which who has
+// limit at once, until done is called; beyond them, a *RetryError.
+func (sc *Scheduler) Admit(who, kind string, limit int) (done func(), err error) {
+	sc.mu.Lock()
+	k := flightKey{who, kind}
+	if sc.flying[k] >= limit {
+		sc.mu.Unlock()
+		sc.m.RateLimited.WithLabelValues(kind + "_in_flight").Inc()
+		return nil, &RetryError{After: time.Second, Err: game.Errorf(game.ERATELIMIT,
+			"you already have %d %s request(s) running, the most one player may; retry when one has finished", limit, kind)}
+	}
+	sc.flying[k]++
+	sc.mu.Unlock()
+	return func() {
+		sc.mu.Lock()
+		if sc.flying[k]--; sc.flying[k] <= 0 {
+			delete(sc.flying, k)
+		}
+		sc.mu.Unlock()
+	}, nil
 }
 
 // Charge pays cost from who's budget for simulation work of the given kind that runs
@@ -206,6 +216,15 @@ func (sc *Scheduler) YieldToSubmissions(ctx context.Context) {
 // submissions' workers.
 func (sc *Scheduler) Background(ctx context.Context, kind string, fn func(ctx context.Context) error) error {
 	return sc.pools[kind].run(ctx, kind, fn)
+}
+
+// Deferred is Background for work that gives way to the kind's other work (a duel settled
+// by a job rather than in its player's request): it takes a worker only when no job of
+// Background is waiting for one, so that a burst of deferred work never stands in front of
+// work a player is waiting for. Not given a worker within wait, it is refused with
+// ErrBusy, to be tried again later.
+func (sc *Scheduler) Deferred(ctx context.Context, kind string, wait time.Duration, fn func(ctx context.Context) error) error {
+	return sc.pools[kind].runDeferred(ctx, kind, wait, fn)
 }
 
 // Running is how many jobs hold a worker of kind's pool now.

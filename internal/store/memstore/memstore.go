@@ -35,7 +35,7 @@ type Store struct {
 
 	mu          sync.Mutex
 	players     map[uuid.UUID]game.Player
-	nameKeys    map[string]uuid.UUID
+	nameKeys    map[string]uuid.UUID // by game.NameKey and by game.NameLowerKey
 	tokens      map[string]uuid.UUID // by string(token hash)
 	levels      map[string][]game.Level
 	submissions map[uuid.UUID]game.Submission
@@ -80,7 +80,8 @@ func New() *Store {
 // Ping always succeeds.
 func (s *Store) Ping(ctx context.Context) error { return ctx.Err() }
 
-// CreatePlayer stores a new player under a unique name (game.NameKey).
+// CreatePlayer stores a new player under a unique name (game.NameKey and
+// game.NameLowerKey; ECONFLICT if either is taken).
 func (s *Store) CreatePlayer(ctx context.Context, name string, role game.Role, tokenHash []byte) (game.Player, error) {
 	p, err := game.NewPlayer(name, role, tokenHash, s.Now())
 	if err != nil {
@@ -88,8 +89,10 @@ func (s *Store) CreatePlayer(ctx context.Context, name string, role game.Role, t
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := game.NameKey(name)
-	if _, ok := s.nameKeys[key]; ok {
+	key, lowerKey := nameKeys(p.Name)
+	_, seen := s.nameKeys[key]
+	_, lower := s.nameKeys[lowerKey]
+	if seen || lower {
 		return game.Player{}, game.Errorf(game.ECONFLICT, "player name is already taken (or looks the same as one that is)")
 	}
 	if _, ok := s.tokens[string(tokenHash)]; ok {
@@ -97,6 +100,7 @@ func (s *Store) CreatePlayer(ctx context.Context, name string, role game.Role, t
 	}
 	s.players[p.ID] = p
 	s.nameKeys[key] = p.ID
+	s.nameKeys[lowerKey] = p.ID
 	s.tokens[string(tokenHash)] = p.ID
 	return p, nil
 }
@@ -123,17 +127,28 @@ func (s *Store) PlayerByID(ctx context.Context, id uuid.UUID) (game.Player, erro
 	return p, nil
 }
 
-// PlayerByName returns the player whose name has the same key as name
-// (game.NameKey: case and look-alike characters ignored), ENOTFOUND if
-// there is none.
+// PlayerByName returns the player whose name is one name with name
+// (game.NameKey or game.NameLowerKey: case and look-alike characters
+// ignored), ENOTFOUND if there is none. When name is one name with two
+// players, the one it matches read in lower case is found.
 func (s *Store) PlayerByName(ctx context.Context, name string) (game.Player, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.nameKeys[game.NameKey(name)]
+	key, lowerKey := nameKeys(name)
+	id, ok := s.nameKeys[lowerKey]
+	if !ok {
+		id, ok = s.nameKeys[key]
+	}
 	if !ok {
 		return game.Player{}, game.Errorf(game.ENOTFOUND, "player not found")
 	}
 	return s.players[id], nil
+}
+
+// nameKeys returns name's two keys, each marked with which it is: one map
+// holds both, and a key of one kind never equals a key of the other.
+func nameKeys(name string) (key, lowerKey string) {
+	return "seen " + game.NameKey(name), "lower " + game.NameLowerKey(name)
 }
 
 // SetRole changes a player's role.

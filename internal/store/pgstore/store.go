@@ -226,7 +226,7 @@ func contextErr(err error) error {
 
 func conflictMessage(constraint string) string {
 	switch constraint {
-	case "players_name_key_key":
+	case "players_name_key_key", "players_name_lower_key_key":
 		return "player name is already taken (or looks the same as one that is)"
 	case "players_token_hash_key":
 		return "token is already in use"

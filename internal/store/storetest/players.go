@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -93,6 +94,58 @@ func testPlayers(t *testing.T, f *fixture) {
 
 	if err := f.s.Ping(f.ctx); err != nil {
 		t.Errorf("Ping: %v", err)
+	}
+}
+
+// testPlayerNamesAlike checks the name rule's two keys (game.NameKey and
+// game.NameLowerKey): a name is refused when it is one name with a stored
+// one under either key, in whichever order the two arrive, and a lookup by
+// either name finds the stored player; names a reader tells apart are both
+// taken. Each row's names end in the row's own number, so rows do not meet.
+func testPlayerNamesAlike(t *testing.T, f *fixture) {
+	tests := []struct {
+		first, second string
+		alike         bool
+	}{
+		{"admin", "adm\u0131n", true}, // dotless ı
+		{"adm\u0131n", "ADMIN", true},
+		{"ADMIN", "admin", true},   // a capital I read without case
+		{"admin", "Admin", true},   // case
+		{"ADMIN", "ADMLN", true},   // a capital I drawn as an l
+		{"lambda", "Iambda", true}, // a capital I drawn as an l
+		{"eve", "\u0435ve", true},  // Cyrillic е
+		{"ΣΟΦΟΣ", "ΣOΦOΣ", true},   // Latin O among Greek capitals
+		{"admin", "admln", false},  // told apart in lower case
+		{"ADMIN", "admln", false},  // and in any case
+		{"admin", "ADMLN", false},
+		{"Iambda", "iambada", false},
+		{"ada", "adam", false},
+	}
+	for i, tt := range tests {
+		for j, order := range [][2]string{{tt.first, tt.second}, {tt.second, tt.first}} {
+			suffix := fmt.Sprintf(" %d", 2*i+j)
+			stored := f.player(order[0] + suffix)
+			p, err := f.s.CreatePlayer(f.ctx, order[1]+suffix, game.RolePlayer, mustHash())
+			switch {
+			case tt.alike && game.ErrorCode(err) != game.ECONFLICT:
+				t.Errorf("CreatePlayer(%q) beside %q = %v; want a conflict", order[1]+suffix, stored.Name, err)
+			case !tt.alike && err != nil:
+				t.Errorf("CreatePlayer(%q) beside %q: %v; want both names", order[1]+suffix, stored.Name, err)
+			}
+			want := stored
+			if !tt.alike {
+				want = p
+			}
+			if got, err := f.s.PlayerByName(f.ctx, order[1]+suffix); err != nil || got.ID != want.ID {
+				t.Errorf("PlayerByName(%q) = %q, %v; want %q", order[1]+suffix, got.Name, err, want.Name)
+			}
+		}
+	}
+	// "ADMIN" is one name with "admin" and with "ADMLN", which are two
+	// names: a lookup finds the one it matches without case.
+	admin, _ := f.player("admin x"), f.player("ADMLN x")
+	if got, err := f.s.PlayerByName(f.ctx, "ADMIN x"); err != nil || got.ID != admin.ID {
+		t.Errorf("PlayerByName(%q) = %q, %v; want %q", "ADMIN x", got.Name, err, admin.Name)
 	}
 }
 

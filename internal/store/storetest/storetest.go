@@ -64,6 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	}{
 		{"Players", testPlayers},
 		{"PlayerNamesUniqueUnderConcurrency", testPlayerNamesConcurrent},
+		{"PlayerNamesAlike", testPlayerNamesAlike},
 		{"Levels", testLevels},
 		{"LevelVersioning", testLevelVersioning},
 		{"LevelOwnVersionNumbers", testLevelOwnVersionNumbers},
