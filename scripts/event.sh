@@ -32,5 +32,10 @@ echo "== $PLAYERS players submitting in the last $WINDOW of an event, $REPLICAS 
 "$WORK/loadgen" event -url "$(IFS=,; echo "${urls[*]}")" -db "$db" -admin-token "$admin" \
 	-players "$PLAYERS" -window "$WINDOW" -readers "$READERS" -watchers "$WATCHERS" -read-every "$READ_EVERY" \
 	-json "$WORK/event.json"
+# Where each replica said no: its shed and refusal counters.
+for url in "${urls[@]}"; do
+	echo "refusals at $url: $(curl -fsS "$url/metrics" | grep -E '^backpressure_(http_shed_total|sim_pool_rejections_total|rate_limited_total)' | awk '$2 > 0 {printf "%s %s; ", $1, $2}')"
+	[ -n "${METRICS_OUT:-}" ] && curl -fsS "$url/metrics" >>"$METRICS_OUT"
+done
 for pid in "${SERVER_PIDS[@]}"; do stop_server "$pid"; done
 psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS $dbname WITH (FORCE)" >/dev/null

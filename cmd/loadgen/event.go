@@ -250,7 +250,7 @@ func cmdEvent(ctx context.Context, args []string) error {
 	}
 	rep.Lost = len(want) - stored
 	if err := conn.QueryRow(ctx, `
-		SELECT (SELECT entrants FROM events WHERE id = $1),
+		SELECT (SELECT o_entrants FROM bp_event_counts($1)),
 			(SELECT count(*) FROM event_results WHERE event_id = $1),
 			(SELECT count(*) - count(DISTINCT player_id) FROM event_results WHERE event_id = $1)`, ev.ID).
 		Scan(&rep.Entrants, &rep.Results, &rep.DuplicateResults); err != nil {

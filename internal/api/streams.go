@@ -77,7 +77,8 @@ func (s *server) handleBoardStream(w http.ResponseWriter, r *http.Request) {
 // pump sends the notices of sub as "change" events, in order, until the
 // client leaves, falls behind or the server shuts down; after a gap (or a
 // notice without its data, or a resync signal) refill brings the client up
-// to date from the store.
+// to date from the store. The notices already waiting behind one go out in
+// the same write (changes): a crowd's batch costs a client one flush.
 func (st *sseStream) pump(ctx context.Context, sub *live.Subscription, refill func(ctx context.Context, after int64) error) {
 	heartbeat := time.NewTicker(st.server.cfg.StreamHeartbeat)
 	defer heartbeat.Stop()
@@ -90,13 +91,8 @@ func (st *sseStream) pump(ctx context.Context, sub *live.Subscription, refill fu
 			if !ok {
 				return // shutting down, or dropped: the client reconnects with Last-Event-ID
 			}
-			switch {
-			case n.Seq <= st.last:
-				continue
-			case n.Seq == st.last+1 && n.Data != nil && !bytes.ContainsAny(n.Data, "\r\n"):
-				err = st.write("change", n.Seq, n.Data)
-			default: // a gap, or a notice too large to carry its change
-				err = refill(ctx, st.last)
+			if ok, err = st.changes(ctx, n, sub, refill); err == nil && !ok {
+				return
 			}
 		case <-sub.Resync:
 			err = refill(ctx, st.last)
@@ -109,6 +105,51 @@ func (st *sseStream) pump(ctx context.Context, sub *live.Subscription, refill fu
 		}
 	}
 }
+
+// changes sends n and the notices already waiting behind it, up to
+// maxCoalesced, in one write, and after a gap (or a notice too large to
+// carry its change) refills from the store. It reports false if sub closed
+// meanwhile.
+func (st *sseStream) changes(ctx context.Context, n game.Notice, sub *live.Subscription, refill func(ctx context.Context, after int64) error) (bool, error) {
+	var frames bytes.Buffer
+	last := st.last
+	send := func() error {
+		if frames.Len() == 0 {
+			return nil
+		}
+		if err := st.send(frames.Bytes()); err != nil {
+			return err
+		}
+		st.last = last
+		return nil
+	}
+more:
+	for range maxCoalesced {
+		if n.Seq > last {
+			if n.Seq != last+1 || n.Data == nil || bytes.ContainsAny(n.Data, "\r\n") {
+				if err := send(); err != nil {
+					return true, err
+				}
+				return true, refill(ctx, st.last)
+			}
+			st.frame(&frames, "change", n.Seq, n.Data)
+			last = n.Seq
+		}
+		var ok bool
+		select {
+		case n, ok = <-sub.C:
+			if !ok {
+				return false, send()
+			}
+		default:
+			break more
+		}
+	}
+	return true, send()
+}
+
+// maxCoalesced bounds the changes one write carries.
+const maxCoalesced = 256
 
 // lastEventID reads where a client resumes: the Last-Event-ID header (sent
 // by browsers when they reconnect) or else ?last_event_id=. It returns -1
@@ -171,14 +212,19 @@ func (st *sseStream) send(b []byte) error {
 
 func (st *sseStream) write(event string, seq int64, data []byte) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "event: %s\nid: %s%d\ndata: ", event, st.idPrefix, seq)
-	b.Write(data)
-	b.WriteString("\n\n")
+	st.frame(&b, event, seq, data)
 	if err := st.send(b.Bytes()); err != nil {
 		return err
 	}
 	st.last = seq
 	return nil
+}
+
+// frame appends one event of the stream to b.
+func (st *sseStream) frame(b *bytes.Buffer, event string, seq int64, data []byte) {
+	fmt.Fprintf(b, "event: %s\nid: %s%d\ndata: ", event, st.idPrefix, seq)
+	b.Write(data)
+	b.WriteString("\n\n")
 }
 
 func (st *sseStream) comment(text string) error { return st.send([]byte(": " + text + "\n\n")) }

@@ -363,3 +363,48 @@ func FuzzLastEventID(f *testing.F) {
 		}
 	})
 }
+
+// countingWriter counts the writes a stream makes.
+type countingWriter struct {
+	*httptest.ResponseRecorder
+	writes int
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	w.writes++
+	return w.ResponseRecorder.Write(b)
+}
+
+// The changes waiting behind one go out in one write, in order; a gap sends
+// what came before it and then refills from the change before the gap.
+func TestStreamCoalescesWaitingChanges(t *testing.T) {
+	b := live.NewBroker()
+	sub, err := b.Subscribe("event:x", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := int64(1); seq <= 5; seq++ {
+		b.Publish(game.Notice{Topic: "event:x", Seq: seq, Data: []byte(fmt.Sprintf(`{"seq":%d}`, seq))})
+	}
+	b.Publish(game.Notice{Topic: "event:x", Seq: 7, Data: []byte(`{"seq":7}`)})
+	w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+	st := &sseStream{server: &server{cfg: Config{}.WithDefaults()}, w: w, rc: http.NewResponseController(w)}
+	refilled := int64(-1)
+	ok, err := st.changes(t.Context(), <-sub.C, sub, func(_ context.Context, after int64) error {
+		refilled = after
+		return nil
+	})
+	if !ok || err != nil {
+		t.Fatalf("changes: %v, %v", ok, err)
+	}
+	want := ""
+	for seq := 1; seq <= 5; seq++ {
+		want += fmt.Sprintf("event: change\nid: %d\ndata: {\"seq\":%d}\n\n", seq, seq)
+	}
+	if got := w.Body.String(); got != want || w.writes != 1 {
+		t.Errorf("%d writes of\n%s\nwant 1 of\n%s", w.writes, got, want)
+	}
+	if refilled != 5 || st.last != 5 {
+		t.Errorf("refilled after %d with the client at %d, want both 5", refilled, st.last)
+	}
+}

@@ -60,10 +60,10 @@ func (s *Service) finishEvent(ctx context.Context, id uuid.UUID) (bool, error) {
 }
 
 // finishGrace is how long after an event's end its results wait for the
-// attempts accepted before the end (stamped when accepted) to commit: a
-// run queued behind a last-minute crowd and its write. An attempt still in
-// flight after it is refused as event_ended.
-const finishGrace = 5 * time.Second
+// attempts that arrived before the end (stamped on arrival) to be stored:
+// longer than an attempt's lifetime (attemptLifetime), after which it is
+// stored or given up, so the finish never refuses one.
+const finishGrace = attemptLifetime + 2*time.Second
 
 // sleepUntil waits until t by clock now, or ctx's end.
 func sleepUntil(ctx context.Context, now func() time.Time, t time.Time) error {

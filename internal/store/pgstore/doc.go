@@ -121,8 +121,7 @@
 // with NOTIFY on NoticeChannel, which PostgreSQL delivers at commit. Board
 // pages carry last_seq from their snapshot. BoardChanges serves a stream
 // that resumes; the latest game.ChangeRetention changes of a board are
-// kept. Events number their attempts and their finish the same way, as
-// the last write of the transaction (events.seq).
+// kept. Events number their changes after commit instead (below).
 //
 // # Events
 //
@@ -132,18 +131,26 @@
 // bp_event_rank, O(buckets + bucket size) whatever the field. Entrants who
 // only joined have no key: no attempt or read counts them.
 //
-// An attempt is one statement, bp_event_submit. It locks the event row FOR
-// KEY SHARE (attempts run side by side; the finish, FOR UPDATE, waits for
-// them and they for it), then the entrant's row (their attempt limit and
-// best), then the buckets in ascending key order, and last updates the
-// event row: the change's number, the ranked count and, for an attempt
-// that joins, the entrant count checked against the cap. Only that last
-// step is serialised per event, held to commit, and it does O(1) writes and
-// one rank. Its rules (window, attempts, cap, join) are exact. JoinEvent
-// takes the same FOR KEY SHARE and counts the entrant against the cap in one
-// UPDATE. FinishEvent locks the row FOR UPDATE and writes the final results
-// and finished_at once: a second finisher finds finished_at set and writes
-// nothing. Standings pages and event lists each read O(page) rows.
+// An attempt is one statement, bp_event_attempt (migration 000014), and
+// nothing in it is serialised event-wide, so a last-minute crowd's attempts
+// commit side by side: it locks the event row FOR KEY SHARE (attempts run
+// side by side; the finish, FOR UPDATE, waits for them and they for it),
+// then the entrant's row (their attempt limit and best), then one of the
+// event's 16 counter shards (event_counts: entrants against the cap, and
+// entrants in the standings), then the buckets in ascending key order. Its
+// rules (window, attempts, cap, join) are exact: the cap because at most
+// 16 counts are uncommitted at once (bp_event_count says how). JoinEvent
+// takes the same FOR KEY SHARE and counts the entrant the same way.
+//
+// An attempt's change is numbered and announced after commit by the
+// announcer (announcer.go, bp_event_announce): per event, one batch at a
+// time under the event row's FOR NO KEY UPDATE, in one REPEATABLE READ
+// snapshot that numbers every committed attempt not yet numbered, so each
+// rank it sends is exact as of its batch. FinishEvent locks the row FOR
+// UPDATE, numbers what is left, and writes the final results, finished_at
+// and the final change once: a second finisher finds finished_at set and
+// writes nothing. Standings pages (events.seq and the counts, in one
+// snapshot) and event lists each read O(page) rows.
 //
 // # Duels
 //

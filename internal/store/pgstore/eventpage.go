@@ -27,7 +27,7 @@ func (s *Store) EventStandingsPage(ctx context.Context, id uuid.UUID, q game.Eve
 	board := game.EventBoard{EventID: id, Entries: []game.EventStanding{}}
 	err = s.tx(ctx, readOnly, func(tx pgx.Tx) error {
 		board.Entries, board.Next, board.Prev = []game.EventStanding{}, "", ""
-		if err := tx.QueryRow(ctx, `SELECT seq, finished_at IS NOT NULL, ranked FROM events WHERE id = $1`, id).
+		if err := tx.QueryRow(ctx, `SELECT seq, finished_at IS NOT NULL, (SELECT o_ranked FROM bp_event_counts(id)) FROM events WHERE id = $1`, id).
 			Scan(&board.Seq, &board.Final, &board.Total); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return game.Errorf(game.ENOTFOUND, "event not found")
@@ -207,7 +207,7 @@ func finalStandingsPage(ctx context.Context, tx pgx.Tx, id uuid.UUID, q game.Eve
 // eventListColumns are an event's columns but its hidden chaos and
 // resilience, which lists never load.
 const eventListColumns = `id, slug, version, title, briefing, starts_at, ends_at, attempt_limit, join_required,
-	max_entrants, final, created_by, created_at, finished_at, entrants`
+	max_entrants, final, created_by, created_at, finished_at, ` + entrantsColumn
 
 // phaseFilters select the events in each phase at $1 (see game.Event.Phase);
 // each is served by an index on (starts_at, id).
@@ -287,6 +287,7 @@ func (s *Store) RebuildEventRanks(ctx context.Context, id uuid.UUID) error {
 			WHERE event_id = $1`, id)
 		b.Queue(`UPDATE events SET ranked = (SELECT count(*) FROM event_entrants WHERE event_id = $1 AND attempts > 0)
 			WHERE id = $1`, id)
+		b.Queue(`UPDATE event_counts SET ranked = 0 WHERE event_id = $1`, id)
 		b.Queue(`DELETE FROM event_buckets WHERE event_id = $1`, id)
 		b.Queue(`
 			WITH o AS (

@@ -68,6 +68,11 @@ func TestEventStandingsAgreeAcrossReplicas(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// Each replica's announcer numbers what it committed within its delay;
+	// the pages compared carry the number of the latest change.
+	if _, err := a.AnnounceEvents(ctx); err != nil {
+		t.Fatal(err)
+	}
 	agree := func(phase string) {
 		t.Helper()
 		queries := []game.EventStandingsQuery{{Limit: 100}}

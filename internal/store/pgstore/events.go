@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,8 +14,15 @@ import (
 	"backpressure/internal/game"
 )
 
-const eventColumns = `id, slug, version, title, briefing, starts_at, ends_at, attempt_limit, join_required,
-	max_entrants, final, hidden_chaos, hidden_resilience, created_by, created_at, finished_at, entrants`
+const eventColumns = eventRowColumns + entrantsColumn
+
+// eventRowColumns are an event's columns but its entrants.
+const eventRowColumns = `id, slug, version, title, briefing, starts_at, ends_at, attempt_limit, join_required,
+	max_entrants, final, hidden_chaos, hidden_resilience, created_by, created_at, finished_at, `
+
+// entrantsColumn is an event's entrants: the row's base and its counter
+// shards (migration 000014).
+const entrantsColumn = `(SELECT o_entrants FROM bp_event_counts(id)) AS entrants`
 
 func scanEvent(row pgx.Row) (game.Event, error) {
 	var e game.Event
@@ -59,13 +67,16 @@ func (s *Store) CreateEvent(ctx context.Context, e game.Event) (game.Event, erro
 			INSERT INTO events (id, slug, version, title, briefing, starts_at, ends_at, attempt_limit, join_required,
 				max_entrants, final, hidden_chaos, hidden_resilience, created_by, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-			RETURNING `+eventColumns,
+			RETURNING `+eventRowColumns+`entrants`,
 			e.ID, e.Slug, e.Version, e.Title, e.Briefing, e.StartsAt, e.EndsAt, e.AttemptLimit, e.JoinRequired,
 			e.MaxEntrants, e.Final, []byte(e.HiddenChaos), nullJSON(e.HiddenResilience), ownerArg(e.CreatedBy), e.CreatedAt))
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, insertEventSentinel, e.ID)
+		if _, err = tx.Exec(ctx, insertEventSentinel, e.ID); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, insertEventCounts, e.ID)
 		return err
 	})
 	if err != nil {
@@ -103,6 +114,10 @@ const insertEventSentinel = `
 	VALUES ($1, -9223372036854775808, '1970-01-01T00:00:00Z', '00000000-0000-0000-0000-000000000000', 0)
 	ON CONFLICT DO NOTHING`
 
+// insertEventCounts creates an event's 16 counter shards (migration 000014).
+const insertEventCounts = `
+	INSERT INTO event_counts (event_id, shard) SELECT $1, s FROM generate_series(0, 15) s`
+
 // lockEvent locks an event's row for the rest of the transaction: joins,
 // submissions and the finish of one event are serialised on it.
 func lockEvent(ctx context.Context, tx pgx.Tx, id uuid.UUID) (game.Event, error) {
@@ -116,8 +131,8 @@ func lockEvent(ctx context.Context, tx pgx.Tx, id uuid.UUID) (game.Event, error)
 func (s *Store) JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at time.Time) error {
 	at = game.Timestamp(at)
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		// FOR KEY SHARE, as an attempt: the finish waits for the join,
-		// and only the count below is serialised with other writes.
+		// FOR KEY SHARE, as an attempt: the finish waits for the join;
+		// the count below shares a shard with a 16th of the joiners.
 		var ends time.Time
 		var finished *time.Time
 		var limit int
@@ -138,15 +153,10 @@ func (s *Store) JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at t
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		tag, err = tx.Exec(ctx, `
-			UPDATE events SET entrants = entrants + 1
-			WHERE id = $1 AND (max_entrants = 0 OR entrants < max_entrants)`, eventID)
-		if err == nil && tag.RowsAffected() == 0 {
-			return game.Errorf(game.EEVENTFULL, "the event is full (%d entrants)", limit)
-		}
+		_, err = tx.Exec(ctx, `SELECT bp_event_count($1, $2, 1, 0, $3)`, eventID, playerID, limit)
 		return err
 	})
-	return translate("join event", err)
+	return eventSubmitError(err, "join event")
 }
 
 // CreateEventSubmission stores an entrant's design with its public verdict
@@ -157,9 +167,11 @@ func (s *Store) JoinEvent(ctx context.Context, eventID, playerID uuid.UUID, at t
 // may find it EEVENTFULL), EATTEMPTLIMIT once the limit is used. It
 // returns the attempts used, this one included.
 //
-// The whole write is bp_event_submit (migration 000011), one statement:
-// per event, only its last step (numbering the change, O(1) writes and a
-// rank from the buckets) is serialised, whatever the field.
+// The whole write is bp_event_attempt (migration 000014), one statement
+// that serialises nothing event-wide: attempts of one event commit side by
+// side. Its change is numbered and announced after commit, by the
+// announcer (announcer.go); EUNAVAILABLE if the event is filling up too
+// fast to count its cap exactly (try again).
 func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmission) (int, error) {
 	if err := (game.Submission{ID: sub.ID, PlayerID: sub.PlayerID, Slug: "event", Version: 1, Design: sub.Design,
 		Result: sub.Result, Passed: sub.Passed, Score: sub.Score, CreatedAt: sub.CreatedAt}).Validate(); err != nil {
@@ -168,33 +180,35 @@ func (s *Store) CreateEventSubmission(ctx context.Context, sub game.EventSubmiss
 	sub.CreatedAt = game.Timestamp(sub.CreatedAt)
 	var attempts int
 	err := s.retry(ctx, func() error {
-		var rank, seq int64
 		return s.pool.QueryRow(ctx, `
-			SELECT * FROM bp_event_submit($1::uuid, $2::uuid, $3::uuid, $4::json, $5::json, $6::bool, $7::int8,
-				$8::timestamptz, $9::int8, $10::text, $11::int4)`,
+			SELECT bp_event_attempt($1::uuid, $2::uuid, $3::uuid, $4::json, $5::json, $6::bool, $7::int8,
+				$8::timestamptz, $9::int8)`,
 			sub.ID, sub.EventID, sub.PlayerID, []byte(sub.Design), nullJSON(sub.Result), sub.Passed, sub.Score,
-			sub.CreatedAt, int64(s.bucketSize), NoticeChannel, maxNoticePayload).Scan(&attempts, &rank, &seq)
+			sub.CreatedAt, int64(s.bucketSize)).Scan(&attempts)
 	})
 	if err != nil {
-		return 0, eventSubmitError(err)
+		return 0, eventSubmitError(err, "create event submission")
 	}
+	s.announcer.committed(sub.EventID)
 	return attempts, nil
 }
 
-// eventSubmitError translates bp_event_submit's refusals (SQLSTATE BPnnn,
-// see migration 000011) and every other error.
-func eventSubmitError(err error) error {
+// eventSubmitError translates the refusals of bp_event_attempt and
+// bp_event_count (SQLSTATE BPnnn, see migration 000014) and every other
+// error.
+func eventSubmitError(err error, what string) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		code, ok := map[string]string{
 			"BP404": game.ENOTFOUND, "BPNST": game.EEVENTNOTSTARTED, "BPEND": game.EEVENTENDED,
 			"BPNJN": game.ENOTJOINED, "BPLIM": game.EATTEMPTLIMIT, "BPFUL": game.EEVENTFULL,
+			"BPBSY": game.EUNAVAILABLE,
 		}[pgErr.Code]
 		if ok {
 			return game.Errorf(code, "%s", pgErr.Message)
 		}
 	}
-	return translate("create event submission", err)
+	return translate(what, err)
 }
 
 func scanStanding(row pgx.Row, extra ...any) (game.EventStanding, error) {
@@ -366,6 +380,12 @@ func (s *Store) FinishEvent(ctx context.Context, id uuid.UUID, results []game.Ev
 			return err
 		}
 		done = true
+		// The attempts committed before the lock and not yet announced
+		// are numbered before the final change (no other can commit now).
+		if _, err := tx.Exec(ctx, `SELECT bp_event_announce($1, $2, $3, $4)`,
+			id, math.MaxInt32, NoticeChannel, maxNoticePayload); err != nil {
+			return err
+		}
 		return announceEvent(ctx, tx, game.EventChange{EventID: id, Kind: game.EventFinal, Total: len(ordered)})
 	})
 	if err != nil {

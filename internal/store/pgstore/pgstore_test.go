@@ -321,7 +321,7 @@ func TestMigrateUpDownUp(t *testing.T) {
 		}
 		return out
 	}
-	all := []string{"board_buckets", "board_changes", "board_entries", "boards", "duels", "event_buckets", "event_entrants", "event_final_runs", "event_results", "event_submissions", "events", "global_drains", "levels", "players", "rating_pairs", "ratings", "schema_migrations", "season_bests", "seasons", "submission_requests", "submissions"}
+	all := []string{"board_buckets", "board_changes", "board_entries", "boards", "duels", "event_buckets", "event_counts", "event_entrants", "event_final_runs", "event_results", "event_submissions", "events", "global_drains", "levels", "players", "rating_pairs", "ratings", "schema_migrations", "season_bests", "seasons", "submission_requests", "submissions"}
 	for i, step := range []struct {
 		name string
 		run  func(context.Context, string) error

@@ -37,6 +37,7 @@ type Store struct {
 	drainBatch      int
 	levels          *levelCache
 	tokens          *tokenCache
+	announcer       *announcer
 }
 
 // DefaultMaxConns is the pool size when Options.MaxConns is 0 and the URL
@@ -110,11 +111,17 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: ping: %w", err)
 	}
-	return &Store{pool: pool, Now: time.Now, bucketSize: DefaultBucketSize, drainBatch: defaultDrainBatch, levels: newLevelCache(), tokens: newTokenCache()}, nil
+	s := &Store{pool: pool, Now: time.Now, bucketSize: DefaultBucketSize, drainBatch: defaultDrainBatch, levels: newLevelCache(), tokens: newTokenCache()}
+	s.announcer = newAnnouncer(s)
+	return s, nil
 }
 
-// Close waits for in-flight queries and closes every connection.
-func (s *Store) Close() { s.pool.Close() }
+// Close stops the announcer, waits for in-flight queries and closes every
+// connection.
+func (s *Store) Close() {
+	s.announcer.close()
+	s.pool.Close()
+}
 
 // Ping reports whether the database answers, for readiness probes.
 func (s *Store) Ping(ctx context.Context) error {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -144,6 +145,22 @@ func (f *fixture) eventAttempt(sub game.EventSubmission) {
 	f.t.Helper()
 	if _, err := f.s.CreateEventSubmission(f.ctx, sub); err != nil {
 		f.t.Fatalf("CreateEventSubmission(%+v): %v", sub, err)
+	}
+	f.announced()
+}
+
+// announced waits until every committed event attempt is numbered, for a
+// store that numbers them after commit (the PostgreSQL store's announcer
+// does within a few tens of milliseconds; AnnounceEvents does it now).
+// A store that numbers them as they commit has nothing to wait for.
+func (f *fixture) announced() {
+	f.t.Helper()
+	if a, ok := f.s.(interface {
+		AnnounceEvents(ctx context.Context) (int, error)
+	}); ok {
+		if _, err := a.AnnounceEvents(f.ctx); err != nil {
+			f.t.Fatalf("AnnounceEvents: %v", err)
+		}
 	}
 }
 
@@ -298,6 +315,7 @@ func testEventConcurrentAttempts(t *testing.T, f *fixture) {
 		})
 	}
 	wg.Wait()
+	f.announced()
 	if len(accepted) != capacity {
 		t.Errorf("%d entrants got in, want the cap %d", len(accepted), capacity)
 	}
@@ -314,6 +332,7 @@ func testEventConcurrentAttempts(t *testing.T, f *fixture) {
 	if diff := cmp.Diff(m.standings(), got); diff != "" {
 		t.Errorf("standings (-recount +got):\n%s", diff)
 	}
+	f.announced()
 	if page := f.standingsPage(e.ID, game.EventStandingsQuery{}); page.Seq != capacity*limit {
 		t.Errorf("seq %d, want one change per accepted attempt (%d)", page.Seq, capacity*limit)
 	}
@@ -442,5 +461,58 @@ func testEventList(t *testing.T, f *fixture) {
 	} {
 		_, err := f.s.EventList(f.ctx, q)
 		wantCode(t, fmt.Sprintf("list %+v", q), err, game.EINVALID)
+	}
+}
+
+// testEventCapUnderACrowd: a crowd larger than the cap, joining and
+// attempting at once, fills the event to exactly its cap, whether the count
+// is far from the cap (each joiner counting alone) or near it (counted
+// exactly); a joiner told to try again (EUNAVAILABLE) does, and is then in
+// or refused as the cap decides.
+func testEventCapUnderACrowd(t *testing.T, f *fixture) {
+	f.level("lvl", "h1")
+	const crowd, capacity = 150, 100
+	ps := f.players(crowd)
+	e := f.event(newEvent("lvl", func(e *game.Event) { e.MaxEntrants = capacity }))
+	var mu sync.Mutex
+	in, full := 0, 0
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Go(func() {
+			var err error
+			for range 50 {
+				if i%3 == 0 {
+					err = f.s.JoinEvent(f.ctx, e.ID, p.ID, at(101))
+				} else {
+					_, err = f.s.CreateEventSubmission(f.ctx, eventSub(e, p.ID, int64(i), true, at(101)))
+				}
+				if game.ErrorCode(err) != game.EUNAVAILABLE {
+					break
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch game.ErrorCode(err) {
+			case "":
+				in++
+			case game.EEVENTFULL:
+				full++
+			default:
+				t.Errorf("%s: %v", p.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if in != capacity || full != crowd-capacity {
+		t.Errorf("%d in and %d refused as full, want %d and %d", in, full, capacity, crowd-capacity)
+	}
+	ev, err := f.s.Event(f.ctx, e.ID)
+	if err != nil || ev.Entrants != capacity {
+		t.Errorf("Event: %d entrants, %v; want %d", ev.Entrants, err, capacity)
+	}
+	f.announced()
+	page := f.standingsPage(e.ID, game.EventStandingsQuery{Limit: 100})
+	if int64(page.Total) != page.Seq || page.Total > capacity {
+		t.Errorf("standings: %d ranked, seq %d; want one change per attempt and at most %d", page.Total, page.Seq, capacity)
 	}
 }

@@ -157,6 +157,7 @@ func testEventStandingsAndFinish(t *testing.T, f *fixture) {
 		if err := f.s.JoinEvent(f.ctx, e.ID, f.player("idle-"+final).ID, at(150)); err != nil {
 			t.Fatal(err)
 		}
+		f.announced()
 		board, err := f.s.EventStandingsPage(f.ctx, e.ID, game.EventStandingsQuery{Limit: 100})
 		if err != nil {
 			t.Fatal(err)

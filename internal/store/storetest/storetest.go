@@ -95,6 +95,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"EventRanksEqualRecount", testEventRanksRecount},
 		{"EventConcurrentAttempts", testEventConcurrentAttempts},
 		{"EventLateCommits", testEventLateCommits},
+		{"EventCapUnderACrowd", testEventCapUnderACrowd},
 		{"EventList", testEventList},
 	}
 	tests = append(tests, duelTests...)
