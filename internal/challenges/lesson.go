@@ -44,6 +44,11 @@ var mechanics = map[string]mechanic{
 		func(l *Level, start, d sim.Design) sim.Design {
 			return l.resetParams(start, d, isCompute, "replicas", "instance_type", "min_replicas", "max_replicas")
 		}},
+	"scale_up": {"a faster compute instance type than the starting design's",
+		func(l *Level, start, d sim.Design) bool { return l.computeSpeed(d) > l.computeSpeed(start)+1e-9 },
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, isCompute, "instance_type")
+		}},
 	"cache": {"a cache beside the app (cache-aside)", has(sim.KindCache), without(sim.KindCache)},
 	"cdn":   {"a CDN in front", has(sim.KindCDN), without(sim.KindCDN)},
 	"queue": {"a queue for asynchronous writes", has(sim.KindQueue), without(sim.KindQueue)},
@@ -65,6 +70,26 @@ var mechanics = map[string]mechanic{
 		},
 		func(l *Level, _, d sim.Design) sim.Design {
 			return setAll(d, sim.KindLoadBalancer, "health_checks", false)
+		}},
+	"fast_health_checks": {"health checks that notice a dead backend sooner than the starting design's (interval × threshold)",
+		func(l *Level, start, d sim.Design) bool { return l.detection(d) < l.detection(start) },
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindLoadBalancer },
+				"health_check_interval_sec", "unhealthy_threshold")
+		}},
+	"queue_workers": {"more queue workers than the starting design's",
+		func(l *Level, start, d sim.Design) bool {
+			return l.largest(d, sim.KindQueue, "workers") > l.largest(start, sim.KindQueue, "workers")
+		},
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindQueue }, "workers")
+		}},
+	"early_scaling": {"an autoscaler that scales out sooner than the starting design's (a lower target utilisation)",
+		func(l *Level, start, d sim.Design) bool {
+			return l.smallestOf(d, sim.KindContainerPool, "target_utilization") < l.smallestOf(start, sim.KindContainerPool, "target_utilization")
+		},
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindContainerPool }, "target_utilization")
 		}},
 	"queue_buffer": {"a queue buffer larger than the starting design's",
 		func(l *Level, start, d sim.Design) bool {
@@ -359,6 +384,11 @@ func (l *Level) computeCapacity(d sim.Design) float64 {
 	return sum
 }
 
+// computeSpeed is the fastest instance type among d's app services and pools.
+func (l *Level) computeSpeed(d sim.Design) float64 {
+	return max(l.speedOf(d, sim.KindAppService), l.speedOf(d, sim.KindContainerPool))
+}
+
 // speedOf is the fastest instance type among d's components of kind k.
 func (l *Level) speedOf(d sim.Design, k sim.Kind) float64 {
 	best := 0.0
@@ -397,6 +427,30 @@ func (l *Level) smallest(d sim.Design, name string) float64 {
 			if x, ok := paramOf(c, name).(float64); ok {
 				best = min(best, x)
 			}
+		}
+	}
+	return best
+}
+
+// smallestOf is the smallest value of a numeric parameter among d's components of kind k
+// (+Inf if none).
+func (l *Level) smallestOf(d sim.Design, k sim.Kind, name string) float64 {
+	best := math.Inf(1)
+	for _, c := range d.Components {
+		if c.Type == k {
+			best = min(best, paramOf(c, name).(float64))
+		}
+	}
+	return best
+}
+
+// detection is the shortest time d's balancers with health checks take to notice a dead
+// backend, interval × threshold (+Inf if no balancer checks).
+func (l *Level) detection(d sim.Design) float64 {
+	best := math.Inf(1)
+	for _, c := range d.Components {
+		if c.Type == sim.KindLoadBalancer && paramOf(c, "health_checks") == true {
+			best = min(best, paramOf(c, "health_check_interval_sec").(float64)*paramOf(c, "unhealthy_threshold").(float64))
 		}
 	}
 	return best
