@@ -77,13 +77,7 @@ var mechanics = map[string]mechanic{
 			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindLoadBalancer },
 				"health_check_interval_sec", "unhealthy_threshold")
 		}},
-	"queue_workers": {"more queue workers than the starting design's",
-		func(l *Level, start, d sim.Design) bool {
-			return l.largest(d, sim.KindQueue, "workers") > l.largest(start, sim.KindQueue, "workers")
-		},
-		func(l *Level, start, d sim.Design) sim.Design {
-			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindQueue }, "workers")
-		}},
+	"queue_workers": larger("more queue workers than the starting design's", sim.KindQueue, "workers"),
 	"early_scaling": {"an autoscaler that scales out sooner than the starting design's (a lower target utilisation)",
 		func(l *Level, start, d sim.Design) bool {
 			return l.smallestOf(d, sim.KindContainerPool, "target_utilization") < l.smallestOf(start, sim.KindContainerPool, "target_utilization")
@@ -91,13 +85,7 @@ var mechanics = map[string]mechanic{
 		func(l *Level, start, d sim.Design) sim.Design {
 			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindContainerPool }, "target_utilization")
 		}},
-	"queue_buffer": {"a queue buffer larger than the starting design's",
-		func(l *Level, start, d sim.Design) bool {
-			return l.largest(d, sim.KindQueue, "buffer") > l.largest(start, sim.KindQueue, "buffer")
-		},
-		func(l *Level, start, d sim.Design) sim.Design {
-			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindQueue }, "buffer")
-		}},
+	"queue_buffer": larger("a queue buffer larger than the starting design's", sim.KindQueue, "buffer"),
 	"bounded_queue": {"a shorter waiting room at a service than the starting design's",
 		func(l *Level, start, d sim.Design) bool {
 			return l.smallest(d, "queue_per_replica") < l.smallest(start, "queue_per_replica")
@@ -130,13 +118,7 @@ var mechanics = map[string]mechanic{
 		func(l *Level, _, d sim.Design) sim.Design {
 			return setAll(d, sim.KindLoadBalancer, "algorithm", "round_robin")
 		}},
-	"function_memory": {"more memory for a function than the starting design's (its CPU comes with it)",
-		func(l *Level, start, d sim.Design) bool {
-			return l.largest(d, sim.KindServerless, "memory_mb") > l.largest(start, sim.KindServerless, "memory_mb")
-		},
-		func(l *Level, start, d sim.Design) sim.Design {
-			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindServerless }, "memory_mb")
-		}},
+	"function_memory": larger("more memory for a function than the starting design's (its CPU comes with it)", sim.KindServerless, "memory_mb"),
 	"cache_memory": {"a cache with more memory than the starting design's",
 		func(l *Level, start, d sim.Design) bool { return l.cacheMemory(d) > l.cacheMemory(start) },
 		func(l *Level, start, d sim.Design) sim.Design {
@@ -149,13 +131,7 @@ var mechanics = map[string]mechanic{
 		func(l *Level, _, d sim.Design) sim.Design {
 			return setAll(d, sim.KindAPIGateway, "rate_limit_rps", 0.0)
 		}},
-	"function_concurrency": {"more function concurrency than the starting design's",
-		func(l *Level, start, d sim.Design) bool {
-			return l.largest(d, sim.KindServerless, "max_concurrency") > l.largest(start, sim.KindServerless, "max_concurrency")
-		},
-		func(l *Level, start, d sim.Design) sim.Design {
-			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindServerless }, "max_concurrency")
-		}},
+	"function_concurrency": larger("more function concurrency than the starting design's", sim.KindServerless, "max_concurrency"),
 }
 
 // Mechanics lists the mechanics a level may declare, in order.
@@ -252,6 +228,16 @@ func (l *Level) SkipLesson(ctx context.Context, name string, from sim.Design) (*
 	}
 	out.Passed, out.Design, out.Verdict = ev.Passed, d, ev
 	return out, nil
+}
+
+// larger is the mechanic of a numeric knob set above the starting design's on some component
+// of kind k; taking it out sets the knob back to the starting design's.
+func larger(words string, k sim.Kind, name string) mechanic {
+	return mechanic{words,
+		func(l *Level, start, d sim.Design) bool { return l.largest(d, k, name) > l.largest(start, k, name) },
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, func(kind sim.Kind) bool { return kind == k }, name)
+		}}
 }
 
 func has(k sim.Kind) func(*Level, sim.Design, sim.Design) bool {
