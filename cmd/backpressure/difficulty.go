@@ -42,5 +42,11 @@ func cmdDifficulty(ctx context.Context, o options, dir string) error {
 		fmt.Fprintf(o.stdout, "| %d | %s | %s | %s | %d of %d | %d | %.1f%% |\n", i+1, r.Slug, r.Difficulty,
 			strings.Join(r.Mechanics, ", "), r.SingleFixes, r.Candidates, r.HintTried, r.MarginShare*100)
 	}
+	fmt.Fprintln(o.stdout)
+	fmt.Fprintln(o.stdout, "| chapter | difficulty | levels | median single changes that pass |")
+	fmt.Fprintln(o.stdout, "|---|---|---|---|")
+	for i, c := range challenges.Chapters(rows) {
+		fmt.Fprintf(o.stdout, "| %d | %s | %d | %g |\n", i+1, c.Difficulty, c.Levels, c.MedianSingleFixes)
+	}
 	return nil
 }

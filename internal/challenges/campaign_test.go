@@ -47,8 +47,8 @@ func solution(t *testing.T, slug string) sim.Design {
 
 func TestCampaignShape(t *testing.T) {
 	levels := campaign(t)
-	if len(levels) < 12 {
-		t.Errorf("campaign has %d levels, want at least 12", len(levels))
+	if len(levels) < 30 {
+		t.Errorf("campaign has %d levels, want at least 30", len(levels))
 	}
 	if levels[0].Difficulty != Tutorial {
 		t.Errorf("first level is %s, want a tutorial", levels[0].Difficulty)
@@ -79,12 +79,15 @@ func TestCampaignShape(t *testing.T) {
 	}
 }
 
-// Together the levels use every component type (in their reference solutions) and every
-// chaos kind.
+// Together the levels use every component type (in their reference solutions), every
+// chaos kind, every client behaviour (a timeout, retries, backoff, a retry budget) and
+// teach every mechanic.
 func TestCampaignCoverage(t *testing.T) {
 	levels := campaign(t)
 	used := map[sim.Kind]bool{}
 	chaos := map[sim.ChaosKind]bool{}
+	taught := map[string]bool{}
+	client := map[string]bool{}
 	for _, l := range levels {
 		for _, c := range solution(t, l.Slug).Components {
 			used[c.Type] = true
@@ -92,6 +95,16 @@ func TestCampaignCoverage(t *testing.T) {
 		for _, e := range l.Run.Chaos {
 			chaos[e.Kind] = true
 		}
+		if l.Lesson != nil {
+			for _, m := range l.Lesson.Mechanics {
+				taught[m] = true
+			}
+		}
+		c := l.Run.Client
+		client["timeout"] = client["timeout"] || c.TimeoutMs > 0
+		client["retries"] = client["retries"] || c.MaxRetries > 0
+		client["backoff"] = client["backoff"] || (c.MaxRetries > 0 && c.BackoffMs > 0)
+		client["retry budget"] = client["retry budget"] || (c.MaxRetries > 0 && c.RetryBudget > 0)
 	}
 	for _, k := range sim.Kinds() {
 		if !used[k] {
@@ -102,6 +115,16 @@ func TestCampaignCoverage(t *testing.T) {
 		sim.ChaosNetworkPartition, sim.ChaosLatencyInjection} {
 		if !chaos[k] {
 			t.Errorf("no level schedules a %s", k)
+		}
+	}
+	for _, m := range Mechanics() {
+		if !taught[m] {
+			t.Errorf("no level teaches %s (%s)", m, MechanicWords(m))
+		}
+	}
+	for _, b := range []string{"timeout", "retries", "backoff", "retry budget"} {
+		if !client[b] {
+			t.Errorf("no level's clients have a %s", b)
 		}
 	}
 }

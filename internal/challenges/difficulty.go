@@ -3,6 +3,7 @@ package challenges
 import (
 	"context"
 	"math"
+	"slices"
 
 	"backpressure/internal/sim"
 )
@@ -63,4 +64,35 @@ func (l *Level) MeasureDifficulty(ctx context.Context, reference sim.Design) (Cu
 	}
 	out.MarginShare = math.Round(out.MarginShare*1000) / 1000
 	return out, nil
+}
+
+// Chapter is one chapter of the campaign on its curve. The campaign's chapters are its
+// difficulties, in campaign order (the level list groups and unlocks them so).
+type Chapter struct {
+	Difficulty string `json:"difficulty"`
+	Levels     int    `json:"levels"`
+	// MedianSingleFixes is the median over the chapter's levels of the single changes to
+	// the starting design that pass: the curve rises when it never grows from one chapter
+	// to the next.
+	MedianSingleFixes float64 `json:"median_single_fixes"`
+}
+
+// Chapters groups measured levels by difficulty, in the order the difficulties first appear.
+func Chapters(rows []Curve) []Chapter {
+	var out []Chapter
+	var fixes [][]int
+	for _, r := range rows {
+		if len(out) == 0 || out[len(out)-1].Difficulty != r.Difficulty {
+			out = append(out, Chapter{Difficulty: r.Difficulty})
+			fixes = append(fixes, nil)
+		}
+		out[len(out)-1].Levels++
+		fixes[len(fixes)-1] = append(fixes[len(fixes)-1], r.SingleFixes)
+	}
+	for i, xs := range fixes {
+		slices.Sort(xs)
+		n := len(xs)
+		out[i].MedianSingleFixes = float64(xs[(n-1)/2]+xs[n/2]) / 2
+	}
+	return out
 }

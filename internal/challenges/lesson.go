@@ -44,6 +44,11 @@ var mechanics = map[string]mechanic{
 		func(l *Level, start, d sim.Design) sim.Design {
 			return l.resetParams(start, d, isCompute, "replicas", "instance_type", "min_replicas", "max_replicas")
 		}},
+	"scale_up": {"a faster compute instance type than the starting design's",
+		func(l *Level, start, d sim.Design) bool { return l.computeSpeed(d) > l.computeSpeed(start)+1e-9 },
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, isCompute, "instance_type")
+		}},
 	"cache": {"a cache beside the app (cache-aside)", has(sim.KindCache), without(sim.KindCache)},
 	"cdn":   {"a CDN in front", has(sim.KindCDN), without(sim.KindCDN)},
 	"queue": {"a queue for asynchronous writes", has(sim.KindQueue), without(sim.KindQueue)},
@@ -66,13 +71,21 @@ var mechanics = map[string]mechanic{
 		func(l *Level, _, d sim.Design) sim.Design {
 			return setAll(d, sim.KindLoadBalancer, "health_checks", false)
 		}},
-	"queue_buffer": {"a queue buffer larger than the starting design's",
+	"fast_health_checks": {"health checks that notice a dead backend sooner than the starting design's (interval × threshold)",
+		func(l *Level, start, d sim.Design) bool { return l.detection(d) < l.detection(start) },
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindLoadBalancer },
+				"health_check_interval_sec", "unhealthy_threshold")
+		}},
+	"queue_workers": larger("more queue workers than the starting design's", sim.KindQueue, "workers"),
+	"early_scaling": {"an autoscaler that scales out sooner than the starting design's (a lower target utilisation)",
 		func(l *Level, start, d sim.Design) bool {
-			return l.largest(d, sim.KindQueue, "buffer") > l.largest(start, sim.KindQueue, "buffer")
+			return l.smallestOf(d, sim.KindContainerPool, "target_utilization") < l.smallestOf(start, sim.KindContainerPool, "target_utilization")
 		},
 		func(l *Level, start, d sim.Design) sim.Design {
-			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindQueue }, "buffer")
+			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindContainerPool }, "target_utilization")
 		}},
+	"queue_buffer": larger("a queue buffer larger than the starting design's", sim.KindQueue, "buffer"),
 	"bounded_queue": {"a shorter waiting room at a service than the starting design's",
 		func(l *Level, start, d sim.Design) bool {
 			return l.smallest(d, "queue_per_replica") < l.smallest(start, "queue_per_replica")
@@ -105,13 +118,7 @@ var mechanics = map[string]mechanic{
 		func(l *Level, _, d sim.Design) sim.Design {
 			return setAll(d, sim.KindLoadBalancer, "algorithm", "round_robin")
 		}},
-	"function_memory": {"more memory for a function than the starting design's (its CPU comes with it)",
-		func(l *Level, start, d sim.Design) bool {
-			return l.largest(d, sim.KindServerless, "memory_mb") > l.largest(start, sim.KindServerless, "memory_mb")
-		},
-		func(l *Level, start, d sim.Design) sim.Design {
-			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindServerless }, "memory_mb")
-		}},
+	"function_memory": larger("more memory for a function than the starting design's (its CPU comes with it)", sim.KindServerless, "memory_mb"),
 	"cache_memory": {"a cache with more memory than the starting design's",
 		func(l *Level, start, d sim.Design) bool { return l.cacheMemory(d) > l.cacheMemory(start) },
 		func(l *Level, start, d sim.Design) sim.Design {
@@ -124,13 +131,7 @@ var mechanics = map[string]mechanic{
 		func(l *Level, _, d sim.Design) sim.Design {
 			return setAll(d, sim.KindAPIGateway, "rate_limit_rps", 0.0)
 		}},
-	"function_concurrency": {"more function concurrency than the starting design's",
-		func(l *Level, start, d sim.Design) bool {
-			return l.largest(d, sim.KindServerless, "max_concurrency") > l.largest(start, sim.KindServerless, "max_concurrency")
-		},
-		func(l *Level, start, d sim.Design) sim.Design {
-			return l.resetParams(start, d, func(k sim.Kind) bool { return k == sim.KindServerless }, "max_concurrency")
-		}},
+	"function_concurrency": larger("more function concurrency than the starting design's", sim.KindServerless, "max_concurrency"),
 }
 
 // Mechanics lists the mechanics a level may declare, in order.
@@ -344,6 +345,16 @@ func (l *Level) skipLesson(ctx context.Context, name string, from sim.Design, b 
 	return out, nil
 }
 
+// larger is the mechanic of a numeric knob set above the starting design's on some component
+// of kind k; taking it out sets the knob back to the starting design's.
+func larger(words string, k sim.Kind, name string) mechanic {
+	return mechanic{words,
+		func(l *Level, start, d sim.Design) bool { return l.largest(d, k, name) > l.largest(start, k, name) },
+		func(l *Level, start, d sim.Design) sim.Design {
+			return l.resetParams(start, d, func(kind sim.Kind) bool { return kind == k }, name)
+		}}
+}
+
 func has(k sim.Kind) func(*Level, sim.Design, sim.Design) bool {
 	return func(_ *Level, _, d sim.Design) bool {
 		return slices.ContainsFunc(d.Components, func(c sim.Component) bool { return c.Type == k })
@@ -474,6 +485,11 @@ func (l *Level) computeCapacity(d sim.Design) float64 {
 	return sum
 }
 
+// computeSpeed is the fastest instance type among d's app services and pools.
+func (l *Level) computeSpeed(d sim.Design) float64 {
+	return max(l.speedOf(d, sim.KindAppService), l.speedOf(d, sim.KindContainerPool))
+}
+
 // speedOf is the fastest instance type among d's components of kind k.
 func (l *Level) speedOf(d sim.Design, k sim.Kind) float64 {
 	best := 0.0
@@ -512,6 +528,30 @@ func (l *Level) smallest(d sim.Design, name string) float64 {
 			if x, ok := paramOf(c, name).(float64); ok {
 				best = min(best, x)
 			}
+		}
+	}
+	return best
+}
+
+// smallestOf is the smallest value of a numeric parameter among d's components of kind k
+// (+Inf if none).
+func (l *Level) smallestOf(d sim.Design, k sim.Kind, name string) float64 {
+	best := math.Inf(1)
+	for _, c := range d.Components {
+		if c.Type == k {
+			best = min(best, paramOf(c, name).(float64))
+		}
+	}
+	return best
+}
+
+// detection is the shortest time d's balancers with health checks take to notice a dead
+// backend, interval × threshold (+Inf if no balancer checks).
+func (l *Level) detection(d sim.Design) float64 {
+	best := math.Inf(1)
+	for _, c := range d.Components {
+		if c.Type == sim.KindLoadBalancer && paramOf(c, "health_checks") == true {
+			best = min(best, paramOf(c, "health_check_interval_sec").(float64)*paramOf(c, "unhealthy_threshold").(float64))
 		}
 	}
 	return best
