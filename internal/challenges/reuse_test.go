@@ -14,7 +14,7 @@ import (
 // reuses ticks.
 func TestCampaignReuseIsExact(t *testing.T) {
 	reused, ticks := 0, 0
-	for _, l := range campaign(t) {
+	for _, l := range campaignSample(t) {
 		designs := map[string]sim.Design{"starting": l.StartingDesign, "solution": solution(t, l.Slug)}
 		ev, err := l.Evaluate(t.Context(), l.StartingDesign)
 		if err != nil {
