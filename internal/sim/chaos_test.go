@@ -584,3 +584,33 @@ func exactMMcKWait(c, places int, lambda, mu float64) float64 {
 	full := p / total
 	return queued / total / (lambda * (1 - full))
 }
+
+// A breaker's probe is judged when its answer comes, within a tick: refused at once, it
+// opens the breaker again a few milliseconds into the half-open, not a whole tick later, so
+// a breaker open for 1 s over a dead app cycles every 1 s and a little, as the per-request
+// one does (10 openings from 10.75 s to 20 s), where a half-open lasting whole ticks of
+// 250 ms cycles every 1.25 s (8 openings). Once the trouble is over, the first probe answers
+// and the breaker closes in the tick it probes, for good: the few answers to requests sent
+// before it closed (a slow call's timeouts) are not held against it.
+func TestBreakerProbesAreJudgedWhenTheyAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		build func() (Design, Config)
+		opens float64
+	}{
+		{"over a dead app", breakerOverFailedApp(0.8), 10},
+		{"over a slow call", breakerOverSlowCall(0.8), 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, cfg := c.build()
+			s := engineSeries(mustRun(t, d, cfg))
+			if opens, _ := breakerOpenings("gw")(s); opens != c.opens {
+				t.Errorf("breaker opened %v times over a 10 s trouble, want %v", opens, c.opens)
+			}
+			// Open for 1 s from its last opening before 20 s, then closed by the first probe.
+			if closed, ok := breakerClosesSec("gw", 20)(s); !ok || closed > 1.25 {
+				t.Errorf("breaker closed for good %.2f s after the trouble (closed at the end: %v), want within 1.25 s", closed, ok)
+			}
+		})
+	}
+}
