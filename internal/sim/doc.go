@@ -230,24 +230,29 @@
 //   - An API gateway admits at most its rate limit per second (the excess gets 429), adds its
 //     authentication latency to every request, and has a circuit breaker: when the error rate
 //     of what it sent downstream, averaged over its window, exceeds the threshold, it opens
-//     at the end of that tick and answers 503 at once for breaker_open_sec, sending nothing
-//     downstream; then it lets one request in every 1 ÷ breaker_probe_ratio through as a probe
-//     (half-open), and the first probe to be judged decides: answered, the breaker closes with
-//     an empty window; failed, it opens again. A breaker changes state at times within a tick
-//     (elastic.go), and a tick lets in of its requests the share its states allow, each for
-//     the part of the tick it holds: open none, half-open the probe share, closed all. A probe
-//     is judged when its answer comes: the first goes when the door's requests have made up a
-//     whole probe, and as the queues below stand when it goes, it fails at once if more than
-//     the threshold of what is sent then is refused or fails at once, times out at the
-//     client's deadline if a request sent then would take longer (each hop's wait for a call
-//     arriving now, Little's law, as a held call's), and is otherwise answered after that
-//     time; a later probe refused at once can be judged before it. So a breaker open for 1 s
-//     over a dead app cycles every 1 s and a few milliseconds, as the per-request one does,
-//     not every whole tick after it. A closed breaker's window counts only the answers to
-//     requests sent since its last change of state: what fails at once from then, timeouts
-//     from a client timeout after, answers from their mean response time after; and it opens
-//     on at least one failed request, so the first failures after it closes, before any
-//     answer has come back to weigh them, do not open it again
+//     and answers 503 at once for breaker_open_sec, sending nothing downstream; then it lets
+//     one request in every 1 ÷ breaker_probe_ratio through as a probe (half-open), and the
+//     first probe to be judged decides: answered, the breaker closes with an empty window;
+//     failed, it opens again. A breaker changes state at times within a tick (elastic.go),
+//     and a tick lets in of its requests the share its states allow, each for the part of
+//     the tick it holds: open none, half-open the probe share, closed all.
+//   - A probe is judged when its answer comes. The first goes when the door's requests have
+//     made up a whole probe; as the queues below stand when it goes, it fails at once if
+//     more than the threshold of what is sent then is refused or fails at once, times out at
+//     the client's deadline if a request sent then would take longer (each hop's wait for a
+//     call arriving now, as a held call's), and is otherwise answered after that time. A
+//     probe still waiting is ahead of anything sent later, so it is answered by the time a
+//     request sent at a later tick's start would be (a slow call that is fast again answers
+//     it sooner), and a later probe refused at once is judged before it. So a breaker open
+//     for 1 s over a dead app cycles every 1 s and a few milliseconds, as the per-request one
+//     does, not every whole tick after it.
+//   - A closed breaker's window counts only the answers to requests sent since its last
+//     change of state: what fails at once from then, timeouts from a client timeout after,
+//     answers from their mean response time after. It opens on at least one failed request,
+//     so the first failures after it closes, before any answer has come back to weigh them,
+//     do not open it again; and it opens where, within the tick, the tick's answers coming
+//     in evenly as the oldest pair of its window goes out take the failed share over the
+//     threshold (the tick's own requests have been let in by the state at its start)
 //     (TestGatewayRateLimitRejectsTheExcess,
 //     TestCircuitBreakerOpensOnFailingDownstreamAndClosesAfterRecovery,
 //     TestBreakerProbesAreJudgedWhenTheyAnswer, and the breaker rows of TestOverloadScenarios).
