@@ -21,7 +21,7 @@ type gateState struct {
 	pos     int
 	state   Breaker // the state at the end of the tick computed last
 	during  Breaker // the state at the start of the current tick, as reported
-	opens   int     // times the breaker opened during the current tick, as reported
+	opens   uint8   // times the breaker opened during the current tick, as reported (at most 10 s ÷ 0.1 s)
 
 	// The breaker changes state at times within a tick (s on the run's clock), as the
 	// requests that move it answer.

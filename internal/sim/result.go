@@ -134,8 +134,8 @@ type ComponentTick struct {
 	Breaker     Breaker `json:"breaker,omitempty"`            // api gateway: closed, open, half_open at the tick's start
 	// BreakerOpens is how many times the gateway's breaker opened during the tick: a probe
 	// judged within a tick can open it again in the tick it started probing.
-	BreakerOpens int `json:"breaker_opens,omitempty"`
-	Replicas     int `json:"replicas,omitempty"` // container pool: replicas serving
+	BreakerOpens uint8 `json:"breaker_opens,omitempty"`
+	Replicas     int   `json:"replicas,omitempty"` // container pool: replicas serving
 	// ColdStartShare is the share of a function's invocations that started cold.
 	ColdStartShare float64 `json:"cold_start_share,omitempty"`
 
