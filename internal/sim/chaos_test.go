@@ -247,10 +247,15 @@ func TestAutoscalerSaturatesDuringScaleOutThenRecovers(t *testing.T) {
 	if e := window(r, 65, 89, errRate); e < 0.2 {
 		t.Errorf("error rate during the scale-out delay %.3f, want the existing replicas saturated", e)
 	}
-	if replicas(100) != 6 {
-		t.Errorf("replicas after the delay %d, want enough for 1,600 rps at 60%%", replicas(100))
+	// Saturated, the two replicas read 100% busy, not the 4 × their capacity offered: the
+	// first order is for 2 ÷ 0.6 → 4, and the second, once those 4 read 100%, for 6.
+	if replicas(100) != 4 {
+		t.Errorf("replicas after one delay %d, want 4: a saturated pool grows by 1 ÷ target a delay", replicas(100))
 	}
-	if e := window(r, 100, 180, errRate); e > 0.01 {
+	if replicas(125) != 6 {
+		t.Errorf("replicas after two delays %d, want enough for 1,600 rps at 60%%", replicas(125))
+	}
+	if e := window(r, 125, 180, errRate); e > 0.01 {
 		t.Errorf("error rate after scale-out %.3f, want recovered", e)
 	}
 	// Traffic drops at 180 s; the replicas stay for the 60 s scale-in delay, then go.

@@ -285,7 +285,10 @@ func newScaler(p paramValues) *scalerState {
 func (m *model) autoscale(c *component, t0 float64) {
 	s := c.scaler
 	pl := &m.pools[c.pools[0]]
-	util := pl.util
+	// It reads the busy share of the workers, as a real autoscaler reads its replicas' CPU: a
+	// saturated pool reads 100%, not the demand it refuses, so it grows by at most 1 ÷ target
+	// a scale-out delay.
+	util := min(pl.util, 1)
 	if pl.failed {
 		util = 0
 	}
