@@ -328,7 +328,7 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 					hit *= mem / ws
 				}
 			}
-			cc.hop = &refCache{m: m, comp: cc, hit: refHitRatio{target: hit, warm: cp.f("warmup_sec"), flushedAt: math.Inf(-1)}, miss: next}
+			cc.hop = &refCache{m: m, comp: cc, refHitRatio: refHitRatio{target: hit, warm: cp.f("warmup_sec"), flushedAt: math.Inf(-1)}, miss: next}
 			calls.read = edge(id, cache)
 		}
 		if q := firstCallee(id, KindQueue); q != "" {
@@ -379,7 +379,7 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 			rc.served = func() int { return f.finished }
 			rc.hop = f
 		case KindCDN:
-			cdn := &refCDN{m: m, comp: rc, hit: refHitRatio{target: p.f("hit_ratio"), warm: p.f("ttl_sec"), flushedAt: math.Inf(-1)},
+			cdn := &refCDN{m: m, comp: rc, refHitRatio: refHitRatio{target: p.f("hit_ratio"), warm: p.f("ttl_sec"), flushedAt: math.Inf(-1)},
 				origin: services(c.ID)}
 			rc.hop = cdn
 		case KindDatabase:
@@ -614,17 +614,14 @@ func (a *refApp) removeReplicas(n int) {
 type refCache struct {
 	m    *refModel
 	comp *refComp
-	hit  refHitRatio
+	refHitRatio
 	miss refHop
 }
-
-func (c *refCache) flush(at, warm float64) { c.hit.flush(at, warm) }
-func (c *refCache) warmup() float64        { return c.hit.warmup() }
 
 func (c *refCache) call(r *refReq, reply func(refOutcome)) {
 	c.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
 		release()
-		if c.m.s.rng.Float64() < c.hit.at(c.m.s.now) {
+		if c.m.s.rng.Float64() < c.at(c.m.s.now) {
 			reply(refOK)
 			return
 		}

@@ -51,16 +51,13 @@ func (h *refHitRatio) warmup() float64        { return h.warm }
 type refCDN struct {
 	m    *refModel
 	comp *refComp
-	hit  refHitRatio
+	refHitRatio
 	// origin is the forwarding hop to the services behind it (nil: none).
 	origin refHop
 }
 
-func (c *refCDN) flush(at, warm float64) { c.hit.flush(at, warm) }
-func (c *refCDN) warmup() float64        { return c.hit.warmup() }
-
 func (c *refCDN) call(r *refReq, reply func(refOutcome)) {
-	if r.class != ClassStatic || c.m.s.rng.Float64() >= c.hit.at(c.m.s.now) {
+	if r.class != ClassStatic || c.m.s.rng.Float64() >= c.at(c.m.s.now) {
 		if c.origin == nil {
 			reply(refErrored)
 			return
