@@ -127,7 +127,9 @@
 // (answered by a CDN on a hit, else by the app), reads (cache-aside: app → cache on a hit, app
 // → cache → app → database on a miss), synchronous writes (database primary) and asynchronous
 // writes (queue, whose workers write to the database later; without a queue the app writes
-// synchronously). Balancers split by their algorithm: round-robin evenly, least-connections in
+// synchronously). A service with no database of its own passes its reads and writes on to the
+// services it calls, holding its worker through the call (the app-calling-an-app rows of
+// TestOverloadScenarios; the CDN rows hold a CDN's purge). Balancers split by their algorithm: round-robin evenly, least-connections in
 // proportion to capacity, consistent hashing by each backend's share of a hash ring with 64
 // virtual nodes per backend (a documented skew). With health checks a balancer routes around
 // failed or unreachable backends once it notices (below). A database spreads reads over its
@@ -180,7 +182,8 @@
 // instance type (replica_instance_type): its speed sets the replicas' query time and its price
 // theirs, so a read-heavy database can have a small primary and large replicas: the common
 // production layout, the primary kept for writes (TestReadsFromReplicasOnly,
-// TestReplicaWithItsOwnInstanceType).
+// TestReplicaWithItsOwnInstanceType; the read-replica rows of TestOverloadScenarios hold
+// the served share, and list the p99 as a known gap with its reason).
 //
 // Latency is a distribution: each hop contributes a fixed part (network, authentication,
 // injected latency, the queue's wait less its spread), the spread's phases, its exponential
@@ -260,7 +263,8 @@
 //     (Erlang B: no queue). Instances used within the idle timeout stay warm; invocations
 //     beyond the warm instances start cold and pay cold_start_ms (exponentially distributed).
 //     Executions longer than max_execution_ms are killed (errors). It is priced per invocation
-//     and per GB-second (TestServerlessColdStartsExecutionLimitAndPrice).
+//     and per GB-second (TestServerlessColdStartsExecutionLimitAndPrice; the function rows of
+//     TestOverloadScenarios hold its throttling and cold starts against the reference's).
 //   - A container pool's autoscaler wants ceil(replicas × utilisation ÷ target) replicas,
 //     within its bounds, reading the busy share of its workers as a real autoscaler reads
 //     its replicas' CPU: a saturated pool reads 100%, not the demand it refuses, so it grows
