@@ -38,7 +38,11 @@ func (m *model) postTick(t int, st *runState) {
 			if c.gate.threshold <= 0 {
 				continue // no breaker: the downstream's outcome moves nothing
 			}
-			c.gate.observe(m.gateTick(c, t, st))
+			o := m.gateTick(c, t, st)
+			if c.gate.state == BreakerHalfOpen {
+				o.nowSec = m.gateNow(c, st) // a probe's fate reads it
+			}
+			c.gate.observe(o)
 		case c.fn != nil:
 			c.fn.settle(&m.pools[c.pools[0]], m.dt)
 		}

@@ -209,6 +209,9 @@ func (g *gateState) probe1(o gateTick) {
 func (g *gateState) observeClosed(o gateTick) {
 	dt := o.t1 - o.t0
 	since := func(age float64) float64 { // the part of outcomes known age after sending
+		if math.IsInf(age, 1) {
+			return 1 // no deadline: nothing times out
+		}
 		v := (o.t1 - age - g.changedAt) / dt
 		if v >= 1 {
 			return 1
@@ -400,25 +403,19 @@ func (s *slidingMax) push(tick int, v float64, window int) float64 {
 }
 
 // gateTick sums what happened below a gateway this tick, over its nodes (one per request
-// class): what was let through, what failed at once, timed out or was answered, and how long
-// a request sent now would take. A node's subtree is the run of nodes after it up to
-// subtreeEnd (routes are built depth first, parents first).
+// class): what was let through, what failed at once, timed out or was answered. A node's
+// subtree is the run of nodes after it up to subtreeEnd (routes are built depth first,
+// parents first).
 func (m *model) gateTick(c *component, t int, st *runState) gateTick {
 	pl := &m.pools[c.pools[0]]
 	o := gateTick{t0: float64(t) * m.dt, t1: float64(t+1) * m.dt, door: (pl.in + pl.gated) / m.dt}
-	var answeredTime, nowTime, nowWeight, leafTime, leafWeight float64
+	var answeredTime float64
 	for _, n := range pl.nodes {
-		end := m.nodes[n].subtreeEnd
-		below := m.nodes[n+1 : end]
+		below := m.nodes[n+1 : m.nodes[n].subtreeEnd]
 		lates := st.lat.late[n+1:][:len(below)] // the same nodes' shares answered late
-		now := c.gate.scratch(len(below))
+		from := m.nodes[n].pathMean
 		for i := range below {
 			nd := &below[i]
-			// A request sent now waits what the queues hold now, at every hop on its way.
-			now[i] = m.hopHoldMean(n+1+i, st)
-			if p := nd.parent; p > n {
-				now[i] += now[p-n-1]
-			}
 			if nd.parent == n {
 				o.sent += nd.in
 			}
@@ -426,25 +423,45 @@ func (m *model) gateTick(c *component, t int, st *runState) gateTick {
 			o.failedNow += nd.rejected + nd.pushback + nd.errors + nd.lost
 			o.timedOut += late + nd.expired
 			o.answered += nd.terminal - late
-			answeredTime += (nd.terminal - late) * (nd.pathMean - m.nodes[n].pathMean)
+			answeredTime += (nd.terminal - late) * (nd.pathMean - from)
+		}
+	}
+	if o.answered > 0 {
+		o.answeredSec = answeredTime / o.answered
+	}
+	o.nowSec = math.NaN() // known only when a probe asks (gateNow)
+	return o
+}
+
+// gateNow is how long a request sent below a gateway now would take to be answered, as the
+// queues stand: each hop's wait for a call arriving now, as a held call's, summed along its
+// path and weighted by where the tick's answers came from (or, with none, where what was
+// sent ended up). +Inf when nothing went anywhere.
+func (m *model) gateNow(c *component, st *runState) float64 {
+	pl := &m.pools[c.pools[0]]
+	var nowTime, nowWeight, leafTime, leafWeight float64
+	for _, n := range pl.nodes {
+		below := m.nodes[n+1 : m.nodes[n].subtreeEnd]
+		now := c.gate.scratch(len(below))
+		for i := range below {
+			nd := &below[i]
+			now[i] = m.hopHoldMean(n+1+i, st)
+			if p := nd.parent; p > n {
+				now[i] += now[p-n-1]
+			}
 			nowTime, nowWeight = nowTime+nd.terminal*now[i], nowWeight+nd.terminal
 			if len(nd.children) == 0 {
 				leafTime, leafWeight = leafTime+nd.in*now[i], leafWeight+nd.in
 			}
 		}
 	}
-	if o.answered > 0 {
-		o.answeredSec = answeredTime / o.answered
-	}
 	switch {
 	case nowWeight > 0:
-		o.nowSec = nowTime / nowWeight
-	case leafWeight > 0: // nothing answered: where what was sent ends up
-		o.nowSec = leafTime / leafWeight
-	default:
-		o.nowSec = math.Inf(1)
+		return nowTime / nowWeight
+	case leafWeight > 0:
+		return leafTime / leafWeight
 	}
-	return o
+	return math.Inf(1)
 }
 
 // scratch is the gateway's per-node scratch for n nodes.
