@@ -449,8 +449,8 @@ var readReplicaMetrics = []overloadMetric{
 // default breaker every figure is within tolerance of the reference; with a 5 s window and
 // 2 s open the figures outside are logged (BENCHMARKS.md, "Known gaps and floors").
 func TestBreakerSweepOverASlowCall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("96 figures, 10 reference seeds each")
+	if testing.Short() || raceEnabled {
+		t.Skip("96 figures, 10 reference seeds each: a measurement, run without -short and -race")
 	}
 	outside, total := 0, 0
 	for _, breaker := range []string{"", `{"breaker_window_sec":5,"breaker_open_sec":2}`} {
