@@ -247,10 +247,15 @@ func TestAutoscalerSaturatesDuringScaleOutThenRecovers(t *testing.T) {
 	if e := window(r, 65, 89, errRate); e < 0.2 {
 		t.Errorf("error rate during the scale-out delay %.3f, want the existing replicas saturated", e)
 	}
-	if replicas(100) != 6 {
-		t.Errorf("replicas after the delay %d, want enough for 1,600 rps at 60%%", replicas(100))
+	// Saturated, the two replicas read 100% busy, not the 4 × their capacity offered: the
+	// first order is for 2 ÷ 0.6 → 4, and the second, once those 4 read 100%, for 6.
+	if replicas(100) != 4 {
+		t.Errorf("replicas after one delay %d, want 4: a saturated pool grows by 1 ÷ target a delay", replicas(100))
 	}
-	if e := window(r, 100, 180, errRate); e > 0.01 {
+	if replicas(125) != 6 {
+		t.Errorf("replicas after two delays %d, want enough for 1,600 rps at 60%%", replicas(125))
+	}
+	if e := window(r, 125, 180, errRate); e > 0.01 {
 		t.Errorf("error rate after scale-out %.3f, want recovered", e)
 	}
 	// Traffic drops at 180 s; the replicas stay for the 60 s scale-in delay, then go.
@@ -573,4 +578,34 @@ func exactMMcKWait(c, places int, lambda, mu float64) float64 {
 	}
 	full := p / total
 	return queued / total / (lambda * (1 - full))
+}
+
+// A breaker's probe is judged when its answer comes, within a tick: refused at once, it
+// opens the breaker again a few milliseconds into the half-open, not a whole tick later, so
+// a breaker open for 1 s over a dead app cycles every 1 s and a little, as the per-request
+// one does (10 openings from 10.75 s to 20 s), where a half-open lasting whole ticks of
+// 250 ms cycles every 1.25 s (8 openings). Once the trouble is over, the first probe answers
+// and the breaker closes in the tick it probes, for good: the few answers to requests sent
+// before it closed (a slow call's timeouts) are not held against it.
+func TestBreakerProbesAreJudgedWhenTheyAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		build func() (Design, Config)
+		opens float64
+	}{
+		{"over a dead app", breakerOverFailedApp(0.8), 10},
+		{"over a slow call", breakerOverSlowCall(0.8), 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, cfg := c.build()
+			s := engineSeries(mustRun(t, d, cfg))
+			if opens, _ := breakerOpenings("gw")(s); opens != c.opens {
+				t.Errorf("breaker opened %v times over a 10 s trouble, want %v", opens, c.opens)
+			}
+			// Open for 1 s from its last opening before 20 s, then closed by the first probe.
+			if closed, ok := breakerClosesSec("gw", 20)(s); !ok || closed > 1.25 {
+				t.Errorf("breaker closed for good %.2f s after the trouble (closed at the end: %v), want within 1.25 s", closed, ok)
+			}
+		})
+	}
 }

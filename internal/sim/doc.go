@@ -127,7 +127,9 @@
 // (answered by a CDN on a hit, else by the app), reads (cache-aside: app → cache on a hit, app
 // → cache → app → database on a miss), synchronous writes (database primary) and asynchronous
 // writes (queue, whose workers write to the database later; without a queue the app writes
-// synchronously). Balancers split by their algorithm: round-robin evenly, least-connections in
+// synchronously). A service with no database of its own passes its reads and writes on to the
+// services it calls, holding its worker through the call (the app-calling-an-app rows of
+// TestOverloadScenarios; the CDN rows hold a CDN's purge). Balancers split by their algorithm: round-robin evenly, least-connections in
 // proportion to capacity, consistent hashing by each backend's share of a hash ring with 64
 // virtual nodes per backend (a documented skew). With health checks a balancer routes around
 // failed or unreachable backends once it notices (below). A database spreads reads over its
@@ -180,7 +182,8 @@
 // instance type (replica_instance_type): its speed sets the replicas' query time and its price
 // theirs, so a read-heavy database can have a small primary and large replicas: the common
 // production layout, the primary kept for writes (TestReadsFromReplicasOnly,
-// TestReplicaWithItsOwnInstanceType).
+// TestReplicaWithItsOwnInstanceType; the read-replica rows of TestOverloadScenarios hold
+// the served share, and list the p99 as a known gap with its reason).
 //
 // Latency is a distribution: each hop contributes a fixed part (network, authentication,
 // injected latency, the queue's wait less its spread), the spread's phases, its exponential
@@ -230,19 +233,47 @@
 //   - An API gateway admits at most its rate limit per second (the excess gets 429), adds its
 //     authentication latency to every request, and has a circuit breaker: when the error rate
 //     of what it sent downstream, averaged over its window, exceeds the threshold, it opens
-//     and answers 503 at once for breaker_open_sec, sending nothing downstream; then it lets a
-//     probe share through (half-open) and closes if the probes' error rate is back under the
-//     threshold, or opens again (TestGatewayRateLimitRejectsTheExcess,
-//     TestCircuitBreakerOpensOnFailingDownstreamAndClosesAfterRecovery).
+//     and answers 503 at once for breaker_open_sec, sending nothing downstream; then it lets
+//     one request in every 1 ÷ breaker_probe_ratio through as a probe (half-open), and the
+//     first probe to be judged decides: answered, the breaker closes with an empty window;
+//     failed, it opens again. A breaker changes state at times within a tick (elastic.go),
+//     and a tick lets in of its requests the share its states allow, each for the part of
+//     the tick it holds: open none, half-open the probe share, closed all.
+//   - A probe is judged when its answer comes. The first goes when the door's requests have
+//     made up a whole probe; as the queues below stand when it goes, it fails at once if
+//     more than the threshold of what is sent then is refused or fails at once, times out at
+//     the client's deadline if a request sent then would take longer (each hop's wait for a
+//     call arriving now, as a held call's), and is otherwise answered after that time. A
+//     probe still waiting is ahead of anything sent later, so it is answered by the time a
+//     request sent at a later tick's start would be (a slow call that is fast again answers
+//     it sooner), and a later probe refused at once is judged before it. So a breaker open
+//     for 1 s over a dead app cycles every 1 s and a few milliseconds, as the per-request one
+//     does, not every whole tick after it.
+//   - A closed breaker's window counts only the answers to requests sent since its last
+//     change of state: what fails at once from then, timeouts from a client timeout after,
+//     answers from their mean response time after. It opens on at least one failed request,
+//     so the first failures after it closes, before any answer has come back to weigh them,
+//     do not open it again; and it opens where, within the tick, the tick's answers coming
+//     in evenly as the oldest pair of its window goes out take the failed share over the
+//     threshold (the tick's own requests have been let in by the state at its start)
+//     (TestGatewayRateLimitRejectsTheExcess,
+//     TestCircuitBreakerOpensOnFailingDownstreamAndClosesAfterRecovery,
+//     TestBreakerProbesAreJudgedWhenTheyAnswer, and the breaker rows of TestOverloadScenarios).
 //   - A serverless function runs up to max_concurrency executions and throttles beyond it
 //     (Erlang B: no queue). Instances used within the idle timeout stay warm; invocations
 //     beyond the warm instances start cold and pay cold_start_ms (exponentially distributed).
 //     Executions longer than max_execution_ms are killed (errors). It is priced per invocation
-//     and per GB-second (TestServerlessColdStartsExecutionLimitAndPrice).
+//     and per GB-second (TestServerlessColdStartsExecutionLimitAndPrice; the function rows of
+//     TestOverloadScenarios hold its throttling and cold starts against the reference's).
 //   - A container pool's autoscaler wants ceil(replicas × utilisation ÷ target) replicas,
-//     within its bounds. New replicas serve only after the scale-out delay; replicas go only
-//     after utilisation has stayed low for the scale-in delay. Cost follows the replicas. A
-//     run starts in the middle of a day whose traffic has been flowing, so until the
+//     within its bounds, reading the busy share of its workers as a real autoscaler reads
+//     its replicas' CPU: a saturated pool reads 100%, not the demand it refuses, so it grows
+//     by at most 1 ÷ target a scale-out delay (two replicas offered four times their
+//     capacity at a 60% target order 4, then 7), as the per-request reference's does
+//     (TestAutoscalerSaturatesDuringScaleOutThenRecovers, the autoscaled rows of
+//     TestOverloadScenarios). New replicas serve only after the scale-out delay; replicas go
+//     only after utilisation has stayed low for the scale-in delay. Cost follows the
+//     replicas. A run starts in the middle of a day whose traffic has been flowing, so until the
 //     autoscaler has settled on the run's first traffic its decisions take effect at once
 //     (within the first ticks, inside the warm-up the conditions skip). A pool started at
 //     min_replicas would spend its first scale-out delay overloaded and end with more replicas
@@ -352,7 +383,8 @@
 // contents; runState and the latency caches are compared field by field in carriedState.
 // TestCarriedStateClassified fails for a new field until it is classified. A tick must also
 // not depend on its own number or time except through state that says so (a warm-up, a
-// failure not yet noticed by the health checks, an open breaker, an autoscaler in the tick
+// failure not yet noticed by the health checks, a breaker open, probing or just closed (its
+// window still leaving out answers to requests sent before), an autoscaler in the tick
 // its delay runs out: the ticks it waits through before are the same computation);
 // timeInvariant lists those, and such ticks are always computed. A queue names no
 // time: where its ring starts moves on with each computed tick (the same slot for every

@@ -12,7 +12,7 @@ func (m *model) preTick(t0 float64, st *runState) {
 		case KindContainerPool:
 			m.autoscale(c, t0)
 		case KindAPIGateway:
-			c.gate.during = c.gate.state
+			c.gate.begin(t0, t0+m.dt)
 		case KindCache, KindCDN:
 			c.hitNow = c.hitTarget
 			if !math.IsInf(c.flushedAt, -1) {
@@ -38,12 +38,11 @@ func (m *model) postTick(t int, st *runState) {
 			if c.gate.threshold <= 0 {
 				continue // no breaker: the downstream's outcome moves nothing
 			}
-			var failed, finished float64
-			for _, n := range m.pools[c.pools[0]].nodes {
-				f, d := m.gateOutcome(n, st)
-				failed, finished = failed+f, finished+d
+			o := m.gateTick(c, t, st)
+			if c.gate.state == BreakerHalfOpen {
+				o.nowSec = m.gateNow(c, st) // a probe's fate reads it
 			}
-			c.gate.observe(t, failed, finished)
+			c.gate.observe(o)
 		case c.fn != nil:
 			c.fn.settle(&m.pools[c.pools[0]], m.dt)
 		}

@@ -10,23 +10,38 @@ type gateState struct {
 	rateLimit float64 // requests per second; 0 = none
 	threshold float64 // downstream error rate that opens the breaker; 0 = no breaker
 	probe     float64 // share let through while half-open
-	openTicks int
+	openSec   float64
+	timeout   float64   // the client's timeout (s): how long the gateway waits for an answer
 	window    []float64 // ring of (failed, finished) pairs over the window, while closed
 	// partial[2j], partial[2j+1]: the failed and finished sums of the window's pairs before
 	// pair j, added in pair order. Writing pair j leaves the sums before it as they were, so
 	// a tick re-adds only the pairs from j on, in the order the whole window was added in:
 	// the same sums to the bit, for half the additions on average.
-	partial     []float64
-	pos         int
-	state       Breaker
-	during      Breaker // the state during the current tick, as reported
-	openedUntil int     // tick at which an open breaker starts probing
+	partial []float64
+	pos     int
+	state   Breaker // the state at the end of the tick computed last
+	during  Breaker // the state at the start of the current tick, as reported
+	opens   uint8   // times the breaker opened during the current tick, as reported (at most 10 s ÷ 0.1 s)
+
+	// The breaker changes state at times within a tick (s on the run's clock), as the
+	// requests that move it answer.
+	changedAt float64 // the last change of state: answers to requests sent before it are not judged
+	openUntil float64 // open: when it starts probing
+	credit    float64 // half-open: probes owed, one for every 1 ÷ probe requests at the door
+	probeAt   float64 // half-open: when the first probe went; -1 before it has
+	verdictAt float64 // half-open: when the first probe to be judged is judged; -1 while unknown
+	verdictOK bool    // half-open: that probe was answered
+	share     float64 // of the current tick's requests at the door, the part the breaker lets in
+	// filtering: the last tick's window left out answers to requests sent before the last
+	// change of state, a filter that depends on the time since it.
+	filtering bool
+	nowSec    []float64 // scratch: per node below, a request sent now takes this long to get there
 }
 
-func newGate(p paramValues, dt float64) *gateState {
+func newGate(p paramValues, dt, timeout float64) *gateState {
 	g := &gateState{rateLimit: p.f("rate_limit_rps"), threshold: p.f("breaker_error_threshold"),
-		probe: p.f("breaker_probe_ratio"), state: BreakerClosed}
-	g.openTicks = max(1, int(math.Round(p.f("breaker_open_sec")/dt)))
+		probe: p.f("breaker_probe_ratio"), openSec: p.f("breaker_open_sec"), timeout: timeout,
+		state: BreakerClosed, probeAt: -1, verdictAt: -1, share: 1}
 	g.window = make([]float64, 2*max(1, int(math.Round(p.f("breaker_window_sec")/dt))))
 	g.partial = make([]float64, len(g.window)+2)
 	return g
@@ -34,62 +49,214 @@ func newGate(p paramValues, dt float64) *gateState {
 
 // admit is how many of in requests the gateway lets in this tick.
 func (g *gateState) admit(in, dt float64) float64 {
-	switch g.state {
-	case BreakerOpen:
-		return 0 // 503 at once; nothing reaches the services behind
-	case BreakerHalfOpen:
-		in *= g.probe
-	}
+	in *= g.share // an open breaker answers 503 at once; half-open it lets a probe share in
 	if g.rateLimit > 0 {
 		in = min(in, g.rateLimit*dt) // the excess gets 429
 	}
 	return in
 }
 
-// observe feeds the tick's downstream outcome to the breaker and moves its state.
-func (g *gateState) observe(t int, failed, finished float64) {
+// begin walks the breaker through the tick [t0, t1) as far as what is known at its start
+// decides: an open breaker starts probing at openUntil, a half-open one whose first probe
+// has been judged closes or opens again at verdictAt. It sets the share of the tick's
+// requests let in: none while open, the probe share while half-open, all while closed.
+func (g *gateState) begin(t0, t1 float64) {
+	g.during, g.opens = g.state, 0
+	if g.state == BreakerOpen && g.changedAt == t0 {
+		g.opens = 1 // opened by the last tick's window, at this tick's start
+	}
+	if g.threshold <= 0 {
+		g.share = 1
+		return
+	}
+	let, at := 0.0, t0
+	for at < t1 {
+		switch g.state {
+		case BreakerOpen:
+			end := min(g.openUntil, t1)
+			at = end
+			if g.openUntil < t1 {
+				g.halfOpen(g.openUntil)
+			}
+		case BreakerHalfOpen:
+			end := t1
+			if g.verdictAt >= 0 && g.verdictAt < t1 {
+				end = g.verdictAt
+			}
+			let += g.probe * (end - at)
+			at = end
+			if end < t1 {
+				g.judge()
+			}
+		default:
+			let += t1 - at
+			at = t1
+		}
+	}
+	g.share = let / (t1 - t0)
+}
+
+func (g *gateState) halfOpen(at float64) {
+	g.state, g.changedAt = BreakerHalfOpen, at
+	g.credit, g.probeAt, g.verdictAt = 0, -1, -1
+}
+
+// judge applies the first probe's verdict, at verdictAt.
+func (g *gateState) judge() {
+	if !g.verdictOK {
+		g.open(g.verdictAt)
+		g.opens++
+		return
+	}
+	g.state, g.changedAt = BreakerClosed, g.verdictAt
+	clear(g.window)
+	clear(g.partial)
+}
+
+func (g *gateState) open(at float64) {
+	g.state, g.changedAt, g.openUntil = BreakerOpen, at, at+g.openSec
+	g.probeAt, g.verdictAt = -1, -1
+}
+
+// gateTick is what a gateway's breaker reads of one tick below it.
+type gateTick struct {
+	t0, t1 float64
+	door   float64 // requests at the door a second, before the breaker and the rate limit
+	sent   float64 // requests it let through
+	// The tick's outcomes below, by how long after it was sent each is known: refused or
+	// failed at once, timed out (at the client's deadline), answered (after answeredSec).
+	failedNow, timedOut, answered float64
+	answeredSec                   float64
+	// nowSec: how long a request sent now takes to be answered below, as the queues stand.
+	nowSec float64
+}
+
+// observe feeds the tick's downstream outcome to the breaker and moves its state. A probe
+// is judged when its answer comes, at a time within a tick: at once if refused or failed,
+// at the client's deadline if it times out, after its response time if answered; the first
+// probe to be judged decides. A closed breaker's window counts only the answers to requests
+// sent since its last change of state.
+func (g *gateState) observe(o gateTick) {
 	if g.threshold <= 0 {
 		return
 	}
+	g.filtering = false
 	switch g.state {
-	case BreakerOpen:
-		if t+1 >= g.openedUntil {
-			g.state = BreakerHalfOpen
-		}
 	case BreakerHalfOpen:
-		if finished <= 0 {
-			return
-		}
-		if failed/finished > g.threshold {
-			g.open(t)
-		} else {
-			g.state = BreakerClosed
-			clear(g.window)
-			clear(g.partial)
-		}
-	case BreakerClosed:
-		w, ps := g.window, g.partial
-		k := 2 * g.pos
-		g.pos = (g.pos + 1) % (len(w) / 2)
-		f, d := ps[len(w)], ps[len(w)+1]
-		// A pair written as it was (a steady downstream) leaves every sum as it was.
-		if math.Float64bits(w[k]) != math.Float64bits(failed) || math.Float64bits(w[k+1]) != math.Float64bits(finished) {
-			w[k], w[k+1] = failed, finished
-			f, d = ps[k], ps[k+1]
-			for ; k < len(w); k += 2 {
-				f, d = f+w[k], d+w[k+1]
-				ps[k+2], ps[k+3] = f, d
+		g.probe1(o)
+		if g.verdictAt >= 0 && g.verdictAt < o.t1 {
+			g.judge()
+			if g.state == BreakerClosed {
+				// The rest of the tick, closed, is judged with the window.
+				g.observeClosed(o)
 			}
 		}
-		if d > 0 && f/d > g.threshold {
-			g.open(t)
+	case BreakerClosed:
+		g.observeClosed(o)
+	}
+}
+
+// probe1 finds when the tick's probes are judged: the first probe's verdict, or an earlier
+// one of a later probe refused or failed at once.
+func (g *gateState) probe1(o gateTick) {
+	from := max(o.t0, g.changedAt)
+	rate := g.probe * o.door // probes a second
+	if rate <= 0 || from >= o.t1 {
+		return
+	}
+	if g.probeAt < 0 {
+		// The probe that makes up the owed credit goes at the door's rate.
+		if need := (1 - g.credit) / rate; from+need < o.t1 {
+			g.probeAt = from + need
+		} else {
+			g.credit += rate * (o.t1 - from)
+			return
+		}
+	}
+	sent := o.sent
+	if sent <= 0 {
+		return
+	}
+	failNow := min(1, o.failedNow/sent) // of what is sent now, refused or failed at once
+	if g.verdictAt < 0 {
+		switch {
+		case failNow > g.threshold:
+			g.verdictAt, g.verdictOK = g.probeAt, false
+		case o.nowSec >= g.timeout:
+			g.verdictAt, g.verdictOK = g.probeAt+g.timeout, false
+		default:
+			g.verdictAt, g.verdictOK = g.probeAt+o.nowSec, true
+		}
+	}
+	// A probe already waiting below is ahead of a request sent at this tick's start, so
+	// it is answered by the time that one would be, as the queues now stand: a probe sent
+	// into a slow call answers sooner once the call is fast again.
+	if g.probeAt < o.t0 && o.t0+o.nowSec < min(g.verdictAt, g.probeAt+g.timeout) {
+		g.verdictAt, g.verdictOK = o.t0+o.nowSec, true
+	}
+	// A later probe refused at once is judged before the first one answers.
+	if failNow > 0 {
+		start := max(from, g.probeAt)
+		if at := start + 1/(rate*failNow); at < g.verdictAt && at < o.t1 {
+			g.verdictAt, g.verdictOK = at, false
 		}
 	}
 }
 
-func (g *gateState) open(t int) {
-	g.state = BreakerOpen
-	g.openedUntil = t + 1 + g.openTicks
+// observeClosed writes the tick's pair into the window, counting of each kind of outcome
+// only what was sent since the last change of state, and opens the breaker at the tick's end
+// if the window's failed share is over the threshold.
+func (g *gateState) observeClosed(o gateTick) {
+	dt := o.t1 - o.t0
+	since := func(age float64) float64 { // the part of outcomes known age after sending
+		if math.IsInf(age, 1) {
+			return 1 // no deadline: nothing times out
+		}
+		v := (o.t1 - age - g.changedAt) / dt
+		if v >= 1 {
+			return 1
+		}
+		g.filtering = true
+		return max(0, v)
+	}
+	now, late, ok := since(0), since(g.timeout), since(o.answeredSec)
+	failed := o.failedNow*now + o.timedOut*late
+	finished := failed + o.answered*ok
+	w, ps := g.window, g.partial
+	k := 2 * g.pos
+	g.pos = (g.pos + 1) % (len(w) / 2)
+	f, d := ps[len(w)], ps[len(w)+1]
+	oldF, oldD := w[k], w[k+1]
+	// A pair written as it was (a steady downstream) leaves every sum as it was.
+	if math.Float64bits(w[k]) != math.Float64bits(failed) || math.Float64bits(w[k+1]) != math.Float64bits(finished) {
+		w[k], w[k+1] = failed, finished
+		f, d = ps[k], ps[k+1]
+		for ; k < len(w); k += 2 {
+			f, d = f+w[k], d+w[k+1]
+			ps[k+2], ps[k+3] = f, d
+		}
+	}
+	// A breaker opens on failed requests: less than one in its window is no opening, however
+	// few answers have come back to weigh it against.
+	if f >= 1 && f/d > g.threshold {
+		// The tick's answers come in through it as the pair they replace goes out: the
+		// window's failed share crosses the threshold where that line does.
+		over := func(x float64) float64 {
+			return f - failed + (1-x)*oldF + x*failed - g.threshold*(d-finished+(1-x)*oldD+x*finished)
+		}
+		x := 0.0
+		if a, b := over(0), over(1); a < 0 {
+			x = a / (a - b)
+		}
+		at := o.t0 + x*dt
+		if at <= g.changedAt {
+			at = o.t1 // the window was written closed in an earlier part of the tick
+		}
+		g.open(at)
+		if at < o.t1 {
+			g.opens++
+		}
+	}
 }
 
 // scalerState is a horizontal autoscaler (seed simulation-design's HPA): it wants
@@ -121,7 +288,10 @@ func newScaler(p paramValues) *scalerState {
 func (m *model) autoscale(c *component, t0 float64) {
 	s := c.scaler
 	pl := &m.pools[c.pools[0]]
-	util := pl.util
+	// It reads the busy share of the workers, as a real autoscaler reads its replicas' CPU: a
+	// saturated pool reads 100%, not the demand it refuses, so it grows by at most 1 ÷ target
+	// a scale-out delay.
+	util := min(pl.util, 1)
 	if pl.failed {
 		util = 0
 	}
@@ -232,18 +402,72 @@ func (s *slidingMax) push(tick int, v float64, window int) float64 {
 	return s.vals[s.head]
 }
 
-// gateOutcome sums what happened below a gateway node this tick: requests that failed
-// (refused, errors, timeouts) and all that finished. A node's subtree is the run of nodes
-// after it up to subtreeEnd (routes are built depth first).
-func (m *model) gateOutcome(n int, st *runState) (failed, finished float64) {
-	below := m.nodes[n+1 : m.nodes[n].subtreeEnd]
-	lates := st.lat.late[n+1:][:len(below)] // the same nodes' shares answered late
-	for i := range below {
-		nd := &below[i]
-		late := nd.terminal * lates[i]
-		f := nd.rejected + nd.pushback + nd.errors + nd.lost + late + nd.expired
-		failed += f
-		finished += f + nd.terminal - late
+// gateTick sums what happened below a gateway this tick, over its nodes (one per request
+// class): what was let through, what failed at once, timed out or was answered. A node's
+// subtree is the run of nodes after it up to subtreeEnd (routes are built depth first,
+// parents first).
+func (m *model) gateTick(c *component, t int, st *runState) gateTick {
+	pl := &m.pools[c.pools[0]]
+	o := gateTick{t0: float64(t) * m.dt, t1: float64(t+1) * m.dt, door: (pl.in + pl.gated) / m.dt}
+	var answeredTime float64
+	for _, n := range pl.nodes {
+		below := m.nodes[n+1 : m.nodes[n].subtreeEnd]
+		lates := st.lat.late[n+1:][:len(below)] // the same nodes' shares answered late
+		from := m.nodes[n].pathMean
+		for i := range below {
+			nd := &below[i]
+			if nd.parent == n {
+				o.sent += nd.in
+			}
+			late := nd.terminal * lates[i]
+			o.failedNow += nd.rejected + nd.pushback + nd.errors + nd.lost
+			o.timedOut += late + nd.expired
+			o.answered += nd.terminal - late
+			answeredTime += (nd.terminal - late) * (nd.pathMean - from)
+		}
 	}
-	return failed, finished
+	if o.answered > 0 {
+		o.answeredSec = answeredTime / o.answered
+	}
+	o.nowSec = math.NaN() // known only when a probe asks (gateNow)
+	return o
+}
+
+// gateNow is how long a request sent below a gateway now would take to be answered, as the
+// queues stand: each hop's wait for a call arriving now, as a held call's, summed along its
+// path and weighted by where the tick's answers came from (or, with none, where what was
+// sent ended up). +Inf when nothing went anywhere.
+func (m *model) gateNow(c *component, st *runState) float64 {
+	pl := &m.pools[c.pools[0]]
+	var nowTime, nowWeight, leafTime, leafWeight float64
+	for _, n := range pl.nodes {
+		below := m.nodes[n+1 : m.nodes[n].subtreeEnd]
+		now := c.gate.scratch(len(below))
+		for i := range below {
+			nd := &below[i]
+			now[i] = m.hopHoldMean(n+1+i, st)
+			if p := nd.parent; p > n {
+				now[i] += now[p-n-1]
+			}
+			nowTime, nowWeight = nowTime+nd.terminal*now[i], nowWeight+nd.terminal
+			if len(nd.children) == 0 {
+				leafTime, leafWeight = leafTime+nd.in*now[i], leafWeight+nd.in
+			}
+		}
+	}
+	switch {
+	case nowWeight > 0:
+		return nowTime / nowWeight
+	case leafWeight > 0:
+		return leafTime / leafWeight
+	}
+	return math.Inf(1)
+}
+
+// scratch is the gateway's per-node scratch for n nodes.
+func (g *gateState) scratch(n int) []float64 {
+	if cap(g.nowSec) < n {
+		g.nowSec = make([]float64, n)
+	}
+	return g.nowSec[:n]
 }

@@ -94,7 +94,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 				}
 			}
 		case KindAPIGateway:
-			ct.Breaker = c.gate.during
+			ct.Breaker, ct.BreakerOpens = c.gate.during, c.gate.opens
 		case KindContainerPool:
 			ct.Replicas = c.scaler.replicas
 		case KindServerless:

@@ -311,7 +311,11 @@ func (m *model) addPools(i int) {
 		pl := fixedPool(c.units, it, gatewayServiceSec)
 		pl.fixedSec = p.f("auth_latency_ms") / 1000
 		m.newPool(i, pl)
-		c.gate = newGate(p, m.dt)
+		timeout := m.timeoutSec
+		if !(timeout > 0) {
+			timeout = math.Inf(1) // no deadline: the gateway waits for the answer
+		}
+		c.gate = newGate(p, m.dt, timeout)
 	case KindAppService:
 		c.units = p.f("replicas")
 		m.newPool(i, pool{workers: p.i("replicas") * p.i("concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,

@@ -219,12 +219,26 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 				units = math.Ceil(mem/it.MemoryGB - 1e-9)
 			}
 			rc.pools = []*refPool{refFixedPool(m.s, c.ID, it.CapacityRPS*units, refCacheServiceSec, int(float64(it.BufferPerUnit)*units))}
-		case KindDatabase:
-			if p.i("read_replicas") > 0 {
-				return nil, fmt.Errorf("%s: read replicas are not modelled by the reference", c.ID)
+		case KindContainerPool:
+			for r := 0; r < p.i("min_replicas"); r++ {
+				rc.pools = append(rc.pools, newRefPool(m.s, fmt.Sprintf("%s/%d", c.ID, r), p.i("concurrency"),
+					p.f("service_time_ms")/1000/refSpeed(it), p.i("queue_per_replica")))
 			}
+		case KindServerless:
+			// Its executions are counted by the function itself (refFunction).
+		case KindCDN:
+			rc.pools = []*refPool{newRefPool(m.s, c.ID, math.MaxInt32, refCDNServiceSec, 0)}
+		case KindDatabase:
 			conns := p.i("connections")
 			rc.pools = []*refPool{newRefPool(m.s, c.ID, conns, p.f("query_time_ms")/1000/refSpeed(it), p.i("queue_per_connection")*conns)}
+			rit := it
+			if name := p.s("replica_instance_type"); name != "" {
+				rit = cat[name]
+			}
+			for r := 0; r < p.i("read_replicas"); r++ {
+				rc.pools = append(rc.pools, newRefPool(m.s, fmt.Sprintf("%s/replica%d", c.ID, r), conns,
+					p.f("query_time_ms")/1000/refSpeed(rit), p.i("queue_per_connection")*conns))
+			}
 		case KindQueue:
 			broker := refFixedPool(m.s, c.ID+"/broker", it.CapacityRPS, refBrokerServiceSec, it.BufferPerUnit)
 			consumers := newRefPool(m.s, c.ID+"/consumers", p.i("workers"), p.f("job_time_ms")/1000/refSpeed(it), p.i("buffer"))
@@ -235,6 +249,9 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 		}
 		for _, pl := range rc.pools {
 			rc.room += max(0, pl.buffer)
+		}
+		if c.Type == KindCDN {
+			rc.room = 0 // an edge has no waiting room
 		}
 		pools := rc.pools
 		if c.Type == KindQueue {
@@ -248,17 +265,16 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 			}
 			return n
 		}
-		last := rc.pools[len(rc.pools)-1]
-		if c.Type != KindQueue {
-			last = nil
+		var last *refPool // a queue's: its consumers
+		if c.Type == KindQueue {
+			last = rc.pools[len(rc.pools)-1]
 		}
-		all := rc.pools
 		rc.served = func() int {
 			if last != nil {
 				return last.served
 			}
 			n := 0
-			for _, pl := range all {
+			for _, pl := range rc.pools { // an autoscaler's replicas as they are now
 				n += pl.served
 			}
 			return n
@@ -274,6 +290,52 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 		m.edges[[2]string{from, to}] = e
 		return e
 	}
+	// services is what a component forwards to among the services and balancers it calls,
+	// dealt in turn (nil: none).
+	services := func(id string) refHop {
+		var hops []refHop
+		for _, to := range callees[id] {
+			if isForwarder(kindOf[to]) {
+				hops = append(hops, edge(id, to))
+			}
+		}
+		switch len(hops) {
+		case 0:
+			return nil
+		case 1:
+			return hops[0]
+		}
+		return &refSplit{hops: hops}
+	}
+	it := func(c Component, p refParams) InstanceType { return refInstanceType(cat, c, p) }
+	computeCalls := func(id string) refCalls {
+		db := edge(id, firstCallee(id, KindDatabase))
+		next := db
+		if db == nil {
+			next = services(id)
+		}
+		calls := refCalls{read: next, write: next, async: next}
+		if cache := firstCallee(id, KindCache); cache != "" {
+			cc := m.comps[cache]
+			cp := refParams{d.Components[slicesIndex(d, cache)]}
+			hit := cp.f("hit_ratio")
+			if ws := cfg.WorkingSetGB; ws > 0 {
+				mem := cp.f("memory_gb")
+				if mem == 0 {
+					mem = it(d.Components[slicesIndex(d, cache)], cp).MemoryGB
+				}
+				if mem < ws {
+					hit *= mem / ws
+				}
+			}
+			cc.hop = &refCache{m: m, comp: cc, refHitRatio: refHitRatio{target: hit, warm: cp.f("warmup_sec"), flushedAt: math.Inf(-1)}, miss: next}
+			calls.read = edge(id, cache)
+		}
+		if q := firstCallee(id, KindQueue); q != "" {
+			calls.async = edge(id, q)
+		}
+		return calls
+	}
 	for _, c := range d.Components {
 		p := refParams{c}
 		rc := m.comps[c.ID]
@@ -285,8 +347,8 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 				return nil, fmt.Errorf("%s: consistent hashing is not modelled by the reference", c.ID)
 			}
 			for _, to := range callees[c.ID] {
-				if kindOf[to] != KindAppService {
-					return nil, fmt.Errorf("%s: the reference balances over app services only", c.ID)
+				if !isCompute(kindOf[to]) {
+					return nil, fmt.Errorf("%s: the reference balances over services only", c.ID)
 				}
 				b.backends = append(b.backends, &refBackend{comp: m.comps[to], hop: edge(c.ID, to), up: true})
 			}
@@ -296,46 +358,46 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 				return nil, fmt.Errorf("%s: the reference's gateway forwards to exactly one component", c.ID)
 			}
 			to := callees[c.ID][0]
-			if k := kindOf[to]; k != KindAppService && k != KindLoadBalancer {
-				return nil, fmt.Errorf("%s: the reference's gateway forwards to an app service or a balancer, not %s", c.ID, k)
+			if k := kindOf[to]; !isForwarder(k) || k == KindAPIGateway {
+				return nil, fmt.Errorf("%s: the reference's gateway forwards to a service or a balancer, not %s", c.ID, k)
 			}
 			rc.hop = newRefGateway(m, rc, p, edge(c.ID, to))
-		case KindAppService:
-			app := &refApp{m: m, comp: rc}
-			db := edge(c.ID, firstCallee(c.ID, KindDatabase))
-			if cache := firstCallee(c.ID, KindCache); cache != "" {
-				cc := m.comps[cache]
-				p := refParams{d.Components[slicesIndex(d, cache)]}
-				hit := p.f("hit_ratio")
-				if ws := cfg.WorkingSetGB; ws > 0 {
-					mem := p.f("memory_gb")
-					if mem == 0 {
-						mem = refInstanceType(cat, d.Components[slicesIndex(d, cache)], p).MemoryGB
-					}
-					if mem < ws {
-						hit *= mem / ws
-					}
-				}
-				ch := &refCache{m: m, comp: cc, target: hit, warmup: p.f("warmup_sec"), flushedAt: math.Inf(-1), miss: db}
-				cc.hop = ch
-				app.read = edge(c.ID, cache)
-			} else {
-				app.read = db
-			}
-			app.write = db
-			app.async = db
-			if q := firstCallee(c.ID, KindQueue); q != "" {
-				app.async = edge(c.ID, q)
+		case KindAppService, KindContainerPool:
+			app := &refApp{m: m, comp: rc, calls: computeCalls(c.ID), live: rc.pools}
+			if c.Type == KindContainerPool {
+				app.scaler = &refScaler{a: app, minR: p.i("min_replicas"), maxR: p.i("max_replicas"), conc: p.i("concurrency"),
+					target: p.f("target_utilization"), outDelay: p.f("scale_out_delay_sec"), inDelay: p.f("scale_in_delay_sec"),
+					serviceSec: p.f("service_time_ms") / 1000 / refSpeed(refInstanceType(cat, c, p)), queue: p.i("queue_per_replica"),
+					lowSince: -1}
 			}
 			rc.hop = app
+		case KindServerless:
+			mem := p.f("memory_mb")
+			f := &refFunction{m: m, comp: rc, calls: computeCalls(c.ID), maxConc: p.i("max_concurrency"),
+				serviceSec: p.f("service_time_ms") / 1000 / refSpeed(refInstanceType(cat, c, p)) / (math.Min(mem, refFnFullCoreMB) / 1024),
+				cold:       p.f("cold_start_ms") / 1000, idle: p.f("idle_timeout_sec"), maxExec: p.f("max_execution_ms") / 1000}
+			rc.served = func() int { return f.finished }
+			rc.hop = f
+		case KindCDN:
+			cdn := &refCDN{m: m, comp: rc, refHitRatio: refHitRatio{target: p.f("hit_ratio"), warm: p.f("ttl_sec"), flushedAt: math.Inf(-1)},
+				origin: services(c.ID)}
+			rc.hop = cdn
 		case KindDatabase:
-			rc.hop = &refDatabase{comp: rc}
+			if firstCallee(c.ID, KindDatabase) != "" {
+				return nil, fmt.Errorf("%s: replication between primaries is not modelled by the reference", c.ID)
+			}
+			if len(rc.pools) > 1 {
+				rc.hop = &refDBNodes{m: m, comp: rc, replicasOnly: p.s("read_from") == "replicas",
+					replaySec: refReplayCost * p.f("query_time_ms") / 1000 / refSpeed(it(c, p))}
+			} else {
+				rc.hop = &refDatabase{comp: rc}
+			}
 		case KindQueue:
 			rc.hop = &refQueue{m: m, comp: rc, write: edge(c.ID, firstCallee(c.ID, KindDatabase))}
 		}
 	}
 	for _, c := range d.Components {
-		if incoming[c.ID] == 0 && (c.Type == KindLoadBalancer || c.Type == KindAppService || c.Type == KindAPIGateway) {
+		if incoming[c.ID] == 0 && entryKinds[c.Type] {
 			if m.entry != nil {
 				return nil, fmt.Errorf("the reference takes one ingress; %s is a second", c.ID)
 			}
@@ -493,30 +555,27 @@ func (b *refBalancer) startHealthChecks(end float64) {
 	}
 }
 
-// refApp is an app service: replicas fed round-robin, each its own pool; its worker is
-// held through its synchronous call.
+// refApp is an app service or a container pool: replicas fed in turn, each its own pool;
+// its worker is held through its synchronous call. A container pool's autoscaler adds and
+// removes replicas (refScaler).
 type refApp struct {
-	m                  *refModel
-	comp               *refComp
-	next               int
-	read, write, async refHop
+	m      *refModel
+	comp   *refComp
+	next   int
+	calls  refCalls
+	live   []*refPool // the replicas dealt requests
+	scaler *refScaler
+	// draining: replicas removed by the autoscaler, finishing what they hold.
+	draining []*refPool
 }
 
 func (a *refApp) call(r *refReq, reply func(refOutcome)) {
 	reply = once(reply)
 	a.next++
-	pl := a.comp.pools[a.next%len(a.comp.pools)]
-	var down refHop
-	switch r.class {
-	case ClassRead:
-		down = a.read
-	case ClassWrite:
-		down = a.write
-	case ClassAsyncWrite:
-		down = a.async
-	}
+	pl := a.live[a.next%len(a.live)]
+	down, calls := a.calls.of(r.class)
 	pl.arrive(&refJob{fail: reply, start: func(release func()) {
-		if r.class == ClassStatic {
+		if !calls {
 			release()
 			reply(refOK)
 			return
@@ -533,29 +592,36 @@ func (a *refApp) call(r *refReq, reply func(refOutcome)) {
 	}})
 }
 
-// refCache answers hits itself and sends misses on to the database; it holds nothing.
-type refCache struct {
-	m         *refModel
-	comp      *refComp
-	target    float64
-	warmup    float64
-	flushedAt float64
-	flushWarm float64
-	miss      refHop
+// addReplica starts one more replica of a container pool.
+func (a *refApp) addReplica() {
+	sc := a.scaler
+	pl := newRefPool(a.m.s, a.comp.id, sc.conc, sc.serviceSec, sc.queue)
+	if a.comp.failed {
+		pl.failed = true
+	}
+	a.live = append(a.live, pl)
+	a.comp.pools = append(a.comp.pools, pl)
 }
 
-func (c *refCache) hitRatio(now float64) float64 {
-	since := now - c.flushedAt
-	if math.IsInf(c.flushedAt, -1) || c.flushWarm <= 0 || since >= c.flushWarm {
-		return c.target
-	}
-	return c.target * math.Max(0, since) / c.flushWarm
+// removeReplicas stops dealing requests to the last n replicas.
+func (a *refApp) removeReplicas(n int) {
+	k := len(a.live) - n
+	a.draining = append(a.draining, a.live[k:]...)
+	a.live = a.live[:k:k]
+}
+
+// refCache answers hits itself and sends misses on to the database; it holds nothing.
+type refCache struct {
+	m    *refModel
+	comp *refComp
+	refHitRatio
+	miss refHop
 }
 
 func (c *refCache) call(r *refReq, reply func(refOutcome)) {
 	c.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
 		release()
-		if c.m.s.rng.Float64() < c.hitRatio(c.m.s.now) {
+		if c.m.s.rng.Float64() < c.at(c.m.s.now) {
 			reply(refOK)
 			return
 		}

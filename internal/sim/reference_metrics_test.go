@@ -44,8 +44,19 @@ func engineSeries(r *Result) overloadSeries {
 		}
 		var h []refGateState
 		for i, tk := range r.Ticks {
+			at, opens := float64(i)*s.dt, tk.Components[c].BreakerOpens
 			if b := tk.Components[c].Breaker; b != BreakerNone && (len(h) == 0 || h[len(h)-1].state != b) {
-				h = append(h, refGateState{at: float64(i) * s.dt, state: b})
+				h = append(h, refGateState{at: at, state: b})
+				if b == BreakerOpen && opens > 0 {
+					opens-- // it opened at the tick's start
+				}
+			}
+			// Opened within the tick: from closed, or again after probing.
+			for ; opens > 0; opens-- {
+				if h[len(h)-1].state == BreakerOpen {
+					h = append(h, refGateState{at: at, state: BreakerHalfOpen})
+				}
+				h = append(h, refGateState{at: at, state: BreakerOpen})
 			}
 		}
 		s.breakers[info.ID] = h

@@ -41,8 +41,14 @@ func (m *refModel) begin() (*refRecord, float64) {
 		m.retryTokens = m.retryTokenCap() // a day's traffic has been flowing: the bucket is full
 	}
 	for _, id := range m.order {
-		if b, ok := m.comps[id].hop.(*refBalancer); ok {
-			b.startHealthChecks(end)
+		switch h := m.comps[id].hop.(type) {
+		case *refBalancer:
+			h.startHealthChecks(end)
+		case *refApp:
+			if h.scaler != nil {
+				// Its period starts at a phase of its own, as a health check's does.
+				m.s.at(m.s.rng.Float64(), func() { h.scaler.decide(end) })
+			}
 		}
 	}
 	m.startArrivals(end)
@@ -305,12 +311,13 @@ func (m *refModel) scheduleChaos() {
 				}
 			})
 		case ChaosCacheFlush:
-			ch := c.hop.(*refCache)
+			ch := c.hop.(refFlushable)
 			m.s.at(e.AtSec, func() {
-				ch.flushedAt, ch.flushWarm = e.AtSec, ch.warmup
+				warm := ch.warmup()
 				if e.Params.WarmupSec != nil {
-					ch.flushWarm = *e.Params.WarmupSec
+					warm = *e.Params.WarmupSec
 				}
+				ch.flush(e.AtSec, warm)
 			})
 		}
 	}

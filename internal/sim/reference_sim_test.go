@@ -122,6 +122,8 @@ type refJob struct {
 	start func(release func())
 	fail  func(refOutcome)
 	done  bool
+	// service is the job's own mean service time, if not the pool's (a replica's replay).
+	service float64
 }
 
 // refPool is a FIFO pool of workers with exponential service and a finite waiting room.
@@ -135,9 +137,11 @@ type refPool struct {
 
 	busy    int
 	waiting []*refJob
-	inSvc   []*refJob // in service (or holding their worker), for a failure to fail them
-	failed  bool
-	epoch   int
+	// busyInt is busy × time integrated up to busyAt: the worker-seconds spent busy.
+	busyInt, busyAt float64
+	inSvc           []*refJob // in service (or holding their worker), for a failure to fail them
+	failed          bool
+	epoch           int
 
 	// What happened, for the tests: sojourn times (arrival to release) and counts.
 	sojourn    []float64
@@ -186,12 +190,27 @@ func (p *refPool) requeue(j *refJob) {
 	p.waiting = append(p.waiting, j)
 }
 
+// setBusy changes the busy workers, integrating the busy time up to now first.
+func (p *refPool) setBusy(n int) {
+	p.busyInt += float64(p.busy) * (p.s.now - p.busyAt)
+	p.busyAt, p.busy = p.s.now, n
+}
+
+// busySeconds is the worker-seconds the pool has spent busy up to now.
+func (p *refPool) busySeconds() float64 {
+	return p.busyInt + float64(p.busy)*(p.s.now-p.busyAt)
+}
+
 func (p *refPool) begin(j *refJob) {
-	p.busy++
+	p.setBusy(p.busy + 1)
 	j.slot = len(p.inSvc)
 	p.inSvc = append(p.inSvc, j)
 	epoch := p.epoch
-	p.s.at(p.s.now+p.s.exp(p.serviceSec), func() {
+	mean := p.serviceSec
+	if j.service > 0 {
+		mean = j.service
+	}
+	p.s.at(p.s.now+p.s.exp(mean), func() {
 		if j.done || epoch != p.epoch {
 			return // failed with its node
 		}
@@ -206,7 +225,7 @@ func (p *refPool) begin(j *refJob) {
 			if p.keepSojurn {
 				p.sojourn = append(p.sojourn, p.s.now-j.arrived)
 			}
-			p.busy--
+			p.setBusy(p.busy - 1)
 			p.next()
 		})
 	})
@@ -232,7 +251,7 @@ func (p *refPool) next() {
 func (p *refPool) fail() {
 	p.failed = true
 	p.epoch++
-	p.busy = 0
+	p.setBusy(0)
 	inSvc := p.inSvc
 	// Fail them in the order they arrived, whatever order the swaps left.
 	slices.SortFunc(inSvc, func(a, b *refJob) int { return cmp.Compare(a.id, b.id) })

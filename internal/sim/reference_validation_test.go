@@ -157,14 +157,22 @@ func TestReferenceLosesAsErlangBAndMMcK(t *testing.T) {
 		{"6 workers offered 125%, no waiting room", 6, 15, 0, 7.5, 30},
 		{"10 workers offered 80%, no waiting room", 10, 8, 0, 8, 20},
 		{"4 workers and 5 places offered 120%", 4, 20, 5, 4.8, 40},
+		// A function with no cold start: its concurrency is the workers, with no waiting room.
+		{"a function of 10 executions offered 90%", 10, 20, -1, 9, 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rps := tt.erlangs * 1000 / tt.serviceMs
+			d := onePool(tt.workers, tt.serviceMs, tt.queue)
+			if tt.queue < 0 {
+				tt.queue = 0
+				mustJSON(fmt.Sprintf(`{"components":[{"id":"fn","type":"serverless","params":
+				 {"max_concurrency":%d,"service_time_ms":%g,"cold_start_ms":0}}],"edges":[]}`, tt.workers, tt.serviceMs), &d)
+			}
 			var losses []float64
 			for seed := uint64(1); seed <= replications; seed++ {
-				rec := poolRun(t, onePool(tt.workers, tt.serviceMs, tt.queue), rps, tt.seconds, seed)
+				rec := poolRun(t, d, rps, tt.seconds, seed)
 				var off, rej float64
 				for k := len(rec.offered) / 10; k < len(rec.offered); k++ {
 					off += rec.offered[k]
@@ -341,9 +349,10 @@ func TestReferenceRefusesWhatItDoesNotModel(t *testing.T) {
 	tests := []struct{ name, design, want string }{
 		{"a gateway over two components", `{"components":[{"id":"gw","type":"api_gateway"},{"id":"a","type":"app_service"},
 		 {"id":"b","type":"app_service"}],"edges":[{"from":"gw","to":"a"},{"from":"gw","to":"b"}]}`, "gw"},
-		{"a container pool", `{"components":[{"id":"pool","type":"container_pool"}],"edges":[]}`, "pool"},
-		{"read replicas", `{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database","params":{"read_replicas":1}}],
-		 "edges":[{"from":"app","to":"db"}]}`, "db"},
+		{"two replicated primaries", `{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database"},
+		 {"id":"db2","type":"database"}],"edges":[{"from":"app","to":"db"},{"from":"db","to":"db2"}]}`, "db"},
+		{"a balancer over a database", `{"components":[{"id":"lb","type":"load_balancer"},{"id":"db","type":"database"}],
+		 "edges":[{"from":"lb","to":"db"}]}`, "lb"},
 		{"consistent hashing", `{"components":[{"id":"lb","type":"load_balancer","params":{"algorithm":"consistent_hash"}},
 		 {"id":"app","type":"app_service"}],"edges":[{"from":"lb","to":"app"}]}`, "lb"},
 		{"two ingresses", `{"components":[{"id":"a","type":"app_service"},{"id":"b","type":"app_service"}],"edges":[]}`, "b"},

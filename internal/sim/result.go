@@ -131,8 +131,11 @@ type ComponentTick struct {
 	Workers     int     `json:"workers"`                      // current workers (replicas × concurrency, connections…)
 	HitRatio    float64 `json:"hit_ratio,omitempty"`          // cache and CDN
 	LagMs       float64 `json:"replication_lag_ms,omitempty"` // database: worst replica
-	Breaker     Breaker `json:"breaker,omitempty"`            // api gateway: closed, open, half_open
-	Replicas    int     `json:"replicas,omitempty"`           // container pool: replicas serving
+	Breaker     Breaker `json:"breaker,omitempty"`            // api gateway: closed, open, half_open at the tick's start
+	// BreakerOpens is how many times the gateway's breaker opened during the tick: a probe
+	// judged within a tick can open it again in the tick it started probing.
+	BreakerOpens uint8 `json:"breaker_opens,omitempty"`
+	Replicas     int   `json:"replicas,omitempty"` // container pool: replicas serving
 	// ColdStartShare is the share of a function's invocations that started cold.
 	ColdStartShare float64 `json:"cold_start_share,omitempty"`
 

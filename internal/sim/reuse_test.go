@@ -148,3 +148,20 @@ func TestQueuedReuseIsExact(t *testing.T) {
 		t.Logf("%s: %d of %d ticks reused, %d in cycles", c.name, n, len(r.Ticks), p.m.cycled)
 	}
 }
+
+// A closed breaker over a steady downstream stands still, with a client deadline or none:
+// its window leaves out the answers to requests sent before it last changed state only
+// for as long as such answers can come, and then its ticks are reused, exactly.
+func TestSteadyBreakerIsReused(t *testing.T) {
+	for _, timeoutMs := range []float64{1000, 0} {
+		d, cfg := breakerOverFailedApp(0.4)()
+		cfg.Chaos, cfg.Client.TimeoutMs = nil, timeoutMs
+		full, reused, n := runReuse(t, d, cfg)
+		if !bytes.Equal(full, reused) {
+			t.Errorf("timeout %v ms: the result with tick reuse (%d ticks reused) differs from the full computation", timeoutMs, n)
+		}
+		if n == 0 {
+			t.Errorf("timeout %v ms: no tick reused under constant traffic and a closed breaker", timeoutMs)
+		}
+	}
+}

@@ -28,7 +28,8 @@ import (
 //
 // The tick computation must also not depend on the tick's number or time, which it does only
 // through state that names a time: a warming cache, a failure or cut the health checks have
-// not fully noticed, an autoscaler in the tick its delay runs out, a breaker open or probing.
+// not fully noticed, an autoscaler in the tick its delay runs out, a breaker open, probing or
+// just closed.
 // A tick with any of those is always computed (timeInvariant). Queues name none: their
 // cohorts are kept by age, and sameState compares the rings by age.
 // Accumulation over the run (totals, peaks, the latency histogram, the diagnosis of a failing
@@ -403,8 +404,10 @@ func (m *model) timeInvariant(st *runState) bool {
 			s.lowSince >= 0 && st.tickStart-s.lowSince >= s.inDelay) {
 			return false
 		}
-		if g := c.gate; g != nil && g.threshold > 0 && (g.state != BreakerClosed || !uniformWindow(g.window)) {
-			return false // an open breaker counts ticks; a closed one writes its window in turn
+		if g := c.gate; g != nil && g.threshold > 0 && (g.state != BreakerClosed || g.filtering || !uniformWindow(g.window)) {
+			// An open breaker waits for a time; a closed one writes its window in turn and,
+			// just after it closed, leaves out the answers to requests sent before.
+			return false
 		}
 	}
 	for _, since := range st.cutSince {

@@ -39,6 +39,7 @@ func TestCarriedStateClassified(t *testing.T) {
 		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true,
 		"latencyCache.groups": true,
 		"gateState.partial":   true,                          // the window's sums: a function of gateState.window
+		"gateState.nowSec":    true,                          // scratch of the tick's observation
 		"slidingMax.ticks":    true, "slidingMax.vals": true, // compared by age through fnState.maxNeed
 	}
 	refKinds := map[reflect.Kind]bool{reflect.Slice: true, reflect.Map: true, reflect.Pointer: true, reflect.String: true,
