@@ -603,8 +603,10 @@ export class Diagram {
         const u = Math.max(0, ct.utilization || 0);
         n.data('label', [
           `${statusGlyph(ct.status)}${c.id}${struck.has(c.id) ? ' ⚡' : ''}`,
-          `${STATUS_TEXT[ct.status] || ''} · ${fmtPct(u, 0)}`,
-          ct.backlog > 0.5 ? `${fmt(ct.input_rps)} rps · q ${fmt(ct.backlog)}` : `${fmt(ct.input_rps)} rps`,
+          // The load first: where the box is too narrow, the status word (which the glyph
+          // and the colour also say) is what gets cut.
+          `${fmtPct(u, 0)} ${STATUS_TEXT[ct.status] || ''}`,
+          ct.backlog > 0.5 ? `${fmt(ct.input_rps)} rps · q ${fmtShort(ct.backlog)}` : `${fmt(ct.input_rps)} rps`,
         ].map((t) => fitLine(t, this.box.w - LABEL_PAD)).join('\n'));
       }
       for (const [key, members] of Object.entries(this.view.groups)) {
@@ -626,8 +628,9 @@ export class Diagram {
         n.addClass(`status-${status}`);
         n.data('label', [
           `${statusGlyph(status)}${KIND_SHORT[comp.type] || comp.type} ×${members.length}${hit ? ' ⚡' : ''}`,
-          `${STATUS_TEXT[status] || ''} · max ${fmtPct(Math.max(0, ...cts.map((ct) => ct.utilization || 0)), 0)}`,
-          sum('backlog') > 0.5 ? `${fmt(sum('input_rps'))} rps · q ${fmt(sum('backlog'))}` : `${fmt(sum('input_rps'))} rps`,
+          // The busiest member's load.
+          `${fmtPct(Math.max(0, ...cts.map((ct) => ct.utilization || 0)), 0)} ${STATUS_TEXT[status] || ''}`,
+          sum('backlog') > 0.5 ? `${fmt(sum('input_rps'))} rps · q ${fmtShort(sum('backlog'))}` : `${fmt(sum('input_rps'))} rps`,
         ].map((t) => fitLine(t, this.box.w - LABEL_PAD)).join('\n'));
       }
       const users = this.cy.getElementById(USERS);
@@ -650,6 +653,15 @@ export class Diagram {
   smallestTextPx() {
     return FONT_PX * this.cy.zoom();
   }
+}
+
+// fmtShort writes a queue's length in at most four characters (64, 1.2k, 38k, 2.1M), so that
+// a box's line keeps it whole beside the traffic.
+function fmtShort(n) {
+  const v = Math.round(n);
+  if (v < 1000) return String(v);
+  if (v < 1e6) return v < 1e4 ? `${(v / 1e3).toFixed(1)}k` : `${Math.round(v / 1e3)}k`;
+  return v < 1e7 ? `${(v / 1e6).toFixed(1)}M` : `${Math.round(v / 1e6)}M`;
 }
 
 // STATUS_RANK orders the statuses from the best to the worst.
