@@ -401,7 +401,7 @@ export async function studioView(main) {
   let hiddenBox = null;
   const eventPanel = h('section', { class: 'panel', 'aria-labelledby': 'studio-event-h' },
     h('h2', { id: 'studio-event-h' }, 'An event'),
-    h('div', { class: 'fields' },
+    h('div', { class: 'fields event-fields' },
       field(evLevel, 'Level', 'Its current version, fixed when the event is scheduled.'),
       field(evTitle, 'Title'),
       field(evStart, 'Starts'),
