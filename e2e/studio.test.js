@@ -210,6 +210,7 @@ test('the author schedules an event on the new level with a hidden chaos schedul
   await snap('event-problems', page);
   await page.getByLabel('Title').fill(`Herd night ${tag}`);
   await page.getByLabel('Attempts per entrant').fill('3');
+  assert.equal(await page.locator('.field-error').count(), 0, 'a problem stays beside a field whose value changed');
   await page.locator('#hidden-chaos').fill(JSON.stringify([{ id: 'spike', kind: 'traffic_spike', at_sec: 140, duration_sec: 20, params: { multiplier: 2 } }]));
   await page.locator('#hidden-check').filter({ hasText: '1 hidden event' }).waitFor();
   await page.locator('#hidden-traffic .uplot').waitFor();

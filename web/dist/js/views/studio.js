@@ -382,12 +382,17 @@ export async function studioView(main) {
     max_entrants: evCap, final: evFinal, join_required: evJoin, hidden_chaos: hidden,
     'resilience.error_ceiling': evCeiling, 'resilience.recovery_deadline_sec': evRecovery, resilience: evCeiling,
   };
+  const clearFieldError = (input) => {
+    input.removeAttribute('aria-invalid');
+    input.removeAttribute('aria-describedby');
+    input.closest('.field')?.querySelectorAll(':scope > .field-error').forEach((e) => e.remove());
+  };
+  // A field's problem goes when its value changes: what the server said was of the old one.
+  for (const input of new Set(Object.values(eventInputs))) {
+    for (const type of ['input', 'change']) input.addEventListener(type, () => clearFieldError(input));
+  }
   function showFieldErrors(problems) {
-    for (const input of new Set(Object.values(eventInputs))) {
-      input.removeAttribute('aria-invalid');
-      input.removeAttribute('aria-describedby');
-      input.closest('.field')?.querySelectorAll(':scope > .field-error').forEach((e) => e.remove());
-    }
+    for (const input of new Set(Object.values(eventInputs))) clearFieldError(input);
     for (const p of problems) {
       const input = eventInputs[p.field];
       const at = input?.closest('.field');
