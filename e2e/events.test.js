@@ -165,6 +165,8 @@ test('player 2 plays on replica A: every rule error is the server\'s message; a 
   const row = watcher.locator(`#event-board tr[data-player="${p2.id}"]`);
   await row.waitFor({ timeout: 3000 });
   assert.match(await row.innerText(), new RegExp(`1\\s+${p2.name}[\\s\\S]*\\d+[\\s\\S]*passing`));
+  // The same moment, the header counts both: player 1 (joined) and player 2 (on the board).
+  assert.match(await watcher.locator('#entrant-count').innerText(), /\b2 entrants/);
   await snap('live-board-b', watcher);
   await builder.locator(`#event-board tr[data-player="${p2.id}"].me`).waitFor();
 
