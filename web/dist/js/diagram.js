@@ -169,12 +169,21 @@ export class Diagram {
     });
     cy.on('dragfree', 'node.comp', (e) => {
       const n = e.target;
-      this.auto = false;
-      this.positions[n.id()] = { ...n.position() };
-      // Arranged by hand, every component is a box of its own: the members of a group get
-      // places of their own, off every line.
-      if (Object.keys(this.view.groups).length) this.setDesign(this.design, { ...this.positions }, this.chaos);
-      this.opts.onMove?.(n.id(), { ...n.position() }, { ...this.positions });
+      if (Object.keys(this.view.groups).length) {
+        // Arranged by hand, every component is a box of its own: the design is laid out
+        // again with each box shown, and the box moved as far as it was dragged.
+        const from = this.positions[n.id()];
+        const to = n.position();
+        for (const key of this.alikeKeys || []) this.apart.add(key);
+        this.setDesign(this.design, {}, this.chaos);
+        const at = this.positions[n.id()];
+        this.setDesign(this.design, { ...this.positions, [n.id()]: { x: at.x + to.x - from.x, y: at.y + to.y - from.y } }, this.chaos);
+        this.fit();
+      } else {
+        this.auto = false;
+        this.positions[n.id()] = { ...n.position() };
+      }
+      this.opts.onMove?.(n.id(), { ...this.positions[n.id()] }, { ...this.positions });
       this.placeUsers();
       this.drawRoutes();
       this.placeHandle();
@@ -303,6 +312,9 @@ export class Diagram {
       this.auto = false;
       this.view = { design, groups: {}, groupOf: {} };
       this.groupPos = {};
+      // Boxes placed by hand on a fresh canvas (a reload) are as wide as this canvas's own
+      // layout makes them: a phone's narrower ones, where it uses them.
+      if (!this.arranged) this.box = this.arrangement(design).box;
       this.dir = this.dir || this.orientationOf(design, given);
       this.positions = given;
       for (const c of comps) {
