@@ -238,6 +238,20 @@ test('the same design built and fitted on a phone (390×844)', async () => {
   await page.close();
 });
 
+// onScreen scrolls the page to a box of the canvas and gives its centre on the screen.
+async function onScreen(page, id) {
+  const at = await page.evaluate((id) => {
+    const d = document.querySelector('.cy-host').bpDiagram;
+    const p = d.cy.getElementById(id).renderedPosition();
+    window.scrollTo(0, d.host.getBoundingClientRect().top + window.scrollY + p.y - window.innerHeight / 2);
+    const r = d.host.getBoundingClientRect();
+    return { x: r.left + p.x, y: r.top + p.y };
+  }, id);
+  // The canvas learns where it now is on the page from the scroll event, a frame later.
+  await page.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(r)); }));
+  return at;
+}
+
 // twenty opens the twenty-component design, adds its twentieth component and connects it,
 // shows every box, then groups alike ones again and opens one group by pressing it, checking
 // the drawing at every step.
@@ -269,15 +283,7 @@ async function twenty(page, snap, label, t) {
   await page.getByRole('button', { name: 'Group alike' }).click();
   assert.equal((await groups()).length, 3);
   // Pressing a group's box shows its members; choosing a member in the side panel does too.
-  const at = await page.evaluate(() => {
-    const d = document.querySelector('.cy-host').bpDiagram;
-    const p = d.cy.getElementById('group:app-7+app-8').renderedPosition();
-    window.scrollTo(0, d.host.getBoundingClientRect().top + window.scrollY + p.y - window.innerHeight / 2);
-    const r = d.host.getBoundingClientRect();
-    return { x: r.left + p.x, y: r.top + p.y };
-  });
-  // The canvas learns where it now is on the page from the scroll event, a frame later.
-  await page.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(r)); }));
+  const at = await onScreen(page, 'group:app-7+app-8');
   await page.mouse.click(at.x, at.y);
   assert.deepEqual(await groups(), ['app app-2 app-3', 'app-4 app-5']);
   assert.deepEqual(await drawingProblems(page), [], 'a group opened');
@@ -286,14 +292,7 @@ async function twenty(page, snap, label, t) {
   assert.deepEqual(await drawingProblems(page), [], 'a member chosen in the side panel');
   // Dragging a box arranges the design by hand: every component a box of its own, kept
   // across a reload.
-  const cdn = await page.evaluate(() => {
-    const d = document.querySelector('.cy-host').bpDiagram;
-    const p = d.cy.getElementById('cdn').renderedPosition();
-    window.scrollTo(0, d.host.getBoundingClientRect().top + window.scrollY + p.y - window.innerHeight / 2);
-    const r = d.host.getBoundingClientRect();
-    return { x: r.left + p.x, y: r.top + p.y };
-  });
-  await page.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(r)); }));
+  const cdn = await onScreen(page, 'cdn');
   await page.mouse.move(cdn.x, cdn.y);
   await page.mouse.down();
   await page.mouse.move(cdn.x - 20, cdn.y + 4, { steps: 5 });
