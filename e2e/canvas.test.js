@@ -18,20 +18,22 @@ import { ADMIN_TOKEN, ART, BASE, launch, snapper, watch } from './lib.js';
 
 const SLUG = `canvas-twelve-${Date.now().toString(36)}`;
 const SLUG20 = `canvas-twenty-${Date.now().toString(36)}`;
-// TWENTY is a shop of twenty components less app-9, which the test adds: a CDN before two
-// load balancers, a tier of three alike app servers and one of two, writers through a queue
-// to two alike workers, and the data stores.
+// TWENTY is a shop of twenty components less one app server, which the test adds (the level
+// view names it "app"): a CDN before two load balancers, a tier of three alike app servers
+// (app-a among them, which the level's chaos strikes), one of two, two alike writers through a
+// queue, one more writer, and the data stores; a design the level accepts and runs.
 const TWENTY = (() => {
   const kinds = {
     cdn: 'cdn', lb: 'load_balancer', 'lb-2': 'load_balancer', cache: 'cache', 'cache-2': 'cache', 'cache-3': 'cache',
     db: 'database', 'db-2': 'database', 'db-3': 'database', queue: 'queue', 'queue-2': 'queue',
   };
-  for (const id of ['app', 'app-2', 'app-3', 'app-4', 'app-5', 'app-6', 'app-7', 'app-8']) kinds[id] = 'app_service';
+  for (const id of ['app-a', 'app-2', 'app-3', 'app-4', 'app-5', 'app-6', 'app-7', 'app-8']) kinds[id] = 'app_service';
   const edges = [
-    ['cdn', 'lb'], ['cdn', 'lb-2'], ['lb', 'app'], ['lb', 'app-2'], ['lb', 'app-3'], ['lb-2', 'app-4'], ['lb-2', 'app-5'],
-    ['lb-2', 'app-6'], ['app', 'cache'], ['app-2', 'cache'], ['app-3', 'cache'], ['app', 'db'], ['app-2', 'db'], ['app-3', 'db'],
-    ['app-4', 'cache-2'], ['app-5', 'cache-2'], ['app-4', 'db-2'], ['app-5', 'db-2'], ['app-6', 'queue'], ['app-6', 'cache-3'],
-    ['queue', 'app-7'], ['queue', 'app-8'], ['app-7', 'db-3'], ['app-8', 'db-3'], ['queue-2', 'db-3'],
+    ['cdn', 'lb'], ['cdn', 'lb-2'], ['lb', 'app-a'], ['lb', 'app-2'], ['lb', 'app-3'], ['lb-2', 'app-4'], ['lb-2', 'app-5'],
+    ['lb-2', 'app-6'], ['app-a', 'cache'], ['app-2', 'cache'], ['app-3', 'cache'], ['app-a', 'db'], ['app-2', 'db'], ['app-3', 'db'],
+    ['app-4', 'cache-2'], ['app-5', 'cache-2'], ['app-4', 'db-2'], ['app-5', 'db-2'], ['app-6', 'queue-2'], ['app-6', 'cache-3'],
+    ['lb', 'app-7'], ['lb', 'app-8'], ['app-7', 'queue'], ['app-8', 'queue'], ['app-7', 'cache-3'], ['app-8', 'cache-3'],
+    ['queue', 'db-3'], ['queue-2', 'db-3'],
   ];
   return {
     components: Object.entries(kinds).map(([id, type]) => ({ id, type })),
@@ -171,8 +173,9 @@ function flow(p) {
 }
 
 // hideToast takes the last "Added …" message off the canvas before a screenshot.
-function hideToast(page) {
-  return page.evaluate(() => document.getElementById('toast')?.classList.remove('show'));
+async function hideToast(page) {
+  await page.evaluate(() => document.getElementById('toast')?.classList.remove('show'));
+  await page.locator('#toast').waitFor({ state: 'hidden' });
 }
 
 async function add(page, kind) {
@@ -263,15 +266,21 @@ async function twenty(page, snap, label, t) {
   t.diagnostic(`${label}: 19 components laid out in ${await took()} ms`);
   assert.deepEqual(await drawingProblems(page), [], 'the nineteen components');
   await add(page, 'app_service');
-  await connect(page, 'lb', 'app-9');
-  await connect(page, 'app-9', 'queue-2');
+  await connect(page, 'lb-2', 'app');
+  await connect(page, 'app', 'queue-2');
   t.diagnostic(`${label}: 20 components laid out in ${await took()} ms`);
   assert.equal((await canvasBoxes(page)).length, 20);
   const groups = () => page.evaluate(() => Object.values(document.querySelector('.cy-host').bpDiagram.view.groups).map((m) => m.join(' ')).sort());
-  assert.deepEqual(await groups(), ['app app-2 app-3', 'app-4 app-5', 'app-7 app-8']);
+  assert.deepEqual(await groups(), ['app-4 app-5', 'app-7 app-8', 'app-a app-2 app-3']);
   await page.getByRole('button', { name: 'Fit' }).click();
   assert.deepEqual(await drawingProblems(page), [], 'after Fit');
   assert.deepEqual((await flow(page)).backwards, [], 'lines running against the columns');
+  // A run plays back on the groups too: each shows its busiest member's load and status.
+  await page.locator('#run').click();
+  await page.locator('#verdict').waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(1500);
+  const played = await page.evaluate(() => document.querySelector('.cy-host').bpDiagram.cy.getElementById('group:app-a+app-2+app-3').data('label'));
+  assert.match(played, /^\S+ APP ×3( ⚡)?\n\d[\d,]*% (ok|busy|saturated|failed|idle)/);
   await page.locator('.cy-host').scrollIntoViewIfNeeded();
   await hideToast(page);
   await snap(`${label}-twenty-grouped`, page);
@@ -285,10 +294,10 @@ async function twenty(page, snap, label, t) {
   // Pressing a group's box shows its members; choosing a member in the side panel does too.
   const at = await onScreen(page, 'group:app-7+app-8');
   await page.mouse.click(at.x, at.y);
-  assert.deepEqual(await groups(), ['app app-2 app-3', 'app-4 app-5']);
+  assert.deepEqual(await groups(), ['app-4 app-5', 'app-a app-2 app-3']);
   assert.deepEqual(await drawingProblems(page), [], 'a group opened');
   await page.locator('.comp-chips [data-select="app-4"]').click();
-  assert.deepEqual(await groups(), ['app app-2 app-3']);
+  assert.deepEqual(await groups(), ['app-a app-2 app-3']);
   assert.deepEqual(await drawingProblems(page), [], 'a member chosen in the side panel');
   // Dragging a box arranges the design by hand: every component a box of its own, kept
   // across a reload.
