@@ -535,24 +535,39 @@ export class Diagram {
   // fit shows the whole design: as large as fits (never above 1.2×), and where that would
   // take the labels below MIN_TEXT_PX, at the smallest zoom on a canvas grown tall enough.
   fit() {
-    // The lines count: on a phone some run in lanes beside the boxes.
-    const els = this.cy.elements().not(`#${HANDLE}`);
+    const els = this.cy.nodes().not(`#${HANDLE}`);
     this.host.style.height = '';
     this.cy.resize();
     if (!els.nonempty()) return;
-    const bb = els.boundingBox();
+    // The boxes and the bends of the lines: on a phone some lines run in lanes beside the
+    // boxes. (Not the edges' own bounding boxes: a line drawn while its ends overlap has none
+    // worth the name.)
+    const nb = els.boundingBox();
+    const bb = { x1: nb.x1, y1: nb.y1, x2: nb.x2, y2: nb.y2 };
+    for (const pts of Object.values(this.validRoutes())) {
+      for (const p of pts) {
+        bb.x1 = Math.min(bb.x1, p.x - 2);
+        bb.x2 = Math.max(bb.x2, p.x + 2);
+        bb.y1 = Math.min(bb.y1, p.y - 2);
+        bb.y2 = Math.max(bb.y2, p.y + 2);
+      }
+    }
+    const bw = bb.x2 - bb.x1;
+    const bh = bb.y2 - bb.y1;
     const w = this.host.clientWidth - 2 * FIT_PAD;
     const hh = this.host.clientHeight - 2 * FIT_PAD - TOOLS_PX;
-    const byWidth = Math.min(1.2, w / bb.w);
-    let z = Math.max(this.cy.minZoom(), Math.min(byWidth, hh / bb.h));
-    if (bb.h * z > hh) {
-      z = Math.max(this.cy.minZoom(), Math.min(byWidth, (MAX_CANVAS_PX - 2 * FIT_PAD) / bb.h));
-      this.host.style.height = `${Math.ceil(bb.h * z + 2 * FIT_PAD + TOOLS_PX)}px`;
+    const byWidth = Math.min(1.2, w / bw);
+    let z = Math.max(this.cy.minZoom(), Math.min(byWidth, hh / bh));
+    if (bh * z > hh) {
+      z = Math.max(this.cy.minZoom(), Math.min(byWidth, (MAX_CANVAS_PX - 2 * FIT_PAD) / bh));
+      this.host.style.height = `${Math.min(MAX_CANVAS_PX, Math.ceil(bh * z + 2 * FIT_PAD + TOOLS_PX))}px`;
       this.cy.resize();
     }
     this.cy.zoom(z);
-    this.cy.center(els);
-    this.cy.panBy({ x: 0, y: TOOLS_PX / 2 });
+    this.cy.pan({
+      x: this.host.clientWidth / 2 - ((bb.x1 + bb.x2) / 2) * z,
+      y: (this.host.clientHeight + TOOLS_PX) / 2 - ((bb.y1 + bb.y2) / 2) * z,
+    });
     this.placeHandle();
   }
 
