@@ -165,6 +165,8 @@ test('player 2 plays on replica A: every rule error is the server\'s message; a 
   const row = watcher.locator(`#event-board tr[data-player="${p2.id}"]`);
   await row.waitFor({ timeout: 3000 });
   assert.match(await row.innerText(), new RegExp(`1\\s+${p2.name}[\\s\\S]*\\d+[\\s\\S]*passing`));
+  // The same moment, the header counts both: player 1 (joined) and player 2 (on the board).
+  assert.match(await watcher.locator('#entrant-count').innerText(), /\b2 entrants/);
   await snap('live-board-b', watcher);
   await builder.locator(`#event-board tr[data-player="${p2.id}"].me`).waitFor();
 
@@ -221,7 +223,10 @@ test('after the end: the revealed chaos and the final board on both replicas; a 
     assert.match(await p.locator('#hidden-chaos').innerText(), /30 s–70 s: traffic ×3 \(surprise\)/);
     assert.match(await p.locator('#hidden-chaos').innerText(), /errors at most 5\.0%/);
     assert.match(await p.locator('#countdown').innerText(), /^Finished/);
-    assert.match(await p.locator('#event-board caption').innerText(), /2 entrants, final standings|1 entrant, final standings/);
+    // Two entered (the watcher joined without a design): the header counts both, the board
+    // the one with a final design.
+    assert.match(await p.locator('#event-board caption').innerText(), /^1 with a final design$/);
+    assert.match(await p.locator('#entrant-count').innerText(), /2 entrants/);
   }
   const row = watcher.locator(`#event-board tr[data-player="${p2.id}"]`);
   assert.match(await row.innerText(), /^1\s/);

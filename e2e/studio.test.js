@@ -1,8 +1,9 @@
 // End-to-end: an author writes a level in the studio, sees every schema problem at once while
-// typing, gets the server's own check when publishing (a chaos target the design lacks),
+// typing (each marked at its line in the document, with its reason there, and summed up in a
+// list whose line links put the caret on it), gets the server's own check when publishing (a chaos target the design lacks),
 // checks it on the server with a reference design (the starting design fails, the reference
 // passes once the budget allows it), publishes, then schedules an event on the new level with a hidden chaos schedule, all in
-// the UI. The admin makes the player an author through the API first, as docs/api.md says.
+// the UI: the event form's problems appear under their fields, every one at once. The admin makes the player an author through the API first, as docs/api.md says.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE, ADMIN_TOKEN, launch, watch, snapper } from './lib.js';
@@ -24,6 +25,22 @@ const REFERENCE = {
 let browser;
 let author;
 let page;
+
+// marks reads the problems marked in a JSON field: {field: line} and the line each field's
+// key starts at in the text, found here by searching the text.
+function marks(p, id) {
+  return p.evaluate((id) => {
+    const out = {};
+    const box = document.getElementById(id).closest('.code-wrap');
+    for (const m of box.querySelectorAll('.code-lens-line')) for (const f of m.dataset.fields.split(' ')) out[f] = Number(m.dataset.line);
+    return out;
+  }, id);
+}
+function lineOfKey(text, key, from = 0) {
+  const at = text.indexOf(`"${key}":`, from);
+  assert.ok(at >= 0, `"${key}" is not in the text`);
+  return text.slice(0, at).split('\n').length;
+}
 
 async function call(method, path, { token, body } = {}) {
   const headers = { Accept: 'application/json' };
@@ -101,6 +118,23 @@ test('an author writes a level with every schema problem shown at once, then pub
   assert.match(said, /colour: is not a field here/);
   assert.match(said, /run\.duration_sec: .*"string" is invalid/);
   assert.ok(await page.locator('#publish').isDisabled(), 'publish is offered for an invalid level');
+  // Each is marked at its own line of the document, with its reason there.
+  const text = await page.locator('#level-json').inputValue();
+  assert.deepEqual(await marks(page, 'level-json'), {
+    budget_per_hour: lineOfKey(text, 'budget_per_hour'),
+    colour: lineOfKey(text, 'colour'),
+    'run.duration_sec': lineOfKey(text, 'duration_sec'),
+  });
+  assert.match(await page.locator('#level-json ~ .code-lens [data-fields="colour"]').innerText(), /is not a field here/);
+  // The list's line link brings a mark far down the document into view.
+  await page.locator('#level-problems li[data-field="colour"] button').click();
+  await page.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(r)); }));
+  const shown = await page.evaluate(() => {
+    const lens = document.querySelector('#level-json ~ .code-lens').getBoundingClientRect();
+    const mark = document.querySelector('#level-json ~ .code-lens [data-fields="colour"]').getBoundingClientRect();
+    return mark.top >= lens.top && mark.bottom <= lens.bottom;
+  });
+  assert.ok(shown, 'the line link does not bring the mark into view');
   await snap('problems', page);
 
   // What only the server knows: the chaos strikes a component the design does not have.
@@ -116,6 +150,8 @@ test('an author writes a level with every schema problem shown at once, then pub
   await page.locator('#publish').click();
   await page.locator('#publish-problems').waitFor();
   assert.match(await page.locator('#publish-problems').innerText(), /run\.chaos\[0\]\.target: "nope" is not a component/);
+  const published = await page.locator('#level-json').inputValue();
+  assert.equal((await marks(page, 'level-json'))['run.chaos[0].target'], lineOfKey(published, 'target', published.indexOf('"chaos"')), 'the server\'s problem is not at its line');
 
   await edit(page, (d) => {
     d.run.chaos[0].target = 'cache';
@@ -159,6 +195,22 @@ test('the author schedules an event on the new level with a hidden chaos schedul
   await page.getByLabel('Attempts per entrant').fill('3');
   await page.getByLabel('Entrants join before they submit').check();
   await page.locator('#hidden-chaos-box summary').click();
+  await page.locator('#hidden-chaos').fill(JSON.stringify([{ id: 'spike', kind: 'traffic_spike', at_sec: -140, duration_sec: 20, params: { multiplier: 2 } }], null, 2));
+  await page.locator('#hidden-problems').waitFor();
+  assert.deepEqual(await marks(page, 'hidden-chaos'), { '[0].at_sec': 5 });
+  // The server's problems appear under their fields, all at once.
+  await page.getByLabel('Title').fill('');
+  await page.getByLabel('Attempts per entrant').fill('5000');
+  await page.locator('#hidden-chaos').fill('[]');
+  await page.locator('#schedule').click();
+  await page.locator('#schedule-problems').waitFor();
+  const under = (label) => page.locator('.field', { has: page.getByLabel(label, { exact: true }) }).locator('.field-error');
+  assert.match(await under('Title').innerText(), /required/);
+  assert.match(await under('Attempts per entrant').innerText(), /1000/);
+  await snap('event-problems', page);
+  await page.getByLabel('Title').fill(`Herd night ${tag}`);
+  await page.getByLabel('Attempts per entrant').fill('3');
+  assert.equal(await page.locator('.field-error').count(), 0, 'a problem stays beside a field whose value changed');
   await page.locator('#hidden-chaos').fill(JSON.stringify([{ id: 'spike', kind: 'traffic_spike', at_sec: 140, duration_sec: 20, params: { multiplier: 2 } }]));
   await page.locator('#hidden-check').filter({ hasText: '1 hidden event' }).waitFor();
   await page.locator('#hidden-traffic .uplot').waitFor();
@@ -166,6 +218,7 @@ test('the author schedules an event on the new level with a hidden chaos schedul
   await snap('event', page);
   await page.locator('#schedule').click();
   await page.locator('#schedule-ok').waitFor();
+  assert.equal(await page.locator('.field-error').count(), 0, 'a problem stays after scheduling');
   await page.locator('#schedule-ok a').click();
   await page.locator('h1', { hasText: `Herd night ${tag}` }).waitFor();
   assert.match(await page.locator('main').innerText(), /3 attempts per entrant/);
@@ -184,6 +237,11 @@ test('the studio on a phone', async () => {
   await phone.locator('#server-check-verdict', { hasText: 'Ready to publish' }).waitFor({ timeout: 60_000 });
   await phone.locator('#server-check-result').scrollIntoViewIfNeeded();
   await snap('phone-check', phone);
+  await phone.locator('#hidden-chaos-box summary').click();
+  await phone.locator('#hidden-chaos').fill(JSON.stringify([{ id: 'spike', kind: 'traffic_spike', at_sec: 140, duration_sec: 20, params: { multiplier: 2 } }], null, 2));
+  await phone.locator('#hidden-traffic .uplot').waitFor();
+  await phone.locator('#studio-event-h').scrollIntoViewIfNeeded();
+  await snap('phone-event', phone);
   await phone.context().close();
 });
 

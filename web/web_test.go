@@ -152,3 +152,41 @@ func TestLevelSchema(t *testing.T) {
 		t.Error("web/dist/level.schema.json differs from challenges/level.schema.json: copy it again")
 	}
 }
+
+// TestStylesheetBlocks checks that every block of app.css closes: a rule block or an
+// @media left open makes every rule after it apply inside it (on phones only, say).
+func TestStylesheetBlocks(t *testing.T) {
+	css, err := fs.ReadFile(FS(), "app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?s)/\*.*?\*/|"[^"\n]*"`).ReplaceAllString(string(css), "")
+	depth, line := 0, 1
+	for _, c := range text {
+		switch c {
+		case '\n':
+			line++
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth < 0 {
+				t.Fatalf("app.css: a } at line %d (comments and strings taken out) closes nothing", line)
+			}
+		}
+	}
+	if depth != 0 {
+		t.Errorf("app.css: %d block(s) left open at the end", depth)
+	}
+	for i, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "@media") && nestedAt(text, i) {
+			t.Errorf("app.css: the @media at line %d (comments and strings taken out) opens inside another block", i+1)
+		}
+	}
+}
+
+// nestedAt says whether line i of text starts inside a block.
+func nestedAt(text string, i int) bool {
+	before := strings.Join(strings.Split(text, "\n")[:i], "\n")
+	return strings.Count(before, "{") > strings.Count(before, "}")
+}

@@ -11,7 +11,7 @@
 // where the zoom would take the labels below 11 px the canvas grows taller instead.
 import cytoscape from '../vendor/cytoscape/cytoscape.esm.min.mjs';
 import { h, fmt, fmtPct, KIND_SHORT } from './util.js';
-import { BOX, NARROW_BOX, USERS, USERS_BOX, layoutDesign, placeNew, usersSpot, entries, designEdges } from './layout.js';
+import { BOX, NARROW_BOX, USERS, USERS_BOX, layoutDesign, rowsLayout, placeNew, usersSpot, entries, designEdges, groupAlike, GROUP_FROM } from './layout.js';
 
 // edgehandles is a UMD bundle loaded by index.html as a classic script.
 if (window.cytoscapeEdgehandles && !cytoscape.bpEdgehandles) {
@@ -55,7 +55,7 @@ export function describeChaos(e) {
 
 const STYLE = [
   {
-    selector: 'node.comp',
+    selector: 'node.comp, node.group',
     style: {
       shape: 'round-rectangle', width: NODE_W, height: NODE_H, 'background-color': '#ffffff',
       'border-width': 1.5, 'border-color': '#6b7280', label: 'data(label)', 'text-wrap': 'wrap',
@@ -63,13 +63,15 @@ const STYLE = [
       color: '#1a1a1a', 'text-valign': 'center', 'text-halign': 'center', 'line-height': 1.25,
     },
   },
-  { selector: 'node.comp.status-idle', style: { 'background-color': '#f3f4f6', 'border-color': '#8a919e' } },
-  { selector: 'node.comp.status-ok', style: { 'background-color': '#e6f4ea', 'border-color': '#1e7b34' } },
-  { selector: 'node.comp.status-busy', style: { 'background-color': '#fff4d6', 'border-color': '#b26b00' } },
-  { selector: 'node.comp.status-saturated', style: { 'background-color': '#fde7dd', 'border-color': '#c2410c', 'border-width': 3 } },
-  { selector: 'node.comp.status-failed', style: { 'background-color': '#f7d4d8', 'border-color': '#b00020', 'border-width': 3, 'border-style': 'dashed' } },
-  { selector: 'node.comp.struck', style: { 'underlay-color': '#f59e0b', 'underlay-opacity': 0.45, 'underlay-padding': 6 } },
-  { selector: 'node.comp.culprit', style: { 'border-color': '#c2410c', 'border-width': 4 } },
+  { selector: 'node.narrow', style: { width: NARROW_BOX.w, 'text-max-width': NARROW_BOX.w - LABEL_PAD + 4 } },
+  { selector: 'node.group', style: { 'border-style': 'double', 'border-width': 5 } },
+  { selector: 'node.comp.status-idle, node.group.status-idle', style: { 'background-color': '#f3f4f6', 'border-color': '#8a919e' } },
+  { selector: 'node.comp.status-ok, node.group.status-ok', style: { 'background-color': '#e6f4ea', 'border-color': '#1e7b34' } },
+  { selector: 'node.comp.status-busy, node.group.status-busy', style: { 'background-color': '#fff4d6', 'border-color': '#b26b00' } },
+  { selector: 'node.comp.status-saturated, node.group.status-saturated', style: { 'background-color': '#fde7dd', 'border-color': '#c2410c', 'border-width': 3 } },
+  { selector: 'node.comp.status-failed, node.group.status-failed', style: { 'background-color': '#f7d4d8', 'border-color': '#b00020', 'border-width': 3, 'border-style': 'dashed' } },
+  { selector: 'node.comp.struck, node.group.struck', style: { 'underlay-color': '#f59e0b', 'underlay-opacity': 0.45, 'underlay-padding': 6 } },
+  { selector: 'node.comp.culprit, node.group.culprit', style: { 'border-color': '#c2410c', 'border-width': 4 } },
   { selector: 'node.comp:selected', style: { 'border-color': '#1f4e8c', 'border-width': 4, 'overlay-opacity': 0 } },
   {
     selector: 'node.users',
@@ -117,7 +119,8 @@ export class Diagram {
       h('button', { type: 'button', class: 'secondary small', onclick: () => this.zoomBy(1.25), 'aria-label': 'Zoom in' }, '+'),
       h('button', { type: 'button', class: 'secondary small', onclick: () => this.zoomBy(0.8), 'aria-label': 'Zoom out' }, '−'),
       h('button', { type: 'button', class: 'secondary small', onclick: () => this.fit() }, 'Fit'),
-      h('button', { type: 'button', class: 'secondary small', id: 'auto-layout', onclick: () => this.autoLayout(true) }, 'Auto layout'));
+      h('button', { type: 'button', class: 'secondary small', id: 'auto-layout', onclick: () => this.autoLayout(true) }, 'Auto layout'),
+      this.groupButton = h('button', { type: 'button', class: 'secondary small', id: 'group-alike', hidden: true, title: 'Alike components: same kind, called by the same boxes, calling the same ones', onclick: () => this.toggleGroups() }, 'Group alike'));
     container.replaceChildren(h('div', { class: 'canvas-wrap' }, this.host, this.tools), this.hint);
     this.cy = cytoscape({
       container: this.host,
@@ -134,6 +137,12 @@ export class Diagram {
     this.design = { components: [], edges: [] };
     this.positions = {};
     this.box = BOX;
+    // grouping draws alike components as one box (groupAlike); apart holds the groups the
+    // viewer opened.
+    this.grouping = true;
+    this.apart = new Set();
+    this.view = { design: this.design, groups: {}, groupOf: {} };
+    this.groupPos = {};
     this.chaos = [];
     this.eh = this.cy.edgehandles ? this.cy.edgehandles({
       canConnect: (src, dst) => dst.hasClass('comp') && !src.same(dst),
@@ -153,15 +162,28 @@ export class Diagram {
   wire() {
     const cy = this.cy;
     cy.on('tap', 'node.comp', (e) => this.opts.onSelect?.(e.target.id()));
+    cy.on('tap', 'node.group', (e) => this.openGroup(e.target.id()));
     cy.on('tap', 'edge.link', (e) => this.opts.onSelect?.(null, { edge: { from: e.target.data('source'), to: e.target.data('target') } }));
     cy.on('tap', (e) => {
       if (e.target === cy) this.opts.onSelect?.(null);
     });
     cy.on('dragfree', 'node.comp', (e) => {
       const n = e.target;
-      this.auto = false;
-      this.positions[n.id()] = { ...n.position() };
-      this.opts.onMove?.(n.id(), { ...n.position() }, { ...this.positions });
+      if (Object.keys(this.view.groups).length) {
+        // Arranged by hand, every component is a box of its own: the design is laid out
+        // again with each box shown, and the box moved as far as it was dragged.
+        const from = this.positions[n.id()];
+        const to = n.position();
+        for (const key of this.alikeKeys || []) this.apart.add(key);
+        this.setDesign(this.design, {}, this.chaos);
+        const at = this.positions[n.id()];
+        this.setDesign(this.design, { ...this.positions, [n.id()]: { x: at.x + to.x - from.x, y: at.y + to.y - from.y } }, this.chaos);
+        this.fit();
+      } else {
+        this.auto = false;
+        this.positions[n.id()] = { ...n.position() };
+      }
+      this.opts.onMove?.(n.id(), { ...this.positions[n.id()] }, { ...this.positions });
       this.placeUsers();
       this.drawRoutes();
       this.placeHandle();
@@ -227,37 +249,35 @@ export class Diagram {
   }
 
   // arrangement is how this canvas lays the design out: columns left to right when that
-  // fits the canvas's width at the smallest zoom; else top to bottom (a phone), rows of at
-  // most three boxes (or four narrower ones, or fewer), however dagre aligns them, the data
-  // stores last if that fits, else where their callers put them; else the narrowest (each
-  // try is a dagre layout: a design that fits nothing costs them all). Only its structure and
-  // the canvas's width decide, so an edit to a value reuses the last arrangement.
+  // fits the canvas's width at the smallest zoom; else dagre's top to bottom; else (a phone)
+  // rows of at most three boxes or four narrower ones, or fewer, whose width is known before
+  // they are placed (rowsLayout). Only its structure and the canvas's width decide, so an edit
+  // to a value reuses the last arrangement.
   arrangement(design = this.design) {
     const w = this.host.clientWidth;
     const key = JSON.stringify([w, (design.components || []).map((c) => [c.id, c.type]), design.edges || []]);
     if (this.arranged?.key === key) return this.arranged.value;
+    const started = performance.now();
     const value = this.arrange(design, w);
+    // The e2e prints how long a layout takes.
+    this.arrangeMs = performance.now() - started;
     this.arranged = { key, value };
     return value;
   }
 
   arrange(design, w) {
     if (!(w > 0)) return { dir: 'LR', laid: layoutDesign(design, 'LR'), box: BOX };
-    const tries = [['LR', {}], ['TB', {}]];
-    for (const storesLast of [true, false]) {
-      for (const box of [BOX, NARROW_BOX]) {
-        for (const most of box === BOX ? [3, 2] : [4, 3, 2]) for (const align of [undefined, 'UL', 'UR']) tries.push(['TB', { storesLast, most, align, box }]);
-      }
-    }
     const room = (w - 2 * FIT_PAD) / this.cy.minZoom() - 8;
-    let best = null;
-    for (const [dir, opts] of tries) {
-      const laid = layoutDesign(design, dir, opts);
-      const box = opts.box || BOX;
-      if (laid.width <= room) return { dir, laid, box };
-      if (!best || laid.width < best.laid.width) best = { dir, laid, box };
+    for (const dir of ['LR', 'TB']) {
+      const laid = layoutDesign(design, dir);
+      if (laid.width <= room) return { dir, laid, box: BOX };
     }
-    return best;
+    let laid = null;
+    for (const [box, most] of [[BOX, 3], [NARROW_BOX, 4], [NARROW_BOX, 3], [NARROW_BOX, 2], [NARROW_BOX, 1]]) {
+      laid = rowsLayout(design, { most, box });
+      if (laid.width <= room) return { dir: 'TB', laid, box };
+    }
+    return { dir: 'TB', laid, box: NARROW_BOX };
   }
 
   direction(design = this.design) {
@@ -274,17 +294,27 @@ export class Diagram {
     const comps = design.components || [];
     const ids = new Set(comps.map((c) => c.id));
     const given = Object.fromEntries(Object.entries(positions || {}).filter(([id, p]) => ids.has(id) && p));
+    const alike = comps.length >= GROUP_FROM ? groupAlike(design) : { groups: {} };
     if (!Object.keys(given).length) {
-      const { dir, laid, box } = this.arrangement(design);
+      // Alike components share a box only while the drawing is laid out: a player who
+      // arranges the boxes places each one.
+      this.view = this.grouping && comps.length >= GROUP_FROM ? groupAlike(design, this.apart) : { design, groups: {}, groupOf: {} };
+      const { dir, laid, box } = this.arrangement(this.view.design);
       this.dir = dir;
       this.box = box;
-      this.positions = Object.fromEntries(comps.map((c) => [c.id, laid.pos[c.id]]));
+      this.positions = Object.fromEntries(comps.filter((c) => laid.pos[c.id]).map((c) => [c.id, laid.pos[c.id]]));
+      this.groupPos = Object.fromEntries(Object.keys(this.view.groups).map((k) => [k, laid.pos[k]]));
       this.usersPos = laid.pos[USERS];
       this.routes = laid.routes;
       this.routeEnds = this.endsOf(laid.routes, laid.pos);
       this.auto = true;
     } else {
       this.auto = false;
+      this.view = { design, groups: {}, groupOf: {} };
+      this.groupPos = {};
+      // Boxes placed by hand on a fresh canvas (a reload) are as wide as this canvas's own
+      // layout makes them: a phone's narrower ones, where it uses them.
+      if (!this.arranged) this.box = this.arrangement(design).box;
       this.dir = this.dir || this.orientationOf(design, given);
       this.positions = given;
       for (const c of comps) {
@@ -297,14 +327,17 @@ export class Diagram {
     cy.batch(() => {
       cy.elements().remove();
       if (comps.length) cy.add({ group: 'nodes', data: { id: USERS, label: 'users' }, classes: 'users', grabbable: false, selectable: false, position: { ...this.usersPos } });
-      for (const c of comps) {
-        cy.add({ group: 'nodes', data: { id: c.id, label: this.idleLabel(c) }, classes: 'comp status-none', position: { ...this.positions[c.id] }, style: this.box === BOX ? {} : { width: this.box.w, 'text-max-width': this.box.w - LABEL_PAD + 4 } });
+      const narrow = this.box === BOX ? '' : ' narrow';
+      const drawn = this.view.design;
+      for (const c of drawn.components) {
+        if (c.members) cy.add({ group: 'nodes', data: { id: c.id, label: this.groupLabel(c) }, classes: `group status-none${narrow}`, grabbable: false, selectable: false, position: { ...this.groupPos[c.id] } });
+        else cy.add({ group: 'nodes', data: { id: c.id, label: this.idleLabel(c) }, classes: `comp status-none${narrow}`, position: { ...this.positions[c.id] } });
       }
-      for (const id of entries(design)) {
+      for (const id of entries(drawn)) {
         cy.add({ group: 'edges', data: { id: `in:${id}`, source: USERS, target: id }, classes: 'ingress', selectable: false });
       }
-      for (const e of designEdges(design)) {
-        const to = comps.find((c) => c.id === e.to);
+      for (const e of designEdges(drawn)) {
+        const to = drawn.components.find((c) => c.id === e.to);
         cy.add({ group: 'edges', data: { id: `e:${e.from}>${e.to}`, source: e.from, target: e.to }, classes: ['link', to?.type === 'queue' ? 'async' : ''].join(' ') });
       }
       if (this.opts.editable && comps.length) {
@@ -322,11 +355,15 @@ export class Diagram {
     } else {
       this.keepInView();
     }
+    const alikeKeys = Object.keys(alike.groups);
+    this.groupButton.hidden = !this.auto || !alikeKeys.length;
+    this.groupButton.textContent = Object.keys(this.view.groups).length ? 'Show each' : 'Group alike';
+    this.alikeKeys = alikeKeys;
     this.hint.textContent = !comps.length
       ? 'The canvas is empty: drag a component from the palette, or press its button.'
       : this.opts.editable
-        ? 'Drag a box to move it; drag the blue dot on its right edge to another box to connect them; select and press Delete to remove. Scroll or pinch to zoom, drag the background to pan.'
-        : '';
+        ? `Drag a box to move it; drag the blue dot on its right edge to another box to connect them; select and press Delete to remove. Scroll or pinch to zoom, drag the background to pan.${Object.keys(this.view.groups).length ? ' A double box stands for alike components (same kind, same lines): press it to show each.' : ''}`
+        : Object.keys(this.view.groups).length ? 'A double box stands for alike components (same kind, same lines): press it to show each.' : '';
     this.placeHandle();
     if (this.lastTick) this.showTick(this.lastTick, this.lastOrder);
   }
@@ -345,7 +382,7 @@ export class Diagram {
   // validRoutes are the bends whose lines' ends are where they were laid out.
   validRoutes() {
     const out = {};
-    const at = (id) => (id === USERS ? this.usersPos : this.positions[id]);
+    const at = (id) => (id === USERS ? this.usersPos : this.groupPos[id] || this.positions[id]);
     const same = (p, q) => p && q && Math.abs(p.x - q.x) < 0.5 && Math.abs(p.y - q.y) < 0.5;
     for (const [key, pts] of Object.entries(this.routes || {})) {
       const [a, b] = key.split('>');
@@ -427,8 +464,23 @@ export class Diagram {
     handle.style('display', 'element');
   }
 
+  // openGroup draws the members of a group as boxes of their own.
+  openGroup(key) {
+    if (!this.view.groups[key]) return;
+    this.apart.add(key);
+    this.setDesign(this.design, {}, this.chaos);
+  }
+
+  // toggleGroups shows every box, or groups alike ones again.
+  toggleGroups() {
+    if (Object.keys(this.view.groups).length) for (const key of this.alikeKeys || []) this.apart.add(key);
+    else this.apart.clear();
+    this.setDesign(this.design, {}, this.chaos);
+  }
+
   select(id) {
     this.cy.$(':selected').unselect();
+    if (id && this.view.groupOf[id]) this.openGroup(this.view.groupOf[id]);
     if (id) {
       const n = this.cy.getElementById(id);
       n.select();
@@ -487,19 +539,35 @@ export class Diagram {
     this.host.style.height = '';
     this.cy.resize();
     if (!els.nonempty()) return;
-    const bb = els.boundingBox();
+    // The boxes and the bends of the lines: on a phone some lines run in lanes beside the
+    // boxes. (Not the edges' own bounding boxes: a line drawn while its ends overlap has none
+    // worth the name.)
+    const nb = els.boundingBox();
+    const bb = { x1: nb.x1, y1: nb.y1, x2: nb.x2, y2: nb.y2 };
+    for (const pts of Object.values(this.validRoutes())) {
+      for (const p of pts) {
+        bb.x1 = Math.min(bb.x1, p.x - 2);
+        bb.x2 = Math.max(bb.x2, p.x + 2);
+        bb.y1 = Math.min(bb.y1, p.y - 2);
+        bb.y2 = Math.max(bb.y2, p.y + 2);
+      }
+    }
+    const bw = bb.x2 - bb.x1;
+    const bh = bb.y2 - bb.y1;
     const w = this.host.clientWidth - 2 * FIT_PAD;
     const hh = this.host.clientHeight - 2 * FIT_PAD - TOOLS_PX;
-    const byWidth = Math.min(1.2, w / bb.w);
-    let z = Math.max(this.cy.minZoom(), Math.min(byWidth, hh / bb.h));
-    if (bb.h * z > hh) {
-      z = Math.max(this.cy.minZoom(), Math.min(byWidth, (MAX_CANVAS_PX - 2 * FIT_PAD) / bb.h));
-      this.host.style.height = `${Math.ceil(bb.h * z + 2 * FIT_PAD + TOOLS_PX)}px`;
+    const byWidth = Math.min(1.2, w / bw);
+    let z = Math.max(this.cy.minZoom(), Math.min(byWidth, hh / bh));
+    if (bh * z > hh) {
+      z = Math.max(this.cy.minZoom(), Math.min(byWidth, (MAX_CANVAS_PX - 2 * FIT_PAD) / bh));
+      this.host.style.height = `${Math.min(MAX_CANVAS_PX, Math.ceil(bh * z + 2 * FIT_PAD + TOOLS_PX))}px`;
       this.cy.resize();
     }
     this.cy.zoom(z);
-    this.cy.center(els);
-    this.cy.panBy({ x: 0, y: TOOLS_PX / 2 });
+    this.cy.pan({
+      x: this.host.clientWidth / 2 - ((bb.x1 + bb.x2) / 2) * z,
+      y: (this.host.clientHeight + TOOLS_PX) / 2 - ((bb.y1 + bb.y2) / 2) * z,
+    });
     this.placeHandle();
   }
 
@@ -516,6 +584,11 @@ export class Diagram {
     const pan = this.cy.pan();
     const z = this.cy.zoom();
     return { x: (clientX - r.left - pan.x) / z, y: (clientY - r.top - pan.y) / z };
+  }
+
+  // groupLabel says how many alike components a group's box stands for, and which.
+  groupLabel(c) {
+    return [`${KIND_SHORT[c.type] || c.type} ×${c.members.length}`, c.members.join(', ')].map((t) => fitLine(t, this.box.w - LABEL_PAD)).join('\n');
   }
 
   idleLabel(c) {
@@ -536,8 +609,9 @@ export class Diagram {
     for (const e of this.chaos) {
       if (!active.has(chaosId(e))) continue;
       for (const id of [e.target, e.from, e.to].filter(Boolean)) struck.add(id);
-      if (e.kind === 'network_partition') cut.add(`e:${e.from}>${e.to}`);
-      if (e.kind === 'latency_injection') slow.add(`e:${e.from}>${e.to}`);
+      const link = `e:${this.view.groupOf[e.from] || e.from}>${this.view.groupOf[e.to] || e.to}`;
+      if (e.kind === 'network_partition') cut.add(link);
+      if (e.kind === 'latency_injection') slow.add(link);
     }
     this.cy.batch(() => {
       for (const c of this.design.components || []) {
@@ -556,8 +630,34 @@ export class Diagram {
         const u = Math.max(0, ct.utilization || 0);
         n.data('label', [
           `${statusGlyph(ct.status)}${c.id}${struck.has(c.id) ? ' ⚡' : ''}`,
-          `${STATUS_TEXT[ct.status] || ''} · ${fmtPct(u, 0)}`,
-          ct.backlog > 0.5 ? `${fmt(ct.input_rps)} rps · q ${fmt(ct.backlog)}` : `${fmt(ct.input_rps)} rps`,
+          // The load first: where the box is too narrow, the status word (which the glyph
+          // and the colour also say) is what gets cut.
+          `${fmtPct(u, 0)} ${STATUS_TEXT[ct.status] || ''}`,
+          ct.backlog > 0.5 ? `${fmt(ct.input_rps)} rps · q ${fmtShort(ct.backlog)}` : `${fmt(ct.input_rps)} rps`,
+        ].map((t) => fitLine(t, this.box.w - LABEL_PAD)).join('\n'));
+      }
+      for (const [key, members] of Object.entries(this.view.groups)) {
+        const n = this.cy.getElementById(key);
+        if (!n.nonempty()) continue;
+        const cts = members.map((id) => (order ? order.findIndex((o) => o.id === id) : -1)).filter((i) => tick && i >= 0).map((i) => tick.components[i]);
+        const hit = members.some((id) => struck.has(id));
+        n.removeClass('status-none status-idle status-ok status-busy status-saturated status-failed');
+        n.toggleClass('struck', hit);
+        const comp = this.view.design.components.find((c) => c.id === key);
+        if (!cts.length) {
+          n.addClass('status-none');
+          n.data('label', this.groupLabel(comp));
+          continue;
+        }
+        // The group shows its worst member: a failed replica is not hidden by healthy ones.
+        const status = cts.map((ct) => ct.status).sort((a, b) => STATUS_RANK.indexOf(b) - STATUS_RANK.indexOf(a))[0];
+        const sum = (f) => cts.reduce((t, ct) => t + (ct[f] || 0), 0);
+        n.addClass(`status-${status}`);
+        n.data('label', [
+          `${statusGlyph(status)}${KIND_SHORT[comp.type] || comp.type} ×${members.length}${hit ? ' ⚡' : ''}`,
+          // The busiest member's load.
+          `${fmtPct(Math.max(0, ...cts.map((ct) => ct.utilization || 0)), 0)} ${STATUS_TEXT[status] || ''}`,
+          sum('backlog') > 0.5 ? `${fmt(sum('input_rps'))} rps · q ${fmtShort(sum('backlog'))}` : `${fmt(sum('input_rps'))} rps`,
         ].map((t) => fitLine(t, this.box.w - LABEL_PAD)).join('\n'));
       }
       const users = this.cy.getElementById(USERS);
@@ -573,6 +673,7 @@ export class Diagram {
   highlight(ids) {
     const set = new Set(ids || []);
     this.cy.nodes('.comp').forEach((n) => n.toggleClass('culprit', set.has(n.id())));
+    this.cy.nodes('.group').forEach((n) => n.toggleClass('culprit', this.view.groups[n.id()].some((id) => set.has(id))));
   }
 
   // textScale is the smallest label size on screen, in CSS pixels (checked by the e2e test).
@@ -580,6 +681,18 @@ export class Diagram {
     return FONT_PX * this.cy.zoom();
   }
 }
+
+// fmtShort writes a queue's length in at most four characters (64, 1.2k, 38k, 2.1M), so that
+// a box's line keeps it whole beside the traffic.
+function fmtShort(n) {
+  const v = Math.round(n);
+  if (v < 1000) return String(v);
+  if (v < 1e6) return v < 1e4 ? `${(v / 1e3).toFixed(1)}k` : `${Math.round(v / 1e3)}k`;
+  return v < 1e7 ? `${(v / 1e6).toFixed(1)}M` : `${Math.round(v / 1e6)}M`;
+}
+
+// STATUS_RANK orders the statuses from the best to the worst.
+const STATUS_RANK = ['idle', 'ok', 'busy', 'saturated', 'failed'];
 
 function statusGlyph(s) {
   return { ok: '● ', busy: '▲ ', saturated: '■ ', failed: '✖ ', idle: '○ ' }[s] || '';

@@ -142,6 +142,186 @@ export function layoutDesign(design, dir, { storesLast = true, most = 0, align, 
   return { pos, routes, width: span(xs), height: span(ys) };
 }
 
+// ROW_GAP is the space between two boxes of a row, LANE the distance between two lines
+// running side by side (in a gap between rows, or down the side of the rows).
+const ROW_GAP = 14;
+const LANE = 7;
+
+// rowsLayout places the boxes in rows from the users (top) down, at most `most` boxes a row,
+// each row ordered after the row above so that lines run as straight as they can. Lines are
+// drawn square: down from their box into the gap below its row, across that gap on a track
+// of their own, and down into the box they call; a line that skips rows (or runs back up)
+// goes across to a lane beside the rows, along it, and across the gap above its target.
+// Boxes stand only in rows and lines run only in gaps and lanes, so no line crosses a box,
+// and the width is known beforehand: `most` boxes and the lanes. It costs one pass over the
+// design, where dagre's placement of a design that does not fit a phone costs many.
+export function rowsLayout(design, { most = 4, box = NARROW_BOX, storesLast = true } = {}) {
+  const comps = design.components || [];
+  const edges = designEdges(design);
+  const ent = entries(design);
+  const linkedIds = new Set([...ent, ...edges.flatMap((e) => [e.from, e.to])]);
+  const linked = comps.filter((c) => linkedIds.has(c.id));
+  const col = wrapColumns({ components: linked, edges }, columns({ components: linked, edges }, storesLast), most);
+  const row = { [USERS]: 0 };
+  for (const c of linked) row[c.id] = col[c.id];
+  const lastLinked = Math.max(0, ...Object.values(row));
+  comps.filter((c) => !linkedIds.has(c.id)).forEach((c, i) => {
+    row[c.id] = lastLinked + 1 + Math.floor(i / most);
+  });
+  const rowCount = Math.max(0, ...Object.values(row)) + 1;
+  const rows = Array.from({ length: rowCount }, () => []);
+  rows[0].push(USERS);
+  for (const c of comps) rows[row[c.id]].push(c.id);
+  const callers = new Map(comps.map((c) => [c.id, []]));
+  for (const id of ent) callers.get(id).push(USERS);
+  for (const e of edges) callers.get(e.to).push(e.from);
+
+  // Across: each row after the rows above it, every box as near the middle of its callers as
+  // the row's order and spacing allow, within the width of `most` boxes.
+  const step = box.w + ROW_GAP;
+  const half = ((most - 1) * step) / 2;
+  const x = { [USERS]: 0 };
+  for (let r = 1; r < rowCount; r++) {
+    const want = (id) => {
+      const xs = callers.get(id).filter((c) => row[c] < r).map((c) => x[c]);
+      return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+    };
+    const ids = rows[r];
+    const wanted = ids.map((id, i) => ({ id, i, at: want(id) }));
+    // Boxes without callers above keep the design's order after the others.
+    wanted.sort((a, b) => (a.at ?? Infinity) - (b.at ?? Infinity) || a.i - b.i);
+    const n = wanted.length;
+    const xs = wanted.map((w, i) => w.at ?? (i - (n - 1) / 2) * step);
+    for (let i = 0; i < n; i++) xs[i] = Math.max(xs[i], -half + i * step, i ? xs[i - 1] + step : -Infinity);
+    for (let i = n - 1; i >= 0; i--) xs[i] = Math.min(xs[i], half - (n - 1 - i) * step, i < n - 1 ? xs[i + 1] - step : Infinity);
+    rows[r] = wanted.map((w) => w.id);
+    wanted.forEach((w, i) => {
+      x[w.id] = Math.round(xs[i]);
+    });
+  }
+  const ins = rows[1] ? ent.filter((id) => row[id] === 1) : [];
+  x[USERS] = ins.length ? ins.reduce((s, id) => s + x[id], 0) / ins.length : 0;
+
+  // The lines: each horizontal run takes a track of its gap (gap r lies below row r), each
+  // run along the side a lane, left or right of the rows, whichever is nearer.
+  const size = (id) => (id === USERS ? USERS_BOX : box);
+  const tracks = Array.from({ length: rowCount }, () => 0);
+  const lanes = { left: [], right: [] };
+  const laneFor = (side, lo, hi) => {
+    let k = lanes[side].findIndex((taken) => taken.every(([a, b]) => hi < a || b < lo));
+    if (k < 0) k = lanes[side].push([]) - 1;
+    lanes[side][k].push([lo, hi]);
+    return k;
+  };
+  const plans = [];
+  for (const [from, to] of [...ent.map((id) => [USERS, id]), ...edges.map((e) => [e.from, e.to])]) {
+    const a = row[from];
+    const b = row[to];
+    if (b === a + 1) {
+      plans.push({ from, to, gap: a, track: x[from] === x[to] ? -1 : tracks[a]++ });
+    } else {
+      const side = (x[from] + x[to]) / 2 < 0 ? 'left' : 'right';
+      const lo = Math.min(a, b - 1);
+      const hi = Math.max(a, b - 1);
+      plans.push({ from, to, out: a, outTrack: tracks[a]++, into: b - 1, intoTrack: tracks[b - 1]++, side, lane: laneFor(side, lo, hi) });
+    }
+  }
+
+  // Down: each gap as deep as its tracks need.
+  const y = {};
+  const gapTop = [];
+  let top = 0;
+  for (let r = 0; r < rowCount; r++) {
+    const tall = Math.max(...rows[r].map((id) => size(id).h), box.h);
+    for (const id of rows[r]) y[id] = top + tall / 2;
+    gapTop[r] = top + tall;
+    top += tall + Math.max(30, 2 * CLEARANCE + 10 + (tracks[r] + 1) * LANE);
+  }
+  const trackY = (gap, k) => gapTop[gap] + CLEARANCE + 5 + (k + 1) * LANE;
+  const laneX = (side, k) => (side === 'left' ? -half - box.w / 2 - CLEARANCE - 6 - k * LANE : half + box.w / 2 + CLEARANCE + 6 + k * LANE);
+  const routes = {};
+  for (const p of plans) {
+    const key = `${p.from}>${p.to}`;
+    if (p.track === -1) continue;
+    if (p.gap !== undefined) {
+      const ty = trackY(p.gap, p.track);
+      routes[key] = [{ x: x[p.from], y: ty }, { x: x[p.to], y: ty }];
+      continue;
+    }
+    const lx = laneX(p.side, p.lane);
+    const y1 = trackY(p.out, p.outTrack);
+    const y2 = trackY(p.into, p.intoTrack);
+    routes[key] = [{ x: x[p.from], y: y1 }, { x: lx, y: y1 }, { x: lx, y: y2 }, { x: x[p.to], y: y2 }];
+  }
+  const pos = Object.fromEntries(Object.keys(row).map((id) => [id, { x: x[id], y: y[id] }]));
+  const left = -half - box.w / 2 - (lanes.left.length ? CLEARANCE + 6 + lanes.left.length * LANE : 0);
+  const right = half + box.w / 2 + (lanes.right.length ? CLEARANCE + 6 + lanes.right.length * LANE : 0);
+  const bottom = Math.max(...Object.keys(row).map((id) => y[id] + size(id).h / 2));
+  return { pos, routes, width: right - left, height: bottom };
+}
+
+// GROUP_FROM is the size of design from which alike components are drawn as one box: below
+// it every box fits the canvas readably, and a box that merges with another as soon as it is
+// connected would only surprise.
+export const GROUP_FROM = 10;
+
+// groupKey names a group by its members.
+export function groupKey(members) {
+  return `group:${members.join('+')}`;
+}
+
+// groupAlike draws the components that are alike as one box: of one type, called by the same
+// components (or the users) and calling the same ones, at least two of them, so the group's
+// lines are exactly each member's lines. apart holds the keys of groups to draw as separate
+// boxes. It answers {design, groups: {key: [member ids]}, groupOf: {member id: key}}: the
+// design as drawn (a group is a component {id: key, type, members}) and who is in which box.
+export function groupAlike(design, apart = new Set()) {
+  const comps = design.components || [];
+  const edges = designEdges(design);
+  const ent = new Set(entries(design));
+  const linked = new Set([...ent, ...edges.flatMap((e) => [e.from, e.to])]);
+  const sig = (c) => {
+    const callers = edges.filter((e) => e.to === c.id).map((e) => e.from).sort();
+    const callees = edges.filter((e) => e.from === c.id).map((e) => e.to).sort();
+    if (callers.includes(c.id) || callees.includes(c.id)) return null;
+    return JSON.stringify([c.type, ent.has(c.id), callers, callees]);
+  };
+  const bySig = new Map();
+  for (const c of comps) {
+    const k = linked.has(c.id) ? sig(c) : null;
+    if (k === null) continue;
+    if (!bySig.has(k)) bySig.set(k, []);
+    bySig.get(k).push(c.id);
+  }
+  const groups = {};
+  const groupOf = {};
+  for (const members of bySig.values()) {
+    const key = groupKey(members);
+    if (members.length < 2 || apart.has(key)) continue;
+    groups[key] = members;
+    for (const id of members) groupOf[id] = key;
+  }
+  if (!Object.keys(groups).length) return { design, groups, groupOf };
+  const drawn = (id) => groupOf[id] || id;
+  const seen = new Set();
+  const out = { ...design, components: [], edges: [] };
+  for (const c of comps) {
+    const id = drawn(c.id);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.components.push(groups[id] ? { id, type: c.type, members: groups[id] } : c);
+  }
+  const links = new Set();
+  for (const e of edges) {
+    const from = drawn(e.from);
+    const to = drawn(e.to);
+    if (links.has(`${from}>${to}`)) continue;
+    links.add(`${from}>${to}`);
+    out.edges.push({ ...e, from, to });
+  }
+  return { design: out, groups, groupOf };
+}
+
 // usersSpot is the users' box beside the entries: left of (or above) every box, level with
 // the entries' middle.
 export function usersSpot(design, pos, dir, box = BOX) {

@@ -195,6 +195,14 @@ export function fmtWhen(iso) {
   return h('time', { datetime: iso }, whenText(iso));
 }
 
+// fmtSpan is a span of time, from–to, the end's date left out when it is the start's day.
+export function fmtSpan(from, to) {
+  if (!from || !to) return [fmtWhen(from), ' – ', fmtWhen(to)];
+  const sameDay = new Date(from).toDateString() === new Date(to).toDateString();
+  const end = sameDay ? new Date(to).toLocaleTimeString(undefined, { timeStyle: 'short' }) : whenText(to);
+  return [fmtWhen(from), ' – ', h('time', { datetime: to }, end)];
+}
+
 // problemText is a refused request as the server put it: the problem's title and detail.
 export function problemText(err) {
   if (!err) return '';

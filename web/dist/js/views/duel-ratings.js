@@ -121,7 +121,8 @@ export async function ratingsView(main) {
       h('button', { type: 'button', class: 'secondary', disabled: offset <= 0, onclick: () => show({ offset: Math.max(0, offset - LIMIT) }) }, '← Higher'),
       h('button', { type: 'button', class: 'secondary', onclick: () => show({}) }, 'Top'),
       h('button', { type: 'button', class: 'secondary', disabled: offset + entries.length >= (page.total ?? 0), onclick: () => show({ offset: offset + LIMIT }) }, 'Lower →'));
-    clear(body, entries.length ? h('div', { class: 'table-wrap' }, table) : h('p', { id: 'ratings-empty' }, 'Nobody is on the board yet: a player joins it once rated against 5 different opponents.'), nav);
+    // An empty board has no pages to turn.
+    clear(body, entries.length ? h('div', { class: 'table-wrap' }, table) : h('p', { id: 'ratings-empty' }, 'Nobody is on the board yet: a player joins it once rated against 5 different opponents.'), page.total ? nav : null);
   }
   await show({});
   return () => {};

@@ -3,7 +3,7 @@
 // view's canvas, runs and submit flow, submitting to the event) and the live standings over
 // Server-Sent Events; after it, the hidden chaos that was revealed, the final standings, and
 // for each entrant a re-run of their final design that shows it gives the same evaluation.
-import { h, clear, fmt, fmtSec, fmtPct, fmtDuration, fmtWhen, whenText, problemText } from '../util.js';
+import { h, clear, fmt, fmtSec, fmtPct, fmtDuration, fmtSpan, whenText, problemText } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
 import { markdown } from '../md.js';
@@ -29,7 +29,7 @@ function rules(e) {
   const items = [
     e.attempt_limit ? `${e.attempt_limit} attempt${e.attempt_limit === 1 ? '' : 's'} per entrant` : 'no limit on attempts',
     e.join_required ? 'join before you submit' : 'your first submission enters you',
-    e.max_entrants ? `at most ${e.max_entrants} entrants` : 'no cap on entrants',
+    e.max_entrants ? `at most ${fmt(e.max_entrants)} entrants` : 'no cap on entrants',
     e.final === 'last' ? 'your last design is the one that counts' : 'your best passing design is the one that counts',
     'after the end, every final design runs again with chaos nobody sees until then',
   ];
@@ -65,7 +65,7 @@ export async function eventsView(main) {
     return h('li', { class: 'event-card', dataset: { id: e.id, phase: e.phase } },
       h('h3', {}, h('a', { href: eventHref(e.id) }, e.title), ' ', phaseBadge(e.phase)),
       clock,
-      h('p', { class: 'muted' }, fmtWhen(e.starts_at), ' – ', fmtWhen(e.ends_at),
+      h('p', { class: 'muted' }, fmtSpan(e.starts_at, e.ends_at),
         ` · ${e.entrants} entrant${e.entrants === 1 ? '' : 's'}`, e.level ? ` · level ${e.level}` : ''),
       e.phase === 'upcoming' && e.briefing ? markdown(e.briefing, 'md briefing') : null);
   };
@@ -132,7 +132,7 @@ export async function eventView(main, id) {
       h('p', { class: 'crumbs' }, h('a', { href: '#/events' }, 'Events'), ' / ', phaseBadge(e.phase)),
       h('h1', {}, e.title),
       clock,
-      h('p', { class: 'muted' }, fmtWhen(e.starts_at), ' – ', fmtWhen(e.ends_at),
+      h('p', { class: 'muted' }, fmtSpan(e.starts_at, e.ends_at),
         count,
         e.level ? [' · level ', h('a', { href: `#/levels/${encodeURIComponent(e.level)}` }, e.level), ` version ${e.version}`] : ''));
     const about = h('section', { class: 'panel', 'aria-labelledby': 'ev-brief-h' },
@@ -241,13 +241,16 @@ class EventState {
   }
 
   // total is how many entrants have a design in the standings; entrants is everyone who
-  // entered, designs or not (joins send no change, so the event is re-read now and then).
+  // entered, designs or not (joins send no change, so the event is re-read now and then),
+  // and never fewer than those with a design and the player, if they joined without one:
+  // a board that grows by a stranger's design counts them before the next re-read.
   get total() {
     return this.board ? this.board.total : 0;
   }
 
   get entrants() {
-    return Math.max(this.event.entrants ?? 0, this.total);
+    const pid = loadPlayer()?.id;
+    return Math.max(this.event.entrants ?? 0, this.total + (this.joined && !this.mine(pid) ? 1 : 0));
   }
 
   mine(pid) {
@@ -396,7 +399,7 @@ function attemptsWords(e, used) {
 // standingsTable draws an event's standings; extra(entry) adds cells of a final board.
 function standingsTable(entries, total, player, { final = false, extra = null } = {}) {
   return h('table', { class: 'board cards', id: 'event-board' },
-    h('caption', {}, final ? `${total} entrant${total === 1 ? '' : 's'}, final standings` : `${total} with a design`),
+    h('caption', {}, final ? `${total} with a final design` : `${total} with a design`),
     h('thead', {}, h('tr', {},
       h('th', { scope: 'col', class: 'num' }, 'Rank'),
       h('th', { scope: 'col' }, 'Player'),

@@ -1,6 +1,6 @@
 // The authors' studio (#/studio), for players with the author or admin role: write a level
 // as its JSON document, checked on every keystroke against the level schema (every problem at
-// once, each at its path) with its traffic curve and chaos timeline drawn as the player will
+// once, each marked at its line in the document and summed up in a list) with its traffic curve and chaos timeline drawn as the player will
 // see them; publish it (the server checks it again, runs its starting design, and stores a
 // new version); then schedule an event on it, with a hidden chaos schedule drawn on the same
 // timeline. The browser checks only what the schema says; "Check on the server" runs the
@@ -13,6 +13,7 @@ import { Validator } from '../../vendor/json-schema/index.js';
 import { trafficChart, chaosList } from '../traffic.js';
 import { nameForm } from './duel-common.js';
 import { renderLevelCheck } from './studio-check.js';
+import { CodeLens } from './studio-lens.js';
 
 const AUTHORS = new Set(['author', 'admin']);
 let schemaPromise = null;
@@ -55,26 +56,31 @@ function syntaxProblem(text, err) {
   const upto = text.slice(0, Number(m[1]));
   const line = upto.split('\n').length;
   const col = upto.length - upto.lastIndexOf('\n');
-  return { field: `line ${line}, column ${col}`, reason: err.message.replace(/ in JSON at position \d+.*$/, '').replace(/^JSON\.parse: /, '') };
+  return { field: `line ${line}, column ${col}`, line, reason: err.message.replace(/ in JSON at position \d+.*$/, '').replace(/^JSON\.parse: /, '') };
 }
 
 // parseField parses a text field's JSON; when it is not JSON it marks the field, says where
 // in out, and returns NOT_JSON.
 const NOT_JSON = Symbol('not JSON');
-function parseField(input, out, title) {
+function parseField(input, out, title, lens) {
   try {
     return JSON.parse(input.value);
   } catch (err) {
     const p = syntaxProblem(input.value, err);
     input.setAttribute('aria-invalid', 'true');
+    lens?.show([{ ...p, line: p.line || 1 }]);
     clear(out, h('p', { class: 'receipt fail' }, h('strong', {}, title), ' — ', p.field ? `${p.field}: ` : '', p.reason));
     return NOT_JSON;
   }
 }
 
-function problemList(id, problems) {
-  return h('ul', { class: 'problem-list', id }, problems.map((p) => h('li', { dataset: { field: p.field } },
-    p.field ? h('code', {}, p.field) : '', p.field ? ': ' : '', p.reason)));
+// problemList sums problems up under their field; with a lens, each says its line, and
+// pressing that puts the caret there.
+function problemList(id, problems, lens) {
+  const inOrder = lens ? [...problems].sort((a, b) => lens.lineOf(a.field) - lens.lineOf(b.field)) : problems;
+  return h('ul', { class: 'problem-list', id }, inOrder.map((p) => h('li', { dataset: { field: p.field } },
+    p.field ? h('code', {}, p.field) : '', p.field ? ': ' : '', p.reason,
+    lens && p.field ? [' (', h('button', { type: 'button', class: 'line-link', onclick: () => lens.reveal(p.field) }, `line ${lens.lineOf(p.field)}`), ')'] : null)));
 }
 
 // datetimeLocal is a time as an <input type="datetime-local"> shows it, in the browser's zone.
@@ -114,6 +120,7 @@ export async function studioView(main) {
     id: 'level-json', class: 'code-editor', rows: 24, spellcheck: 'false', autocomplete: 'off',
     'aria-describedby': 'level-check',
   });
+  const lens = new CodeLens(editor);
   const check = h('div', { id: 'level-check', 'aria-live': 'polite' });
   const trafficBox = h('div', { class: 'chart-box', id: 'studio-traffic' });
   const chaosBox = h('div', { id: 'studio-chaos' });
@@ -133,7 +140,10 @@ export async function studioView(main) {
     chart = null;
     clear(trafficBox);
     clear(chaosBox);
-    if (!def?.run?.traffic || !(def.run.duration_sec > 0)) return;
+    if (!def?.run?.traffic || !(def.run.duration_sec > 0)) {
+      trafficBox.append(h('p', { class: 'muted' }, 'Drawn once run.duration_sec is a number of seconds and run.traffic a traffic curve.'));
+      return;
+    }
     try {
       chart = trafficChart(trafficBox, def);
       chaosBox.append(chaosList(def.run.chaos || []));
@@ -147,17 +157,19 @@ export async function studioView(main) {
     doc = null;
     publishBtn.disabled = true;
     serverCheckBtn.disabled = true;
-    const parsed = parseField(editor, check, 'Not JSON');
+    const parsed = parseField(editor, check, 'Not JSON', lens);
     if (parsed === NOT_JSON) return;
     const problems = schemaProblems(validator.validate(parsed));
     draw(parsed);
     if (problems.length) {
       editor.setAttribute('aria-invalid', 'true');
-      clear(check, h('p', { class: 'receipt fail' }, h('strong', {}, `${problems.length} problem${problems.length === 1 ? '' : 's'}`), ' against the level schema:'),
-        problemList('level-problems', problems));
+      lens.show(problems);
+      clear(check, h('p', { class: 'receipt fail' }, h('strong', {}, `${problems.length} problem${problems.length === 1 ? '' : 's'}`), ' against the level schema, each marked at its line:'),
+        problemList('level-problems', problems, lens));
       return;
     }
     editor.removeAttribute('aria-invalid');
+    lens.clear();
     doc = parsed;
     publishBtn.disabled = false;
     serverCheckBtn.disabled = false;
@@ -172,6 +184,7 @@ export async function studioView(main) {
     serverCheckBtn.disabled = true;
     clear(serverCheckOut);
     clear(publishOut);
+    lens.clear();
     clear(check, h('p', { class: 'muted' }, 'Checking…'));
     clearTimeout(timer);
     timer = setTimeout(checkNow, 250);
@@ -197,8 +210,9 @@ export async function studioView(main) {
     try {
       clear(serverCheckOut, renderLevelCheck(await api.checkLevel(doc, ref)));
     } catch (err) {
+      lens.show(err.fields || []);
       clear(serverCheckOut, h('p', { class: 'receipt fail', id: 'server-check-failed' }, h('strong', {}, 'The server refuses this level'), ' — ', err.message),
-        err.fields?.length ? problemList('server-check-problems', err.fields) : null);
+        err.fields?.length ? problemList('server-check-problems', err.fields, lens) : null);
     } finally {
       serverCheckBtn.disabled = !doc;
       serverCheckBtn.textContent = 'Check on the server';
@@ -218,8 +232,9 @@ export async function studioView(main) {
         h('a', { href: `#/levels/${encodeURIComponent(c.slug)}` }, `${c.title} (${c.slug}), version ${c.version}`), '.'));
       await fillEventLevels(c.slug);
     } catch (err) {
+      lens.show(err.fields || []);
       clear(publishOut, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not published'), ' — ', err.message),
-        err.fields?.length ? problemList('publish-problems', err.fields) : null);
+        err.fields?.length ? problemList('publish-problems', err.fields, lens) : null);
     } finally {
       publishBtn.disabled = !doc;
       publishBtn.textContent = 'Publish a new version';
@@ -231,7 +246,7 @@ export async function studioView(main) {
     h('p', { class: 'help' }, 'The level document, in the format of challenges/*.json. Start from a published level and change its slug to make a new one; keep the slug to publish a new version of a level you own.'),
     h('div', { class: 'field' }, h('label', { for: startSel.id }, 'Start from'), startSel),
     h('div', { class: 'studio-grid' },
-      h('div', { class: 'field' }, h('label', { for: editor.id }, 'Level document (JSON)'), editor, check),
+      h('div', { class: 'field' }, h('label', { for: editor.id }, 'Level document (JSON)'), lens.el, check),
       h('div', {}, h('h3', {}, 'Traffic and chaos, as players see them'), trafficBox, chaosBox)),
     h('div', { class: 'field' }, h('label', { for: reference.id }, 'Reference design (JSON, optional)'), reference,
       h('p', { class: 'help' }, 'A design you expect to pass. The server runs it with the starting design, charged to your simulation budget, and stores nothing.')),
@@ -251,6 +266,7 @@ export async function studioView(main) {
   const evFinal = h('select', { id: id('ev-final') }, h('option', { value: 'best' }, 'their best passing design'), h('option', { value: 'last' }, 'their last design'));
   const hidden = h('textarea', { id: 'hidden-chaos', class: 'code-editor', rows: 8, spellcheck: 'false' });
   hidden.value = '[]';
+  const hiddenLens = new CodeLens(hidden);
   const hiddenCheck = h('div', { id: 'hidden-check', 'aria-live': 'polite' });
   const hiddenTraffic = h('div', { class: 'chart-box', id: 'hidden-traffic' });
   const hiddenWords = h('div');
@@ -271,6 +287,16 @@ export async function studioView(main) {
     levelDef = evLevel.value ? (await api.level(evLevel.value)).definition : null;
     drawHidden();
   }
+  // hiddenProblems are the problems of the level with the hidden chaos that are the hidden
+  // chaos's, at their paths in the hidden list: the hidden events follow the level's own in
+  // run.chaos, where the schema and the server find them.
+  const hiddenProblems = (problems) => {
+    const own = levelDef?.run?.chaos?.length || 0;
+    return problems.flatMap((p) => {
+      const m = /^run\.chaos\[(\d+)\](.*)$/.exec(p.field);
+      return m && Number(m[1]) >= own ? [{ field: `[${Number(m[1]) - own}]${m[2]}`, reason: p.reason }] : [];
+    });
+  };
   // drawHidden checks the hidden chaos as the level's chaos list would be checked (the
   // schema's) and draws it after the level's own on the level's traffic.
   function drawHidden() {
@@ -278,11 +304,13 @@ export async function studioView(main) {
     hiddenChart = null;
     clear(hiddenTraffic);
     clear(hiddenWords);
+    hiddenLens.clear();
     let list;
     try {
       list = JSON.parse(hidden.value || '[]');
     } catch (err) {
       const p = syntaxProblem(hidden.value, err);
+      hiddenLens.show([{ ...p, line: p.line || 1 }]);
       clear(hiddenCheck, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not JSON'), ' — ', p.field ? `${p.field}: ` : '', p.reason));
       return null;
     }
@@ -293,9 +321,10 @@ export async function studioView(main) {
     if (!levelDef) return list;
     const withHidden = { ...levelDef, run: { ...levelDef.run, chaos: [...(levelDef.run.chaos || []), ...list] } };
     if (!withHidden.resilience && list.length) withHidden.resilience = { error_ceiling: 0.05, recovery_deadline_sec: 30 };
-    const problems = schemaProblems(validator.validate(withHidden)).filter((p) => p.field.startsWith('run.chaos'));
+    const problems = hiddenProblems(schemaProblems(validator.validate(withHidden)));
+    hiddenLens.show(problems);
     clear(hiddenCheck, problems.length
-      ? [h('p', { class: 'receipt fail' }, h('strong', {}, `${problems.length} problem${problems.length === 1 ? '' : 's'}`), ' (the hidden events follow the level\u2019s own in run.chaos):'), problemList('hidden-problems', problems)]
+      ? [h('p', { class: 'receipt fail' }, h('strong', {}, `${problems.length} problem${problems.length === 1 ? '' : 's'}`), ', each marked at its line:'), problemList('hidden-problems', problems, hiddenLens)]
       : h('p', { class: 'muted' }, list.length ? `${list.length} hidden event${list.length === 1 ? '' : 's'}, drawn after the level\u2019s own.` : 'No hidden chaos: the final runs meet the level as published.'));
     try {
       hiddenChart = trafficChart(hiddenTraffic, withHidden);
@@ -325,23 +354,59 @@ export async function studioView(main) {
     }
     scheduleBtn.disabled = true;
     clear(scheduleOut);
+    showFieldErrors([]);
     try {
       const e = await api.createEvent(body);
       clear(scheduleOut, h('p', { class: 'receipt pass', id: 'schedule-ok' }, h('strong', {}, 'Scheduled'), ': ',
         h('a', { href: `#/events/${encodeURIComponent(e.id)}` }, e.title), '. Its hidden chaos stays hidden from players until it ends.'));
       toast(`Scheduled ${e.title}.`);
     } catch (err) {
-      clear(scheduleOut, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not scheduled'), ' — ', err.message),
-        err.fields?.length ? problemList('schedule-problems', err.fields) : null);
+      const fields = err.fields || [];
+      showFieldErrors(fields);
+      const inHidden = hiddenProblems(fields);
+      if (inHidden.length) {
+        hiddenBox.open = true;
+        hiddenLens.show(inHidden);
+      }
+      clear(scheduleOut, h('p', { class: 'receipt fail' }, h('strong', {}, 'Not scheduled'), ' — ', err.message, fields.length ? ', each problem at its field:' : ''),
+        fields.length ? problemList('schedule-problems', fields) : null);
     } finally {
       scheduleBtn.disabled = false;
     }
   });
 
   const field = (input, label, help) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input, help ? h('p', { class: 'help' }, help) : null);
+  // The event's fields as the server names them, each with its problem under it.
+  const eventInputs = {
+    level: evLevel, title: evTitle, briefing: evBrief, starts_at: evStart, ends_at: evEnd, attempt_limit: evAttempts,
+    max_entrants: evCap, final: evFinal, join_required: evJoin, hidden_chaos: hidden,
+    'resilience.error_ceiling': evCeiling, 'resilience.recovery_deadline_sec': evRecovery, resilience: evCeiling,
+  };
+  const clearFieldError = (input) => {
+    input.removeAttribute('aria-invalid');
+    input.removeAttribute('aria-describedby');
+    input.closest('.field')?.querySelectorAll(':scope > .field-error').forEach((e) => e.remove());
+  };
+  // A field's problem goes when its value changes: what the server said was of the old one.
+  for (const input of new Set(Object.values(eventInputs))) {
+    for (const type of ['input', 'change']) input.addEventListener(type, () => clearFieldError(input));
+  }
+  function showFieldErrors(problems) {
+    for (const input of new Set(Object.values(eventInputs))) clearFieldError(input);
+    for (const p of problems) {
+      const input = eventInputs[p.field];
+      const at = input?.closest('.field');
+      if (!at) continue;
+      const note = h('p', { class: 'field-error', id: `${input.id}-error`, dataset: { field: p.field } }, p.reason);
+      at.append(note);
+      input.setAttribute('aria-invalid', 'true');
+      input.setAttribute('aria-describedby', note.id);
+    }
+  }
+  let hiddenBox = null;
   const eventPanel = h('section', { class: 'panel', 'aria-labelledby': 'studio-event-h' },
     h('h2', { id: 'studio-event-h' }, 'An event'),
-    h('div', { class: 'fields' },
+    h('div', { class: 'fields event-fields' },
       field(evLevel, 'Level', 'Its current version, fixed when the event is scheduled.'),
       field(evTitle, 'Title'),
       field(evStart, 'Starts'),
@@ -351,11 +416,11 @@ export async function studioView(main) {
       field(evFinal, 'What counts'),
       h('div', { class: 'field check' }, evJoin, h('label', { for: evJoin.id }, 'Entrants join before they submit'))),
     field(evBrief, 'Briefing (Markdown)'),
-    h('details', { class: 'hidden-chaos', id: 'hidden-chaos-box' },
+    hiddenBox = h('details', { class: 'hidden-chaos', id: 'hidden-chaos-box' },
       h('summary', {}, 'Hidden chaos (only you and admins see it until the event ends)'),
       h('p', { class: 'help' }, 'A list of chaos events in the format of a level\u2019s run.chaos; after the end every final design runs again with them.'),
       h('div', { class: 'studio-grid' },
-        h('div', {}, field(hidden, 'Hidden chaos (JSON)'), hiddenCheck,
+        h('div', {}, h('div', { class: 'field' }, h('label', { for: hidden.id }, 'Hidden chaos (JSON)'), hiddenLens.el), hiddenCheck,
           h('div', { class: 'fields' },
             field(evCeiling, 'Error ceiling during each event', 'A share: 0.05 is 5%. Empty: the level\u2019s rule.'),
             field(evRecovery, 'Back to normal within (s)'))),
