@@ -352,9 +352,31 @@ pg_cpu_ms() {
 mode_event() {
 	start_cluster
 	echo "== $EVENT_PLAYERS players submitting in the last ${WINDOW:-60s} of an event through HAProxy (3 replicas, PgBouncer), ${READERS:-0} standings readers, ${WATCHERS:-0} stream watchers; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	local out="$WORK/event.out"
 	"$WORK/loadgen" event -url "$LB_URL" -db "$DIRECT_DB" -admin-token "$ADMIN_TOKEN" -players "$EVENT_PLAYERS" \
 		-window "${WINDOW:-60s}" -readers "${READERS:-0}" -watchers "${WATCHERS:-0}" -read-every "${READ_EVERY:-250ms}" \
-		-json "$WORK/event.json" || fail=1
+		-json "$WORK/event.json" >"$out" 2>&1 &
+	local lg=$! before="" after=""
+	# CPU of every process from the players' registration to the window's
+	# end: the event's attempts with their readers and watchers.
+	cpu_each() { echo "$(cpu_ms "${REPLICA_PIDS[@]}") $(pg_cpu_ms) $(cpu_ms "$BOUNCER_PID") $(cpu_ms "$HAPROXY_PID") $(cpu_ms "$lg")"; }
+	while kill -0 "$lg" 2>/dev/null; do
+		if [ -z "$before" ] && grep -q 'players registered' "$out"; then before=$(cpu_each); fi
+		if [ -n "$before" ] && grep -q '^window ' "$out"; then after=$(cpu_each); break; fi
+		sleep 0.2
+	done
+	wait "$lg" || fail=1
+	cat "$out"
+	if [ -n "$after" ] && [ -s "$WORK/event.json" ]; then
+		python3 - "$WORK/event.json" "$before" "$after" <<'PY'
+import json, sys
+acked = json.load(open(sys.argv[1]))["acknowledged_submissions"]
+d = [int(a) - int(b) for a, b in zip(sys.argv[3].split(), sys.argv[2].split())]
+names = ("replicas", "PostgreSQL", "PgBouncer", "HAProxy", "load generator")
+print(f"CPU per acknowledged attempt over the window (with its readers and watchers): {sum(d) / max(acked, 1):.2f} ms: "
+      + ", ".join(f"{n} {x / max(acked, 1):.2f}" for n, x in zip(names, d)))
+PY
+	fi
 	for i in 0 1 2; do
 		echo "refusals at replica $((i + 1)): $(curl -fsS "http://127.0.0.1:${REPLICA_PORTS[$i]}/metrics" | grep -E '^backpressure_(http_shed_total|sim_pool_rejections_total|rate_limited_total)' | awk '$2 > 0 {printf "%s %s; ", $1, $2}')"
 	done
