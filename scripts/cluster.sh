@@ -10,13 +10,16 @@
 #   scripts/cluster.sh fault     # the fault run (see RELIABILITY.md)
 #   scripts/cluster.sh scale     # throughput with 1, 2 and 3 replicas (BENCHMARKS.md)
 #   scripts/cluster.sh costs     # CPU, rows and WAL per submission and per board read
+#   scripts/cluster.sh event     # an event's last-minute crowd through HAProxy (see scripts/event.sh)
 #
 #   DURATION=8s FAULT_AT=2 PLAYERS=8 scripts/cluster.sh fault   # the CI version
+#   PLAYERS=30000 READERS=8 WATCHERS=100 scripts/cluster.sh event
 #
 # Needs root (PostgreSQL and PgBouncer then run as the postgres user) or to
 # be run as the postgres user.
 source "$(dirname "$0")/lib.sh"
 MODE="${1:-up}"
+EVENT_PLAYERS="${PLAYERS:-10000}" # the event run's crowd; the other runs' players default to 32
 PLAYERS="${PLAYERS:-32}" DURATION="${DURATION:-20s}" FAULT_AT="${FAULT_AT:-5}" ROUNDS="${ROUNDS:-2}"
 PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)}"
 HAPROXY="${HAPROXY:-/usr/sbin/haproxy}" PGBOUNCER="${PGBOUNCER:-/usr/sbin/pgbouncer}"
@@ -34,6 +37,7 @@ DIRECT_DB="postgres://postgres@127.0.0.1:$PG_PORT/backpressure?sslmode=disable"
 POOLED_DB="postgres://postgres@127.0.0.1:$BOUNCER_PORT/backpressure?sslmode=disable"
 LB_URL="http://127.0.0.1:$LB_PORT"
 ADMIN_SOCKET="$WORK/haproxy.sock"
+ADMIN_TOKEN="$(head -c 32 /dev/urandom | base64 | tr -d '/+=' | head -c 40)" # schedules the event run's event
 BOUNCER_PID=0 HAPROXY_PID=0
 
 pg_start() { as_pg "$PGBIN/pg_ctl" -D "$PGDIR" -w -l "$WORK/postgresql.log" -o "-p $PG_PORT -k $PGDIR -c listen_addresses=127.0.0.1" start >/dev/null; }
@@ -85,7 +89,7 @@ start_replica() {
 	env HOST=127.0.0.1 PORT="$port" DATABASE_URL="$POOLED_DB" DATABASE_DIRECT_URL="$DIRECT_DB" \
 		DATABASE_QUERY_MODE=cache_describe TRUSTED_PROXIES=127.0.0.1/32 SHUTDOWN_TIMEOUT=20s \
 		LOG_LEVEL="${LOG_LEVEL:-warn}" RATE_LIMIT_IP=0 RATE_LIMIT_PLAYER=0 RATE_LIMIT_SIM=0 \
-		MAX_INFLIGHT_PER_CLIENT=1000000 ${REPLICA_ENV:-} \
+		MAX_INFLIGHT_PER_CLIENT=1000000 ADMIN_TOKEN="$ADMIN_TOKEN" ${REPLICA_ENV:-} \
 		"$bin" >>"$WORK/replica-$i.log" 2>&1 &
 	REPLICA_PIDS[$i]=$!
 	for _ in $(seq 1 1200); do # up to a minute, as lib.sh's start_server
@@ -340,6 +344,47 @@ pg_cpu_ms() {
 	cpu_ms "$master" $(pgrep -P "$master" | xargs)
 }
 
+# event: the crowd of scripts/event.sh (PLAYERS, default 10,000, each
+# submitting once in the last WINDOW of an event; READERS standings readers
+# and WATCHERS stream watchers) through HAProxy to the three replicas, then
+# the finish and the same database check, on the direct connection: no
+# acknowledged attempt lost, every entrant once in the final standings.
+mode_event() {
+	start_cluster
+	echo "== $EVENT_PLAYERS players submitting in the last ${WINDOW:-60s} of an event through HAProxy (3 replicas, PgBouncer), ${READERS:-0} standings readers, ${WATCHERS:-0} stream watchers; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	local out="$WORK/event.out"
+	"$WORK/loadgen" event -url "$LB_URL" -db "$DIRECT_DB" -admin-token "$ADMIN_TOKEN" -players "$EVENT_PLAYERS" \
+		-window "${WINDOW:-60s}" -readers "${READERS:-0}" -watchers "${WATCHERS:-0}" -read-every "${READ_EVERY:-250ms}" \
+		-json "$WORK/event.json" >"$out" 2>&1 &
+	local lg=$! before="" after=""
+	# CPU of every process from the players' registration to the window's
+	# end: the event's attempts with their readers and watchers.
+	cpu_each() { echo "$(cpu_ms "${REPLICA_PIDS[@]}") $(pg_cpu_ms) $(cpu_ms "$BOUNCER_PID") $(cpu_ms "$HAPROXY_PID") $(cpu_ms "$lg")"; }
+	while kill -0 "$lg" 2>/dev/null; do
+		if [ -z "$before" ] && grep -q 'players registered' "$out"; then before=$(cpu_each); fi
+		if [ -n "$before" ] && grep -q '^window ' "$out"; then after=$(cpu_each); break; fi
+		sleep 0.2
+	done
+	wait "$lg" || fail=1
+	cat "$out"
+	if [ -n "$after" ] && [ -s "$WORK/event.json" ]; then
+		python3 - "$WORK/event.json" "$before" "$after" <<'PY'
+import json, sys
+acked = json.load(open(sys.argv[1]))["acknowledged_submissions"]
+d = [int(a) - int(b) for a, b in zip(sys.argv[3].split(), sys.argv[2].split())]
+names = ("replicas", "PostgreSQL", "PgBouncer", "HAProxy", "load generator")
+print(f"CPU per acknowledged attempt over the window (with its readers and watchers): {sum(d) / max(acked, 1):.2f} ms: "
+      + ", ".join(f"{n} {x / max(acked, 1):.2f}" for n, x in zip(names, d)))
+PY
+	fi
+	for i in 0 1 2; do
+		echo "refusals at replica $((i + 1)): $(curl -fsS "http://127.0.0.1:${REPLICA_PORTS[$i]}/metrics" | grep -E '^backpressure_(http_shed_total|sim_pool_rejections_total|rate_limited_total)' | awk '$2 > 0 {printf "%s %s; ", $1, $2}')"
+	done
+	echo "HAProxy: $(haproxy_cmd "show stat" | awk -F, '$1 == "replicas" && $2 ~ /^s[0-9]/ {printf "%s %s requests, %s 5xx; ", $2, $49, $44}')"
+	if [ "$fail" != 0 ]; then echo "CLUSTER EVENT RUN FAILED (state in $WORK)"; exit 1; fi
+	echo "CLUSTER EVENT RUN OK"
+}
+
 case "$MODE" in
 up)
 	start_cluster
@@ -349,5 +394,6 @@ up)
 fault) mode_fault ;;
 scale) mode_scale ;;
 costs) mode_costs ;;
-*) echo "usage: $0 [up|fault|scale|costs]"; exit 2 ;;
+event) mode_event ;;
+*) echo "usage: $0 [up|fault|scale|costs|event]"; exit 2 ;;
 esac

@@ -13,6 +13,7 @@
 //	loadgen flood -url U [-attackers N]   a victim's submissions alone and under a hint flood
 //	loadgen duels -url U [-duels N]       how soon other players' duels settle after a burst of duels
 //	loadgen event -url U[,U2] -db D -admin-token T [-players N] [-window W]  last-minute event crowd, then its finish
+//	loadgen eventlist -url U [-readers N] [-duration T]  event list page sizes, then readers paging through it
 //
 // It must never be pointed at a production database: seed writes rows.
 package main
@@ -36,7 +37,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: loadgen run|check|seed|scale|median|reads|streams|flood|duels|event [flags]")
+		return fmt.Errorf("usage: loadgen run|check|seed|scale|median|reads|streams|flood|duels|event|eventlist [flags]")
 	}
 	switch args[0] {
 	case "run":
@@ -59,6 +60,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdDuels(ctx, args[1:])
 	case "event":
 		return cmdEvent(ctx, args[1:])
+	case "eventlist":
+		return cmdEventList(ctx, args[1:])
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
