@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the rows of BENCHMARKS.md's "Current figures" that one machine can retake
 # unattended, and prints them in the table's form: figure, command, machine, date and the
-# load average (1 min, the highest seen before and after the step). A row taken above
-# MAX_LOAD (2) says so and must not be published: the machine was busy.
+# load average (1 min) before the step and after it. A row whose step started above
+# MAX_LOAD (2) says so and must not be published: the machine was busy. The load after a
+# server run is the run's own (server, PostgreSQL and clients filling the two cores).
 #
 #   scripts/benchmarks.sh                          # engine, campaign, hint, submissions, latency
 #   STEPS="engine campaign" scripts/benchmarks.sh  # a subset (go benchmarks only: no database)
@@ -27,19 +28,25 @@ ROWS=()
 load_now() { cut -d' ' -f1 /proc/loadavg; }
 
 # step NAME COMMAND...: runs COMMAND with its output in $OUT/NAME.txt and sets LOAD to the
-# highest 1-minute load average seen before and after it.
+# 1-minute load average before it (BEFORE) and after it (LOAD, "before / after").
 step() {
 	local name="$1"; shift
+	# The run before leaves its own load: wait up to two minutes for it to fall.
+	for _ in $(seq 1 24); do
+		awk -v l="$(load_now)" -v m="$MAX_LOAD" 'BEGIN { exit !(l <= m) }' && break
+		sleep 5
+	done
 	local before; before=$(load_now)
 	echo "== $name: $*  (load average $before)" >&2
 	"$@" >"$OUT/$name.txt" 2>&1 || { cat "$OUT/$name.txt" >&2; echo "$name failed" >&2; exit 1; }
-	LOAD=$(printf '%s\n%s\n' "$before" "$(load_now)" | sort -g | tail -n1)
+	BEFORE=$before
+	LOAD="$before / $(load_now)"
 }
 
 # row WHAT FIGURE COMMAND: one row of the table, with today's date and the step's load.
 row() {
 	local note=""
-	awk -v l="$LOAD" -v m="$MAX_LOAD" 'BEGIN { exit !(l > m) }' && note=" (above $MAX_LOAD: do not publish)"
+	awk -v l="$BEFORE" -v m="$MAX_LOAD" 'BEGIN { exit !(l > m) }' && note=" (above $MAX_LOAD: do not publish)"
 	ROWS+=("| $1 | $2 | \`$3\` | $MACHINE | $TODAY | $LOAD$note |")
 }
 
@@ -101,7 +108,7 @@ for s in $STEPS; do
 		rate=$(( ${submissions_per_second:-600} * 8 / 10 ))
 		cmd="RATE=$rate PLAYERS=$PLAYERS DURATION=$DURATION RUNS=$ROUNDS scripts/load.sh"
 		step latency env RATE="$rate" PLAYERS="$PLAYERS" DURATION="$DURATION" RUNS="$ROUNDS" bash scripts/load.sh
-		p99=$(awk '$1 == "POST" && $2 == "submissions" { print $4 }' "$OUT/latency.txt" | tail -n1)
+		p99=$(awk '$1 == "POST" && $2 == "submissions" && NF == 4 { print $4 }' "$OUT/latency.txt" | tail -n1)
 		row "Submission p99 at 80% of saturation ($rate /s paced)" "$p99 ms" "$cmd"
 		;;
 	event | scale | flood)
