@@ -48,8 +48,9 @@ func TestAccess(t *testing.T) {
 		r.decode(t, &fields)
 		for k := range fields {
 			// seasons and events: the public history of play (ranks and
-			// scores on public boards); rating: the public duel rating.
-			if k != "id" && k != "name" && k != "role" && k != "created_at" && k != "seasons" && k != "events" && k != "rating" {
+			// scores on public boards); rating: the public duel rating;
+			// stars: what their public bests earn on each level.
+			if k != "id" && k != "name" && k != "role" && k != "created_at" && k != "seasons" && k != "events" && k != "rating" && k != "stars" {
 				t.Errorf("public profile has field %q", k)
 			}
 		}

@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -121,6 +122,7 @@ func (s *Service) CheckLevel(ctx context.Context, who string, d LevelDraft) (*ch
 		lessonFrom, lessonField = ref, ReferenceField
 	}
 	var lessonCost int64
+	lessonOutOfTime := false
 	// Compiling a design tells its problems with the level's rules and its
 	// run's cost; both designs' problems are reported at once.
 	costOf := func() (int64, error) {
@@ -164,7 +166,19 @@ func (s *Service) CheckLevel(ctx context.Context, who string, d LevelDraft) (*ch
 			}
 		}
 		if l.Lesson != nil {
-			found, err := l.CheckLesson(ctx, lessonFrom, challenges.LessonLimits{MaxCost: lessonCost, Yield: s.sched.YieldToSubmissions})
+			// The search is advice: it stops a fifth of the run's time
+			// before the run's deadline, so that a slow machine reports
+			// it unfinished instead of failing the upload.
+			lessonCtx, cancel := context.WithCancel(ctx)
+			if deadline, ok := ctx.Deadline(); ok {
+				lessonCtx, cancel = context.WithDeadline(ctx, deadline.Add(-s.cfg.SimTimeout/5))
+			}
+			defer cancel()
+			found, err := l.CheckLesson(lessonCtx, lessonFrom, challenges.LessonLimits{MaxCost: lessonCost, Yield: s.sched.YieldToSubmissions})
+			if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				lessonOutOfTime = true
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -180,6 +194,10 @@ func (s *Service) CheckLevel(ctx context.Context, who string, d LevelDraft) (*ch
 	}
 	check.Start.describe()
 	check.Warnings = check.lessonWarnings(l, d.Field)
+	if lessonOutOfTime {
+		check.Warnings = append(check.Warnings, game.FieldError{Field: join(d.Field, "lesson"),
+			Reason: fmt.Sprintf("not proven: the lesson search ran out of time (%s a check) before it finished", s.cfg.SimTimeout)})
+	}
 	check.Ready = true
 	if check.Reference != nil {
 		check.Reference.describe()
