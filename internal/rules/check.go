@@ -169,11 +169,12 @@ func (s *Service) CheckLevel(ctx context.Context, who string, d LevelDraft) (*ch
 			// The search is advice: it stops a fifth of the run's time
 			// before the run's deadline, so that a slow machine reports
 			// it unfinished instead of failing the upload.
-			lessonCtx, cancel := context.WithCancel(ctx)
+			lessonCtx := ctx
 			if deadline, ok := ctx.Deadline(); ok {
+				var cancel context.CancelFunc
 				lessonCtx, cancel = context.WithDeadline(ctx, deadline.Add(-s.cfg.SimTimeout/5))
+				defer cancel()
 			}
-			defer cancel()
 			found, err := l.CheckLesson(lessonCtx, lessonFrom, challenges.LessonLimits{MaxCost: lessonCost, Yield: s.sched.YieldToSubmissions})
 			if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 				lessonOutOfTime = true

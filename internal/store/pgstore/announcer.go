@@ -87,10 +87,7 @@ func (a *announcer) loop() {
 			a.pending = map[uuid.UUID]struct{}{}
 			a.mu.Unlock()
 			for id := range events {
-				if err := a.announce(id); err != nil {
-					// Busy or unreachable: the sweep tries again.
-					continue
-				}
+				a.announce(id) // busy or unreachable: the sweep tries again
 			}
 		}
 	}
@@ -100,24 +97,14 @@ func (a *announcer) loop() {
 func (a *announcer) sweep() {
 	ctx, cancel := context.WithTimeout(context.Background(), announceSweep)
 	defer cancel()
-	rows, err := a.store.pool.Query(ctx, `SELECT DISTINCT event_id FROM event_submissions WHERE seq IS NULL`)
-	if err != nil {
-		return
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return
-	}
-	for _, id := range ids {
-		_ = a.announce(id)
-	}
+	_, _ = a.store.AnnounceEvents(ctx)
 }
 
-func (a *announcer) announce(id uuid.UUID) error {
+// announce announces one event's attempts; the sweep retries a failure.
+func (a *announcer) announce(id uuid.UUID) {
 	ctx, cancel := context.WithTimeout(context.Background(), announceSweep)
 	defer cancel()
-	_, err := a.store.announceEvent(ctx, id)
-	return err
+	_, _ = a.store.announceEvent(ctx, id)
 }
 
 // announceEvent numbers and announces event id's committed attempts not yet
