@@ -82,6 +82,9 @@ func (c *client) do(ctx context.Context, route, method, path, token string, body
 		return r // the run ended, not the request: not a measurement
 	}
 	c.stats.record(route, r.status, d, r.status == 0 && errors.Is(ctx.Err(), context.DeadlineExceeded))
+	if r.status == 0 {
+		c.stats.noteUnanswered(route, d, r.err)
+	}
 	if (r.status == 503 || r.status == 429) && r.header.Get("Retry-After") == "" {
 		c.stats.mu.Lock()
 		c.stats.noRetryAfter++
@@ -99,7 +102,22 @@ type stats struct {
 	maxLat time.Duration
 	// noRetryAfter counts 503 and 429 answers without Retry-After.
 	noRetryAfter int
-	started      time.Time
+	// unanswered describes the first requests that got no answer, so that a
+	// fault run that fails on one says which request it was and why.
+	unanswered []string
+	started    time.Time
+}
+
+// maxUnanswered bounds the unanswered requests a report describes.
+const maxUnanswered = 5
+
+func (s *stats) noteUnanswered(route string, d time.Duration, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.unanswered) < maxUnanswered {
+		s.unanswered = append(s.unanswered, fmt.Sprintf("%s at %.3f s, after %.1f ms: %v",
+			route, time.Since(s.started).Seconds()-d.Seconds(), ms(d), err))
+	}
 }
 
 func newStats() *stats {
@@ -438,6 +456,7 @@ type report struct {
 	Status503        int                    `json:"status_503"`
 	Status429        int                    `json:"status_429"`
 	NoAnswer         int                    `json:"no_answer"`
+	Unanswered       []string               `json:"unanswered,omitempty"`
 	Hangs            int                    `json:"hangs"`
 	NoRetryAfter     int                    `json:"busy_without_retry_after"`
 	MaxLatencyMS     float64                `json:"max_latency_ms"`
@@ -461,7 +480,8 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (s *stats) report(elapsed time.Duration, acked int64) *report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep := &report{Seconds: elapsed.Seconds(), Routes: map[string]routeReport{}, Acked: acked, Hangs: s.hangs, MaxLatencyMS: ms(s.maxLat), NoRetryAfter: s.noRetryAfter}
+	rep := &report{Seconds: elapsed.Seconds(), Routes: map[string]routeReport{}, Acked: acked, Hangs: s.hangs, MaxLatencyMS: ms(s.maxLat), NoRetryAfter: s.noRetryAfter,
+		Unanswered: slices.Clone(s.unanswered)}
 	for route, ds := range s.lat {
 		slices.Sort(ds)
 		rr := routeReport{N: len(ds), P50MS: ms(ds[len(ds)/2]), P99MS: ms(ds[min(len(ds)-1, len(ds)*99/100)]), MaxMS: ms(ds[len(ds)-1]), Status: map[string]int{}}
@@ -493,6 +513,9 @@ func (r *report) print(w io.Writer) {
 		r.Players, r.Seconds, r.Requests, r.RPS, r.Acked, r.SubmitsPerSecond)
 	fmt.Fprintf(w, "5xx %d (503 %d), 429 %d, busy without Retry-After %d, no answer %d, hangs %d, max latency %.1f ms, unknown outcomes %d, replay mismatches %d\n",
 		r.Status5xx, r.Status503, r.Status429, r.NoRetryAfter, r.NoAnswer, r.Hangs, r.MaxLatencyMS, r.Unknown, r.ReplayMismatches)
+	for _, u := range r.Unanswered {
+		fmt.Fprintf(w, "  no answer: %s\n", u)
+	}
 	routes := make([]string, 0, len(r.Routes))
 	for k := range r.Routes {
 		routes = append(routes, k)
