@@ -148,7 +148,8 @@ r = json.load(open(sys.argv[1]))
 other = r["status_5xx"] - r["status_503"]
 print(f'{r["acknowledged_submissions"]} acknowledged ({r["submissions_per_second"]:.0f}/s); client-visible: '
       f'503 {r["status_503"]}, 429 {r["status_429"]}, other 5xx {other}, no answer {r["no_answer"]}, '
-      f'busy without Retry-After {r["busy_without_retry_after"]}, hangs {r["hangs"]}, gave up {r["unknown_outcomes"]}')
+      f'busy without Retry-After {r["busy_without_retry_after"]}, hangs {r["hangs"]}, gave up {r["unknown_outcomes"]}, '
+      f'dry runs cut mid-answer and made again {r.get("cut_and_repeated", 0)}')
 for u in r.get("unanswered") or []:
     print(f'   no answer: {u}')
 bad = other + r["no_answer"] + r["busy_without_retry_after"] + r["hangs"] + r["unknown_outcomes"] + r["replay_mismatches"]

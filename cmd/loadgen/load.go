@@ -39,21 +39,21 @@ type result struct {
 	err    error
 }
 
-func (c *client) do(ctx context.Context, route, method, path, token string, body any, header map[string]string) result {
+// send makes one request and reads its whole answer.
+func (c *client) send(ctx context.Context, method, path, token string, body any, header map[string]string) (result, time.Duration, bool) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
 		if err != nil {
-			return result{err: err}
+			return result{err: err}, 0, false
 		}
 		rd = bytes.NewReader(raw)
 	}
-	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.deadline)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return result{err: err}
+		return result{err: err}, 0, false
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -77,11 +77,38 @@ func (c *client) do(ctx context.Context, route, method, path, token string, body
 			r.status = 0
 		}
 	}
-	d := time.Since(start)
+	return r, time.Since(start), r.status == 0 && errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
+// do makes one request and records what it got.
+func (c *client) do(ctx context.Context, route, method, path, token string, body any, header map[string]string) result {
+	r, d, hang := c.send(ctx, method, path, token, body, header)
+	return c.record(ctx, route, r, d, hang)
+}
+
+// doRepeatable makes a request that has no side effects (a dry run) and,
+// when its answer is cut (the replica serving it died mid-answer: a dry
+// run's answer is streamed, so a load balancer cannot replace it), makes
+// it once more, as a client would. Only a second cut is no answer.
+func (c *client) doRepeatable(ctx context.Context, route, method, path, token string, body any) result {
+	r, d, hang := c.send(ctx, method, path, token, body, nil)
+	if r.status == 0 && !hang && ctx.Err() == nil {
+		c.stats.mu.Lock()
+		c.stats.cutRepeated++
+		c.stats.mu.Unlock()
+		var again time.Duration
+		r, again, hang = c.send(ctx, method, path, token, body, nil)
+		d += again // the client waited for both
+	}
+	return c.record(ctx, route, r, d, hang)
+}
+
+// record counts a request's answer, unless the run's end cut it.
+func (c *client) record(parent context.Context, route string, r result, d time.Duration, hang bool) result {
 	if r.status == 0 && parent.Err() != nil {
 		return r // the run ended, not the request: not a measurement
 	}
-	c.stats.record(route, r.status, d, r.status == 0 && errors.Is(ctx.Err(), context.DeadlineExceeded))
+	c.stats.record(route, r.status, d, hang)
 	if r.status == 0 {
 		c.stats.noteUnanswered(route, d, r.err)
 	}
@@ -105,7 +132,10 @@ type stats struct {
 	// unanswered describes the first requests that got no answer, so that a
 	// fault run that fails on one says which request it was and why.
 	unanswered []string
-	started    time.Time
+	// cutRepeated counts side-effect-free requests whose answer was cut and
+	// that were made again.
+	cutRepeated int
+	started     time.Time
 }
 
 // maxUnanswered bounds the unanswered requests a report describes.
@@ -356,8 +386,8 @@ func play(runCtx, ctx context.Context, c *client, cfg loadConfig, i int, rng *mr
 	for runCtx.Err() == nil {
 		d := design(1 + rng.IntN(4))
 		if rng.Float64() < cfg.dryRun {
-			c.do(runCtx, "POST /v1/simulations", "POST", "/v1/simulations", tok,
-				map[string]any{"level": cfg.slug, "design": d, "max_points": 50}, nil)
+			c.doRepeatable(runCtx, "POST /v1/simulations", "POST", "/v1/simulations", tok,
+				map[string]any{"level": cfg.slug, "design": d, "max_points": 50})
 		}
 		if tickets != nil {
 			select {
@@ -457,6 +487,7 @@ type report struct {
 	Status429        int                    `json:"status_429"`
 	NoAnswer         int                    `json:"no_answer"`
 	Unanswered       []string               `json:"unanswered,omitempty"`
+	CutRepeated      int                    `json:"cut_and_repeated"`
 	Hangs            int                    `json:"hangs"`
 	NoRetryAfter     int                    `json:"busy_without_retry_after"`
 	MaxLatencyMS     float64                `json:"max_latency_ms"`
@@ -481,7 +512,7 @@ func (s *stats) report(elapsed time.Duration, acked int64) *report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := &report{Seconds: elapsed.Seconds(), Routes: map[string]routeReport{}, Acked: acked, Hangs: s.hangs, MaxLatencyMS: ms(s.maxLat), NoRetryAfter: s.noRetryAfter,
-		Unanswered: slices.Clone(s.unanswered)}
+		Unanswered: slices.Clone(s.unanswered), CutRepeated: s.cutRepeated}
 	for route, ds := range s.lat {
 		slices.Sort(ds)
 		rr := routeReport{N: len(ds), P50MS: ms(ds[len(ds)/2]), P99MS: ms(ds[min(len(ds)-1, len(ds)*99/100)]), MaxMS: ms(ds[len(ds)-1]), Status: map[string]int{}}
@@ -513,6 +544,9 @@ func (r *report) print(w io.Writer) {
 		r.Players, r.Seconds, r.Requests, r.RPS, r.Acked, r.SubmitsPerSecond)
 	fmt.Fprintf(w, "5xx %d (503 %d), 429 %d, busy without Retry-After %d, no answer %d, hangs %d, max latency %.1f ms, unknown outcomes %d, replay mismatches %d\n",
 		r.Status5xx, r.Status503, r.Status429, r.NoRetryAfter, r.NoAnswer, r.Hangs, r.MaxLatencyMS, r.Unknown, r.ReplayMismatches)
+	if r.CutRepeated > 0 {
+		fmt.Fprintf(w, "dry runs cut mid-answer and made again: %d\n", r.CutRepeated)
+	}
 	for _, u := range r.Unanswered {
 		fmt.Fprintf(w, "  no answer: %s\n", u)
 	}
