@@ -7,7 +7,7 @@
 #
 #   scripts/benchmarks.sh                          # engine, campaign, hint, submissions, latency
 #   STEPS="engine campaign" scripts/benchmarks.sh  # a subset (go benchmarks only: no database)
-#   STEPS="event scale flood" scripts/benchmarks.sh   # the long runs; their own output is the figure
+#   STEPS="event scale flood streams" scripts/benchmarks.sh   # the long runs; their own output is the figure
 #   COUNT=3 STEPS=engine scripts/benchmarks.sh     # fewer repetitions (default 5)
 #   ROUNDS=1 DURATION=3s PLAYERS=8 STEPS="submissions latency" scripts/benchmarks.sh   # a smoke test
 #
@@ -111,13 +111,13 @@ for s in $STEPS; do
 		p99=$(awk '$1 == "POST" && $2 == "submissions" && NF == 4 { print $4 }' "$OUT/latency.txt" | tail -n1)
 		row "Submission p99 at 80% of saturation ($rate /s paced)" "$p99 ms" "$cmd"
 		;;
-	event | scale | flood)
+	event | scale | flood | streams)
 		step "$s" bash "scripts/$s.sh"
 		tail -n 20 "$OUT/$s.txt"
 		row "scripts/$s.sh: the figures in its output ($OUT/$s.txt)" "see output" "scripts/$s.sh"
 		;;
 	*)
-		echo "unknown step $s (engine campaign hint submissions latency event scale flood)" >&2
+		echo "unknown step $s (engine campaign hint submissions latency event scale flood streams)" >&2
 		exit 2
 		;;
 	esac
