@@ -175,18 +175,22 @@ export async function levelView(main, slug, opts = {}) {
     onMove: (id, p, all) => {
       state.positions = all;
       state.autoPlaced.delete(id);
-      saveLayout(layoutKey(), state.positions);
+      keepLayout();
     },
     onLayout: (pos) => {
       state.positions = pos;
       state.autoPlaced.clear();
-      saveLayout(layoutKey(), pos);
+      keepLayout();
     },
   });
   cleanups.push(() => diagram.destroy());
   // A phone's canvas runs top to bottom and a wide one left to right: each keeps its own layout.
   const layoutKey = () => (diagram.narrow() ? `${slug}.narrow` : slug);
-  state.positions = loadLayout(layoutKey());
+  const kept = loadLayout(layoutKey());
+  state.positions = kept.pos;
+  diagram.keepBends(kept.bends);
+  // keepLayout keeps the player's places and the bends of the lines between them.
+  const keepLayout = () => saveLayout(layoutKey(), state.positions, diagram.bends());
   const palette = new Palette(paletteBox, {
     catalog,
     onAdd: (kind, point) => addComponent(kind, point),
@@ -215,9 +219,9 @@ export async function levelView(main, slug, opts = {}) {
 
   function commit() {
     saveDesign(slug, state.design);
-    saveLayout(layoutKey(), state.positions);
     markStale();
     redrawDiagram();
+    keepLayout();
     editor.setDesign(state.design);
     palette.render(state.design);
     showCost();
@@ -352,7 +356,7 @@ export async function levelView(main, slug, opts = {}) {
   editor.setDesign(state.design);
   palette.render(state.design);
   redrawDiagram();
-  saveLayout(layoutKey(), state.positions);
+  keepLayout();
   showCost();
 
   // --- Run ------------------------------------------------------------------------------
