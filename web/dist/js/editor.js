@@ -6,8 +6,8 @@
 // are shown next to the field whose JSON path they name.
 import { h, clear, kindLabel, uid, fmt } from './util.js';
 import { valueOf, humanize, connectProblem, rangeProblem } from './catalog.js';
-import { buys, priceWords, designCost, typeOf } from './cost.js';
-import { partWords } from './estimate.js';
+import { buys, priceWords, typeOf } from './cost.js';
+import { partWords, componentEstimate, probeWords } from './estimate.js';
 
 // CALLEES_NONE: kinds that answer calls and make none.
 const CALLEES_NONE = new Set(['cache']);
@@ -49,10 +49,12 @@ export class Editor {
   refreshCost() {
     if (!this.costLine) return;
     const { el, comp: c, info } = this.costLine;
-    const part = designCost(this.opts.catalog, { components: [c], edges: [] }, this.opts.rps || 0).parts[0];
-    const { name: typeName } = typeOf(info, c);
+    const part = componentEstimate(this.opts.catalog, this.design, c.id, this.opts.rps || 0);
+    const { name: typeName, it } = typeOf(info, c);
+    const probes = probeWords(part, it?.price_per_million_probes);
     clear(el, part ? h('strong', {}, partWords(part)) : '', part?.perUse > 0.0005 ? ` at ${fmt(this.opts.rps)} rps` : '',
-      ` · ${typeName}: ${priceWords(c.type, info.prices[typeName])}`);
+      ` · ${typeName}: ${priceWords(c.type, info.prices[typeName])}`,
+      probes ? h('span', { class: 'comp-probes' }, ` · ${probes}`) : '');
   }
 
   changed() {
