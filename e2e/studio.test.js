@@ -3,7 +3,7 @@
 // list whose line links put the caret on it), gets the server's own check when publishing (a chaos target the design lacks),
 // checks it on the server with a reference design (the starting design fails, the reference
 // passes once the budget allows it), publishes, then schedules an event on the new level with a hidden chaos schedule, all in
-// the UI: the event form's problems appear under their fields, every one at once. The admin makes the player an author through the API first, as docs/api.md says.
+// the UI: the event form's problems appear under their fields, every one at once. Published levels are listed under More levels, never inside a chapter of the campaign. The admin makes the player an author through the API first, as docs/api.md says.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE, ADMIN_TOKEN, launch, watch, snapper } from './lib.js';
@@ -223,6 +223,29 @@ test('the author schedules an event on the new level with a hidden chaos schedul
   await page.locator('h1', { hasText: `Herd night ${tag}` }).waitFor();
   assert.match(await page.locator('main').innerText(), /3 attempts per entrant/);
   assert.match(await page.locator('main').innerText(), /join before you submit/);
+});
+
+test('a published level is listed under More levels, open, outside every chapter of the campaign', async () => {
+  const p = await authorPage({ width: 1280, height: 800 });
+  await p.goto(`${BASE}/#/`);
+  await p.locator('#more-levels table.levels tbody tr[data-slug]').first().waitFor();
+  const row = p.locator(`tr[data-slug="${SLUG}"]`);
+  assert.equal(await p.locator(`#more-levels tr[data-slug="${SLUG}"]`).count(), 1, 'the published level is not under More levels');
+  assert.equal(await p.locator(`#campaign-levels tr[data-slug="${SLUG}"]`).count(), 0, 'the published level is in the campaign');
+  // The author has no stars: every chapter after the first is locked, the published level is not.
+  await p.locator('#campaign-levels tr.chapter.locked').first().waitFor();
+  const locked = await p.locator('#campaign-levels tr.chapter.locked').count();
+  assert.ok(locked >= 1, 'no chapter is locked for a player without stars');
+  assert.equal(await p.locator('#more-levels tr.chapter, #more-levels tr.locked').count(), 0, 'a chapter or a lock under More levels');
+  assert.equal(await row.getByRole('link').getAttribute('href'), `#/levels/${SLUG}`);
+  assert.match(await p.locator('#more-levels').innerText(), /open to everyone/);
+  await p.locator('#more-levels').scrollIntoViewIfNeeded();
+  await snap('more-levels', p);
+  // Its page does not count it among the campaign's levels.
+  await row.getByRole('link').click();
+  await p.locator('#campaign').waitFor();
+  assert.doesNotMatch(await p.locator('#campaign').innerText(), /level \d+ of \d+|next:/);
+  await p.context().close();
 });
 
 test('the studio on a phone', async () => {

@@ -52,9 +52,11 @@ export async function levelView(main, slug, opts = {}) {
   state.design.edges ||= [];
   const cleanups = [];
   if (!forEvent) document.title = `${lv.title} · Backpressure`;
-  const order = all.map((l) => l.slug);
+  // The built-in campaign's order: a level an author published is not in it.
+  const campaign = all.filter((l) => l.builtin);
+  const order = campaign.map((l) => l.slug);
   const here = order.indexOf(slug);
-  const next = here >= 0 ? all[here + 1] : null;
+  const next = here >= 0 ? campaign[here + 1] : null;
 
   // --- Briefing, targets, clients, traffic ---------------------------------------------
   const cl = def.run.client || {};
@@ -145,7 +147,7 @@ export async function levelView(main, slug, opts = {}) {
       ` · version ${lv.version}`,
       h('span', { class: 'par', id: 'par', title: 'One star for passing; more for a higher score' }, ` · ${parText(lv.definition.stars)}`),
       bestStars(),
-      here >= 0 ? ` · level ${here + 1} of ${order.length} · ${all.filter((l) => l.player_stars?.stars || loadProgress(l.slug)?.passed).length} passed` : '',
+      here >= 0 ? ` · level ${here + 1} of ${order.length} · ${campaign.filter((l) => l.player_stars?.stars || loadProgress(l.slug)?.passed).length} passed` : '',
       next ? [' · next: ', h('a', { href: `#/levels/${encodeURIComponent(next.slug)}` }, next.title)] : '');
   };
   showCampaign();
