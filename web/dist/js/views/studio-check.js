@@ -1,7 +1,8 @@
 // The studio's server check: a level and an optional reference design are sent to
 // POST /v1/challenges/check, which runs every check of publishing and stores nothing. The
 // answer is drawn here: the starting design fails (and why), the reference passes (each
-// condition with its margin), the level's worst-case run cost against the server's ceiling.
+// condition with its margin), the level's worst-case run cost against the server's ceiling,
+// and the lesson search's warnings.
 import { h, fmt, fmtUnit, CONDITION_LABELS } from '../util.js';
 import { whyOf } from './results.js';
 
@@ -45,8 +46,9 @@ function designResult(id, title, check, wantPass) {
 
 const capital = (s) => (s ? s[0].toUpperCase() + s.slice(1) : '');
 
-// renderLevelCheck draws the server's answer (a LevelCheck).
-export function renderLevelCheck(res) {
+// renderLevelCheck draws the server's answer (a LevelCheck), its warnings (drawn by the
+// caller, who marks them in the document) under the verdict.
+export function renderLevelCheck(res, warnings = null) {
   const c = res.cost;
   const share = c.ceiling > 0 ? c.worst_case_cost / c.ceiling : 0;
   return h('div', { class: 'studio-check', id: 'server-check-ok' },
@@ -54,7 +56,9 @@ export function renderLevelCheck(res) {
       h('strong', {}, res.ready ? 'Ready to publish' : 'Not ready'), ' — ',
       res.ready
         ? (res.reference_design ? 'the starting design fails and the reference design passes.' : 'the starting design fails. Add a reference design to check that the level can be won.')
-        : 'the reference design must pass.'),
+        : 'the reference design must pass.',
+      res.warnings?.length ? ` The lesson search warns about ${res.warnings.length === 1 ? 'one thing' : `${res.warnings.length} things`}, below.` : ''),
+    warnings,
     designResult('check-start', 'Starting design', res.starting_design, false),
     res.reference_design ? designResult('check-reference', 'Reference design', res.reference_design, true) : null,
     h('p', { class: 'receipt pass', id: 'check-cost' }, h('strong', {}, 'Cost bound holds'),
