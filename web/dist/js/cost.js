@@ -42,7 +42,9 @@ export function buys(info, comp, typeName) {
     case 'container_pool': {
       const c = param(info, comp, 'concurrency') ?? 6;
       const ms = param(info, comp, 'service_time_ms') ?? 15;
-      return `${fmt(c)} workers per replica at ${fmt(speed)}× speed: ≈ ${fmt(rps(c, ms))} rps per replica at ${fmt(ms / speed)} ms a request`;
+      // A worker is held while its synchronous calls are answered (the engine's rule), so a
+      // replica that calls others serves fewer requests than its service time alone allows.
+      return `${fmt(c)} workers per replica at ${fmt(speed)}× speed: ≈ ${fmt(rps(c, ms))} rps per replica at ${fmt(ms / speed)} ms a request, fewer while its workers wait on the components it calls`;
     }
     case 'database': {
       const c = param(info, comp, 'connections') ?? 10;

@@ -5,9 +5,10 @@ import { h, clear, fmt, fmtCost, fmtMoney } from './util.js';
 import { designCost } from './cost.js';
 
 // partWords is one component's share of the estimate, as the estimate and the side panel
-// both say it: "$0.110/h", "$0.110/h–$0.550/h", "+ ≈ $0.027/h per request".
+// both say it: "$0.110/h", "$0.110/h–$0.550/h", "+ ≈ $0.027/h for requests" (its per-request
+// charges an hour).
 export function partWords(p) {
-  return `${p.fixedMax > p.fixed ? `${fmtCost(p.fixed)}–${fmtCost(p.fixedMax)}` : fmtCost(p.fixed)}${p.perUse > 0.0005 ? ` + ≈ ${fmtCost(p.perUse)} per request` : ''}`;
+  return `${p.fixedMax > p.fixed ? `${fmtCost(p.fixed)}–${fmtCost(p.fixedMax)}` : fmtCost(p.fixed)}${p.perUse > 0.0005 ? ` + ≈ ${fmtCost(p.perUse)} for requests` : ''}`;
 }
 
 // componentEstimate is one component's part of the design's estimate (designCost over the

@@ -20,7 +20,7 @@ import { Diagram, chaosId, describeChaos } from '../diagram.js';
 import { curve, trafficChart, chaosList } from '../traffic.js';
 import { Playback } from '../playback.js';
 import { applyPatch } from '../patch.js';
-import { renderVerdict, renderCharts, renderStepTable, whyOf } from './results.js';
+import { renderVerdict, renderCharts, renderStepTable, whyOf, failureWords } from './results.js';
 import { Guide, shouldGuide } from '../guide.js';
 
 const ID_BASE = {
@@ -651,7 +651,7 @@ export async function levelView(main, slug, opts = {}) {
       if (problems.length) {
         editor.showErrors(problems);
         runStatus.classList.add('bad');
-        runStatus.textContent = `Imported ${file.name} with ${problems.length} problem${problems.length === 1 ? '' : 's'}: ${problems.map((p) => `${p.field || 'the file'} ${p.reason}`).join('; ')}.`;
+        runStatus.textContent = `Imported ${file.name} with ${problems.length} problem${problems.length === 1 ? '' : 's'}, listed beside the design: fix ${problems.length === 1 ? 'it' : 'them'}, then run.`;
         toast(`Imported ${file.name}: ${problems.length} problem${problems.length === 1 ? '' : 's'} to fix, listed beside the design.`);
       } else {
         toast(`Imported ${file.name}.`);
@@ -724,7 +724,7 @@ const COND_WORDS = { latency: 'p99 latency', errors: 'error rate', cost: 'cost',
 export function failingWords(ev) {
   if (!ev) return 'no verdict';
   const names = (ev.conditions || []).filter((c) => !c.passed).map((c) => `${COND_WORDS[c.name] || c.name} over target`);
-  for (const f of ev.failures || []) names.push(f.replace(/_/g, ' '));
+  for (const f of ev.failures || []) names.push(failureWords(f));
   return names.length ? names.join(', ') : 'not every condition holds';
 }
 
