@@ -177,6 +177,8 @@ test('an author writes a level with every schema problem shown at once, then pub
   assert.match(await page.locator('#check-start').innerText(), /Starting design: fails \(as it must\)/);
   assert.match(await page.locator('#check-reference').innerText(), /Reference design: passes \(as it must\)\. Passes every condition; the tightest is /);
   assert.match(await page.locator('#check-reference-conditions tr[data-condition="latency"]').innerText(), /to spare/);
+  // Resilience in the level's terms: the share of its allowance the worst chaos event used.
+  assert.match(await page.locator('#check-start-conditions tr[data-condition="resilience"]').innerText(), /\d+% of the allowance, by the worst of 2 chaos events\s+≤ 100%: errors ≤ [\d.]+% during each, recovery ≤ [\d,.]+ s/);
   assert.match(await page.locator('#check-cost').innerText(), /Cost bound holds: the most one run may cost is [\d,]+ path-ticks/);
   assert.equal((await call('GET', '/v1/challenges')).challenges.some((c) => c.slug === SLUG), false, 'checking stored the level');
   await page.locator('#server-check-result').scrollIntoViewIfNeeded();

@@ -243,12 +243,13 @@ export async function studioView(main) {
     clear(serverCheckOut);
     clear(publishOut);
     refLens.clear();
+    const checked = doc;
     try {
-      const res = await api.checkLevel(doc, ref);
+      const res = await api.checkLevel(checked, ref);
       const warnings = byDocument(res.warnings || []);
       lens.show(asWarnings(warnings.level));
       refLens.show(asWarnings(warnings.reference));
-      clear(serverCheckOut, renderLevelCheck(res, warningsBlock('check-warnings', [...warnings.level, ...warnings.reference], res.lesson, lens,
+      clear(serverCheckOut, renderLevelCheck(res, checked, warningsBlock('check-warnings', [...warnings.level, ...warnings.reference], res.lesson, lens,
         'the level can be published all the same')));
     } catch (err) {
       const fields = byDocument(err.fields || []);
