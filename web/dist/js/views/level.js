@@ -66,7 +66,7 @@ export async function levelView(main, slug, opts = {}) {
     h('div', {}, h('dt', {}, 'Budget'), h('dd', { id: 'budget' }, `≤ ${fmtCost(def.budget_per_hour)}`)),
     def.resilience
       ? h('div', { class: 'wide' }, h('dt', {}, 'During each chaos event'), h('dd', {}, `errors ≤ ${fmtPct(def.resilience.error_ceiling)}, back to normal ≤ ${fmtSec(def.resilience.recovery_deadline_sec)} after it ends`))
-      : h('div', {}, h('dt', {}, 'Chaos'), h('dd', {}, 'none in this level')),
+      : h('div', {}, h('dt', {}, 'Chaos'), h('dd', {}, forEvent ? 'none you can see' : 'none in this level')),
   );
   const clientBox = h('div', { class: 'client-box', id: 'client' },
     h('h3', {}, 'The clients'),
@@ -74,7 +74,11 @@ export async function levelView(main, slug, opts = {}) {
     h('p', { class: 'help' }, 'So the load your design sees can exceed the traffic below: each failed or late request may come back as a retry.'));
   const trafficBox = h('div', { class: 'chart-box' });
   const warmupSec = 0.2 * def.run.duration_sec;
-  const chaosWords = chaosList(chaos);
+  // An event's hidden chaos strikes only the final runs, after the end: the level as
+  // published is all a player sees until then.
+  const chaosWords = forEvent
+    ? h('div', {}, chaosList(chaos), h('p', { class: 'help', id: 'event-hidden-chaos' }, 'After the end, the final runs meet the level\u2019s chaos and the event\u2019s hidden chaos, if it has any.'))
+    : chaosList(chaos);
   const brief = h('section', { class: 'panel brief', 'aria-labelledby': 'brief-h' },
     h('div', { class: 'brief-grid' },
       h('div', {},
