@@ -227,6 +227,9 @@ test('both players see the same result, and one scrubber moves both designs', as
     assert.match(side.app, /rps/);
   }
   assert.ok(Math.abs(mid[0].t - mid[1].t) <= 1, `the canvases show different times: ${mid[0].t} and ${mid[1].t}`);
+  // Two new players: the duel moves neither rating, and the page says why.
+  assert.match(await pa.locator('#duel-scores').innerText(), /1,500 \(unrated\)[\s\S]*1,500 \(unrated\)/);
+  assert.equal(await pa.locator('#duel-unrated').innerText(), 'Ratings unchanged: both players are still new, and a player\u2019s results move ratings only once they have met 5 opponents.');
   await snap('a-result', pa);
   await snap('b-result', pb);
   // Play runs both from the one button.

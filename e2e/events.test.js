@@ -174,6 +174,8 @@ test('player 2 plays on replica A: every rule error is the server\'s message; a 
   await builder.locator('#event-submit').click();
   await receipt.filter({ hasText: 'Attempt limit' }).waitFor();
   assert.match(await receipt.innerText(), /Refused — Attempt limit reached: /);
+  // The level's own chaos is all a player sees; the page says the final runs may meet more.
+  assert.match(await builder.locator('#event-hidden-chaos').innerText(), /the event’s hidden chaos, if it has any/);
   await snap('live-a', builder);
 });
 

@@ -376,12 +376,13 @@ test('an imported design is checked as soon as it loads, every problem at once',
   };
   await page.locator('input[type="file"]').setInputFiles({ name: 'mine.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(design)) });
   const status = page.locator('.run-status');
-  await status.filter({ hasText: 'Imported mine.json with 4 problems' }).waitFor();
-  const said = await status.innerText();
-  assert.match(said, /notes is not a field of a design/);
-  assert.match(said, /components\[0\]\.params\.replicas replicas: this level allows 1 to \d+/);
-  assert.match(said, /components\[0\]\.params\.colour colour: is not a parameter of an app service/);
-  assert.match(said, /edges\[1\]\.to "nowhere" is not a component of the design/);
+  await status.filter({ hasText: 'Imported mine.json with 4 problems, listed beside the design: fix them, then run.' }).waitFor();
+  // Every problem at once, beside the design.
+  const said = await page.locator('.form-errors').innerText();
+  assert.match(said, /notes: is not a field of a design/);
+  assert.match(said, /app\s*: replicas: this level allows 1 to \d+/);
+  assert.match(said, /app\s*: colour: is not a parameter of an app service/);
+  assert.match(said, /edges\[1\]\.to: "nowhere" is not a component of the design/);
   assert.deepEqual(await canvasBoxes(page), ['app', 'db']);
   await snap('import-problems');
 });

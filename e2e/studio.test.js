@@ -3,7 +3,9 @@
 // list whose line links put the caret on it), gets the server's own check when publishing (a chaos target the design lacks),
 // checks it on the server with a reference design (the starting design fails, the reference
 // passes once the budget allows it), publishes, then schedules an event on the new level with a hidden chaos schedule, all in
-// the UI: the event form's problems appear under their fields, every one at once. The admin makes the player an author through the API first, as docs/api.md says.
+// the UI: the event form's problems appear under their fields, every one at once. A level whose
+// lesson can be skipped is checked and published with the lesson search's warning at its line.
+// Published levels are listed under More levels, never inside a chapter of the campaign. The admin makes the player an author through the API first, as docs/api.md says.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE, ADMIN_TOKEN, launch, watch, snapper } from './lib.js';
@@ -175,6 +177,8 @@ test('an author writes a level with every schema problem shown at once, then pub
   assert.match(await page.locator('#check-start').innerText(), /Starting design: fails \(as it must\)/);
   assert.match(await page.locator('#check-reference').innerText(), /Reference design: passes \(as it must\)\. Passes every condition; the tightest is /);
   assert.match(await page.locator('#check-reference-conditions tr[data-condition="latency"]').innerText(), /to spare/);
+  // Resilience in the level's terms: the share of its allowance the worst chaos event used.
+  assert.match(await page.locator('#check-start-conditions tr[data-condition="resilience"]').innerText(), /\d+% of the allowance, by the worst of 2 chaos events\s+≤ 100%: errors ≤ [\d.]+% during each, recovery ≤ [\d,.]+ s/);
   assert.match(await page.locator('#check-cost').innerText(), /Cost bound holds: the most one run may cost is [\d,]+ path-ticks/);
   assert.equal((await call('GET', '/v1/challenges')).challenges.some((c) => c.slug === SLUG), false, 'checking stored the level');
   await page.locator('#server-check-result').scrollIntoViewIfNeeded();
@@ -223,6 +227,73 @@ test('the author schedules an event on the new level with a hidden chaos schedul
   await page.locator('h1', { hasText: `Herd night ${tag}` }).waitFor();
   assert.match(await page.locator('main').innerText(), /3 attempts per entrant/);
   assert.match(await page.locator('main').innerText(), /join before you submit/);
+});
+
+test('a published level is listed under More levels, open, outside every chapter of the campaign', async () => {
+  const p = await authorPage({ width: 1280, height: 800 });
+  await p.goto(`${BASE}/#/`);
+  await p.locator('#more-levels table.levels tbody tr[data-slug]').first().waitFor();
+  const row = p.locator(`tr[data-slug="${SLUG}"]`);
+  assert.equal(await p.locator(`#more-levels tr[data-slug="${SLUG}"]`).count(), 1, 'the published level is not under More levels');
+  assert.equal(await p.locator(`#campaign-levels tr[data-slug="${SLUG}"]`).count(), 0, 'the published level is in the campaign');
+  // The author has no stars: every chapter after the first is locked, the published level is not.
+  await p.locator('#campaign-levels tr.chapter.locked').first().waitFor();
+  const locked = await p.locator('#campaign-levels tr.chapter.locked').count();
+  assert.ok(locked >= 1, 'no chapter is locked for a player without stars');
+  assert.equal(await p.locator('#more-levels tr.chapter, #more-levels tr.locked').count(), 0, 'a chapter or a lock under More levels');
+  assert.equal(await row.getByRole('link').getAttribute('href'), `#/levels/${SLUG}`);
+  assert.match(await p.locator('#more-levels').innerText(), /open to everyone/);
+  await p.locator('#more-levels').scrollIntoViewIfNeeded();
+  await snap('more-levels', p);
+  // Its page does not count it among the campaign's levels.
+  await row.getByRole('link').click();
+  await p.locator('#campaign').waitFor();
+  assert.doesNotMatch(await p.locator('#campaign').innerText(), /level \d+ of \d+|next:/);
+  await p.context().close();
+});
+
+test('the lesson search\'s warnings are shown at their lines, on checking and on publishing', async () => {
+  const p = await authorPage({ width: 1280, height: 800 });
+  await p.goto(`${BASE}/#/studio`);
+  await p.locator('#studio-start').selectOption('read-replicas');
+  await p.locator('#level-ok').waitFor();
+  // Every database type of the price list: a single larger node replaces the replicas.
+  await edit(p, (d) => {
+    d.slug = `skippable-${tag}`;
+    d.title = `Skippable ${tag}`;
+    delete d.catalog.components.database.instance_types;
+  });
+  await p.locator('#level-ok').waitFor();
+  // The check's problems with the reference design are marked in it, at their lines.
+  await p.locator('#reference-json').fill(JSON.stringify({ components: [{ id: 'app', type: 'app_service' }, { id: 'db', type: 'nope' }], edges: [] }, null, 2));
+  await p.locator('#server-check').click();
+  await p.locator('#server-check-reference-problems').waitFor({ timeout: 60_000 });
+  const refText = await p.locator('#reference-json').inputValue();
+  assert.equal((await marks(p, 'reference-json'))['components[1].type'], lineOfKey(refText, 'type', refText.indexOf('"db"')));
+  assert.deepEqual(await marks(p, 'level-json'), {}, 'the reference design\'s problem is marked in the level');
+  await p.locator('#reference-json').fill('');
+  await p.locator('#server-check').click();
+  await p.locator('#check-warnings').waitFor({ timeout: 60_000 });
+  assert.match(await p.locator('#server-check-verdict').innerText(), /^Ready to publish — .* The lesson search warns about one thing, below\.$/);
+  const warning = p.locator('#check-warnings-list li[data-field="lesson.mechanics[0]"]');
+  assert.match(await warning.innerText(), /^lesson\.mechanics\[0\]: the lesson can be skipped: a design without database read replicas passes, found from the starting design in \d+ runs? \(the design is below\) \(line \d+\)$/);
+  const text = await p.locator('#level-json').inputValue();
+  const line = lineOfKey(text, 'mechanics') + 1; // its first item
+  assert.deepEqual(await marks(p, 'level-json'), { 'lesson.mechanics[0]': line });
+  assert.ok(await p.locator(`#level-json ~ .code-lens .code-lens-line.warning[data-line="${line}"]`).isVisible(), 'the warning is not marked as a warning');
+  assert.match(await p.locator('#level-json ~ .code-lens [data-fields="lesson.mechanics[0]"]').innerText(), /^warning: the lesson can be skipped/);
+  await p.locator('#check-warnings details.lesson-skip summary').click();
+  const skip = JSON.parse(await p.locator('#check-warnings details.lesson-skip pre').innerText());
+  assert.ok(skip.components.some((c) => c.type === 'database'), 'the design that skips the lesson is not shown');
+  await p.locator('#server-check-result').scrollIntoViewIfNeeded();
+  await snap('check-warnings', p);
+  await p.locator('#publish').click();
+  await p.locator('#publish-warnings').waitFor({ timeout: 60_000 });
+  assert.match(await p.locator('#publish-ok').innerText(), /^Published as a new level: Skippable /);
+  assert.match(await p.locator('#publish-warnings').innerText(), /^1 warning about the lesson — it is published all the same\./);
+  assert.match(await p.locator('#publish-warnings-list li[data-field="lesson.mechanics[0]"]').innerText(), /the lesson can be skipped/);
+  assert.deepEqual(await marks(p, 'level-json'), { 'lesson.mechanics[0]': line });
+  await p.context().close();
 });
 
 test('the studio on a phone', async () => {

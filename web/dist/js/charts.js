@@ -28,6 +28,10 @@ function marksPlugin(opts) {
           // three rows, each placed in the first row where it overlaps no other label.
           const dpr = devicePixelRatio;
           ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+          // uPlot leaves the context aligned as it drew its last axis: the labels below are
+          // placed by their left end and their baseline.
+          ctx.textAlign = 'left';
+          ctx.textBaseline = 'alphabetic';
           const rows = [];
           for (const ev of opts.events || []) {
             const x1 = u.valToPos(ev.start, 'x', true);
@@ -69,6 +73,8 @@ function marksPlugin(opts) {
               ctx.setLineDash([]);
               ctx.fillStyle = '#B00020';
               ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
+              ctx.textAlign = 'left';
+              ctx.textBaseline = 'alphabetic';
               const label = opts.targetLabel || 'target';
               const tw = ctx.measureText(label).width;
               ctx.fillText(label, left + width - tw - 4 * devicePixelRatio, y - 4 * devicePixelRatio);

@@ -42,7 +42,9 @@ export function buys(info, comp, typeName) {
     case 'container_pool': {
       const c = param(info, comp, 'concurrency') ?? 6;
       const ms = param(info, comp, 'service_time_ms') ?? 15;
-      return `${fmt(c)} workers per replica at ${fmt(speed)}× speed: ≈ ${fmt(rps(c, ms))} rps per replica at ${fmt(ms / speed)} ms a request`;
+      // A worker is held while its synchronous calls are answered (the engine's rule), so a
+      // replica that calls others serves fewer requests than its service time alone allows.
+      return `${fmt(c)} workers per replica at ${fmt(speed)}× speed: ≈ ${fmt(rps(c, ms))} rps per replica at ${fmt(ms / speed)} ms a request, fewer while its workers wait on the components it calls`;
     }
     case 'database': {
       const c = param(info, comp, 'connections') ?? 10;
@@ -81,14 +83,15 @@ export function priceWords(kind, it) {
   return parts.join(' + ') || 'free';
 }
 
-// componentCost estimates one component: {fixed, fixedMax, perUse, perUseMax, units, words},
-// in $/h. fixed is what it costs idle (fixedMax: when an autoscaler is at its ceiling);
-// perUse the per-request charges at rps requests per second, perUseMax at peak attempts a
-// second with every function execution at its longest. backends is how many components it
-// calls (a balancer's health checks probe each).
+// componentCost estimates one component: {fixed, fixedMax, perUse, perUseMax, units, probes},
+// in $/h. fixed is what it costs idle (fixedMax: when an autoscaler is at its ceiling),
+// health checks included; perUse the per-request charges at rps requests per second,
+// perUseMax at peak attempts a second with every function execution at its longest. probes
+// is a balancer's health checks, {backends, everySec, perHour (probes), cost ($/h)}, or null:
+// backends is how many components it calls, and its checks probe each.
 export function componentCost(info, comp, rps, peak = rps, backends = 0) {
   const { it } = typeOf(info, comp);
-  const out = { fixed: 0, fixedMax: 0, perUse: 0, perUseMax: 0, units: 0, words: '' };
+  const out = { fixed: 0, fixedMax: 0, perUse: 0, perUseMax: 0, units: 0, probes: null };
   if (!it) return out;
   const pph = it.price_per_hour || 0;
   let units = 1;
@@ -127,7 +130,11 @@ export function componentCost(info, comp, rps, peak = rps, backends = 0) {
   if (info.kind === 'load_balancer' && param(info, comp, 'health_checks')) {
     // A probe of each backend every interval (sim.ProbeCostPerHour).
     const every = param(info, comp, 'health_check_interval_sec') ?? 5;
-    if (every > 0) out.fixed += backends * 3600 / every * (it.price_per_million_probes || 0) / 1e6;
+    if (every > 0) {
+      const perHour = backends * 3600 / every;
+      out.probes = { backends, everySec: every, perHour, cost: perHour * (it.price_per_million_probes || 0) / 1e6 };
+      out.fixed += out.probes.cost;
+    }
   }
   out.fixedMax = unitsMax != null ? Math.max(units, unitsMax) * pph : out.fixed;
   out.perUse = rps * 3600 / 1e6 * (it.price_per_million || 0);

@@ -183,9 +183,9 @@ export class Diagram {
         this.auto = false;
         this.positions[n.id()] = { ...n.position() };
       }
-      this.opts.onMove?.(n.id(), { ...this.positions[n.id()] }, { ...this.positions });
       this.placeUsers();
       this.drawRoutes();
+      this.opts.onMove?.(n.id(), { ...this.positions[n.id()] }, { ...this.positions });
       this.placeHandle();
     });
     cy.on('drag', 'node.comp', () => this.placeHandle());
@@ -390,6 +390,23 @@ export class Diagram {
       if (ends && same(at(a), ends[0]) && same(at(b), ends[1])) out[key] = pts;
     }
     return out;
+  }
+
+  // bends are the bends of the lines as drawn, each with where its ends stood, for the
+  // player's arrangement to be kept with its places: {'from>to': {points, ends}}. A layout
+  // of the canvas's own is laid out again on every change and keeps none.
+  bends() {
+    if (this.auto) return {};
+    return Object.fromEntries(Object.entries(this.validRoutes()).map(([key, points]) => [key, { points, ends: this.routeEnds[key] }]));
+  }
+
+  // keepBends takes bends kept with the player's places (bends()), to be drawn by the next
+  // setDesign wherever both ends of a line still stand where they stood.
+  keepBends(bends = {}) {
+    const ok = (p) => p && Number.isFinite(p.x) && Number.isFinite(p.y);
+    const kept = Object.entries(bends || {}).filter(([, b]) => Array.isArray(b?.points) && b.points.every(ok) && Array.isArray(b.ends) && b.ends.length === 2 && b.ends.every(ok));
+    this.routes = Object.fromEntries(kept.map(([key, b]) => [key, b.points.map((p) => ({ x: p.x, y: p.y }))]));
+    this.routeEnds = Object.fromEntries(kept.map(([key, b]) => [key, b.ends.map((p) => ({ x: p.x, y: p.y }))]));
   }
 
   // drawRoutes bends every line that has a valid route through its points; the others run

@@ -6,8 +6,9 @@
 // are shown next to the field whose JSON path they name.
 import { h, clear, kindLabel, uid, fmt } from './util.js';
 import { valueOf, humanize, connectProblem, rangeProblem } from './catalog.js';
-import { buys, priceWords, designCost, typeOf } from './cost.js';
-import { partWords } from './estimate.js';
+import { buys, priceWords, typeOf } from './cost.js';
+import { partWords, componentEstimate, probeWords } from './estimate.js';
+import { entries } from './layout.js';
 
 // CALLEES_NONE: kinds that answer calls and make none.
 const CALLEES_NONE = new Set(['cache']);
@@ -49,10 +50,12 @@ export class Editor {
   refreshCost() {
     if (!this.costLine) return;
     const { el, comp: c, info } = this.costLine;
-    const part = designCost(this.opts.catalog, { components: [c], edges: [] }, this.opts.rps || 0).parts[0];
-    const { name: typeName } = typeOf(info, c);
+    const part = componentEstimate(this.opts.catalog, this.design, c.id, this.opts.rps || 0);
+    const { name: typeName, it } = typeOf(info, c);
+    const probes = probeWords(part, it?.price_per_million_probes);
     clear(el, part ? h('strong', {}, partWords(part)) : '', part?.perUse > 0.0005 ? ` at ${fmt(this.opts.rps)} rps` : '',
-      ` · ${typeName}: ${priceWords(c.type, info.prices[typeName])}`);
+      ` · ${typeName}: ${priceWords(c.type, info.prices[typeName])}`,
+      probes ? h('span', { class: 'comp-probes' }, ` · ${probes}`) : '');
   }
 
   changed() {
@@ -137,7 +140,7 @@ export class Editor {
       ? h('ul', { class: 'edge-list' }, out.map(({ e, j }) => h('li', { dataset: { path: `edges[${j}]` } },
         h('span', { class: 'edge-text' }, e.from, ' → ', e.to),
         h('button', { type: 'button', class: 'link danger', 'aria-label': `Remove connection ${e.from} to ${e.to}`, onclick: () => this.opts.onDisconnect?.(e.from, e.to) }, 'Remove'))))
-      : h('p', { class: 'muted' }, `${c.id} is not connected yet${d.edges.some((e) => e.to === c.id) ? '' : ': nobody calls it, so users send it their requests'}.`);
+      : h('p', { class: 'muted' }, `${c.id} is not connected yet${d.edges.some((e) => e.to === c.id) ? '' : entries(d).includes(c.id) ? ': nobody calls it, so users send it their requests' : ': nobody calls it, so no request reaches it (users call only entry points such as balancers and app servers)'}.`);
     const others = d.components.filter((o) => o.id !== c.id);
     const label = (k) => kindLabel(k);
     const allowed = others.filter((o) => !connectProblem(d, c.id, o.id, label));

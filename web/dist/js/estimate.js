@@ -1,13 +1,29 @@
 // The design's estimated cost per hour against the budget, redrawn on every edit: the
 // fixed charges exactly, the autoscalers' ceilings and per-request charges as a range
 // (see cost.js for how each is estimated).
-import { h, clear, fmt, fmtCost } from './util.js';
+import { h, clear, fmt, fmtCost, fmtMoney } from './util.js';
 import { designCost } from './cost.js';
 
 // partWords is one component's share of the estimate, as the estimate and the side panel
-// both say it: "$0.110/h", "$0.110/h–$0.550/h", "+ ≈ $0.027/h per request".
+// both say it: "$0.110/h", "$0.110/h–$0.550/h", "+ ≈ $0.027/h for requests" (its per-request
+// charges an hour).
 export function partWords(p) {
-  return `${p.fixedMax > p.fixed ? `${fmtCost(p.fixed)}–${fmtCost(p.fixedMax)}` : fmtCost(p.fixed)}${p.perUse > 0.0005 ? ` + ≈ ${fmtCost(p.perUse)} per request` : ''}`;
+  return `${p.fixedMax > p.fixed ? `${fmtCost(p.fixed)}–${fmtCost(p.fixedMax)}` : fmtCost(p.fixed)}${p.perUse > 0.0005 ? ` + ≈ ${fmtCost(p.perUse)} for requests` : ''}`;
+}
+
+// componentEstimate is one component's part of the design's estimate (designCost over the
+// whole design: a balancer's health checks probe every component it calls), or undefined.
+export function componentEstimate(catalog, design, id, rps, peak = rps) {
+  return designCost(catalog, design, rps, peak).parts.find((p) => p.id === id);
+}
+
+// probeWords says what a part's health checks add to it: "health checks included: 1,440
+// probes/h (2 backends, every 5 s) at $0.250 per million, $0.00036/h", or '' without any.
+export function probeWords(p, pricePerMillion) {
+  const pr = p?.probes;
+  if (!pr) return '';
+  const cost = pr.cost > 0 && pr.cost < 0.001 ? `$${pr.cost.toPrecision(2)}/h` : fmtCost(pr.cost);
+  return `health checks included: ${fmt(pr.perHour)} probes/h (${fmt(pr.backends)} backend${pr.backends === 1 ? '' : 's'}, every ${fmt(pr.everySec)} s) at ${fmtMoney(pricePerMillion || 0)} per million, ${cost}`;
 }
 
 export function renderEstimate(box, catalog, design, budget, meanRps, peakAttempts = meanRps) {

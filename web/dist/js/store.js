@@ -1,6 +1,6 @@
 // What the browser keeps between visits: the player's identity (name and token), the
-// last design per level and its boxes' places on the canvas, the best result seen per level,
-// and whether the first-run guide is over. Everything is in
+// last design per level and its boxes' places and lines' bends on the canvas, the best
+// result seen per level, and whether the first-run guide is over. Everything is in
 // localStorage under "bp." keys; a browser that refuses storage simply forgets.
 
 const get = (key) => {
@@ -38,10 +38,17 @@ export function saveProgress(slug, update) {
   set(`progress.${slug}`, next);
   return next;
 }
-// layout is where the player put each box on the canvas: {id: {x, y}}. It is kept apart
-// from the design, which the server takes exactly as the level format defines it.
-export const loadLayout = (slug) => get(`layout.${slug}`) || {};
-export const saveLayout = (slug, pos) => set(`layout.${slug}`, pos);
+// layout is the player's arrangement of the canvas: {pos, bends}, where they put each box
+// ({id: {x, y}}) and how the lines between them bend ({'from>to': {points, ends}}, the
+// diagram's bends()). It is kept apart from the design, which the server takes exactly as
+// the level format defines it. A layout kept as places alone ({id: {x, y}}) has no bends.
+export function loadLayout(slug) {
+  const v = get(`layout.${slug}`);
+  if (!v || typeof v !== 'object') return { pos: {}, bends: {} };
+  if (v.pos && typeof v.pos === 'object') return { pos: v.pos, bends: v.bends || {} };
+  return { pos: v, bends: {} };
+}
+export const saveLayout = (slug, pos, bends = {}) => set(`layout.${slug}`, { pos, bends });
 
 // guide is how the first-run guide ended in this browser: 'done', 'skipped', or null if it
 // has not (it is shown until it has).

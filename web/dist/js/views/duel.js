@@ -249,6 +249,7 @@ function renderResult(box, d, lv) {
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Player'), h('th', { scope: 'col' }, 'Verdict'),
         h('th', { scope: 'col', class: 'num' }, 'Score'), h('th', { scope: 'col', class: 'num' }, 'Rating'))),
       h('tbody', {}, scoreRows))),
+    unratedWords(d),
     h('div', { class: 'spectate' },
       h('p', { class: 'help' }, 'Anyone with this link can watch the replay, without a player name.'),
       h('div', { class: 'spectate-row' }, linkInput, copyBtn)));
@@ -374,12 +375,42 @@ function verdictWords(s) {
     s.error_rate != null ? `, ${fmtPct(s.error_rate)} errors` : ''];
 }
 
+// UNRATED says why a duel left a player's rating where it was (game.RatingChange.Unrated):
+// of both players when both are left for one reason, else of one, whose opponent is other.
+const UNRATED = {
+  provisional_opponent: {
+    both: 'both players are still new, and a player\u2019s results move ratings only once they have met 5 opponents',
+    one: (other) => `${other} is still new, and a player\u2019s results move ratings only once they have met 5 opponents`,
+  },
+  repeat_opponent: {
+    both: 'these two players\u2019 ratings already moved against each other in the last day, and they move once a day at most',
+    one: (other) => `a rating moves once a day at most against one opponent, and it already moved against ${other}`,
+  },
+};
+
+// unratedWords says why the duel moved a player's rating by nothing, or null when it moved
+// every rating.
+function unratedWords(d) {
+  const changes = d.result?.ratings || [];
+  const unrated = changes.filter((ch) => ch.unrated);
+  if (!unrated.length) return null;
+  const words = (ch) => UNRATED[ch.unrated] || { both: ch.unrated.replace(/_/g, ' '), one: () => ch.unrated.replace(/_/g, ' ') };
+  const text = unrated.length === changes.length && unrated.every((ch) => ch.unrated === unrated[0].unrated)
+    ? words(unrated[0]).both
+    : unrated.map((ch) => {
+      const other = (d.players || []).find((x) => x.id !== ch.player_id);
+      return `${playerName(d, ch.player_id)}: ${words(ch).one(other ? playerName(d, other.id) : 'the opponent')}`;
+    }).join('; ');
+  return h('p', { class: 'help', id: 'duel-unrated' }, `Ratings unchanged: ${text}.`);
+}
+
 // ratingChange is how the duel moved a player's rating, when the duel says.
 function ratingChange(d, pid) {
   const p = (d.players || []).find((x) => x.id === pid);
   const ch = (d.result?.ratings || []).find((x) => x.player_id === pid);
   const before = ch?.before;
   const after = ch?.after;
+  if (ch?.unrated && after != null) return `${fmt(Math.round(after))} (unrated)`;
   if (before != null && after != null) {
     const delta = Math.round(after - before);
     return `${fmt(Math.round(after))} (${delta >= 0 ? '+' : '−'}${Math.abs(delta)})`;

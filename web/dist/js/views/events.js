@@ -308,7 +308,7 @@ function joinPanel(state, box, onName) {
     try {
       await state.join();
       status.className = 'receipt pass';
-      status.textContent = 'You are in. Come back when it starts.';
+      status.textContent = 'Joined.';
     } catch (err) {
       status.className = 'receipt fail';
       status.textContent = problemText(err);
@@ -323,7 +323,7 @@ function joinPanel(state, box, onName) {
     state.on((s) => {
       const inNow = s.isIn(player.id);
       toolbar.hidden = inNow;
-      lead.textContent = inNow ? `Playing as ${player.name}.` : `This event takes entrants who join first. Playing as ${player.name}.`;
+      lead.textContent = inNow ? `Playing as ${player.name}: you are in. Come back when it starts.` : `This event takes entrants who join first. Playing as ${player.name}.`;
     });
     clear(box, h('h2', {}, 'Join'), lead, toolbar, status);
   }

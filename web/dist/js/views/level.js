@@ -20,7 +20,7 @@ import { Diagram, chaosId, describeChaos } from '../diagram.js';
 import { curve, trafficChart, chaosList } from '../traffic.js';
 import { Playback } from '../playback.js';
 import { applyPatch } from '../patch.js';
-import { renderVerdict, renderCharts, renderStepTable, whyOf } from './results.js';
+import { renderVerdict, renderCharts, renderStepTable, whyOf, failureWords } from './results.js';
 import { Guide, shouldGuide } from '../guide.js';
 
 const ID_BASE = {
@@ -52,9 +52,11 @@ export async function levelView(main, slug, opts = {}) {
   state.design.edges ||= [];
   const cleanups = [];
   if (!forEvent) document.title = `${lv.title} · Backpressure`;
-  const order = all.map((l) => l.slug);
+  // The built-in campaign's order: a level an author published is not in it.
+  const campaign = all.filter((l) => l.builtin);
+  const order = campaign.map((l) => l.slug);
   const here = order.indexOf(slug);
-  const next = here >= 0 ? all[here + 1] : null;
+  const next = here >= 0 ? campaign[here + 1] : null;
 
   // --- Briefing, targets, clients, traffic ---------------------------------------------
   const cl = def.run.client || {};
@@ -64,7 +66,7 @@ export async function levelView(main, slug, opts = {}) {
     h('div', {}, h('dt', {}, 'Budget'), h('dd', { id: 'budget' }, `≤ ${fmtCost(def.budget_per_hour)}`)),
     def.resilience
       ? h('div', { class: 'wide' }, h('dt', {}, 'During each chaos event'), h('dd', {}, `errors ≤ ${fmtPct(def.resilience.error_ceiling)}, back to normal ≤ ${fmtSec(def.resilience.recovery_deadline_sec)} after it ends`))
-      : h('div', {}, h('dt', {}, 'Chaos'), h('dd', {}, 'none in this level')),
+      : h('div', {}, h('dt', {}, 'Chaos'), h('dd', {}, forEvent ? 'none you can see' : 'none in this level')),
   );
   const clientBox = h('div', { class: 'client-box', id: 'client' },
     h('h3', {}, 'The clients'),
@@ -72,7 +74,11 @@ export async function levelView(main, slug, opts = {}) {
     h('p', { class: 'help' }, 'So the load your design sees can exceed the traffic below: each failed or late request may come back as a retry.'));
   const trafficBox = h('div', { class: 'chart-box' });
   const warmupSec = 0.2 * def.run.duration_sec;
-  const chaosWords = chaosList(chaos);
+  // An event's hidden chaos strikes only the final runs, after the end: the level as
+  // published is all a player sees until then.
+  const chaosWords = forEvent
+    ? h('div', {}, chaosList(chaos), h('p', { class: 'help', id: 'event-hidden-chaos' }, 'After the end, the final runs meet the level\u2019s chaos and the event\u2019s hidden chaos, if it has any.'))
+    : chaosList(chaos);
   const brief = h('section', { class: 'panel brief', 'aria-labelledby': 'brief-h' },
     h('div', { class: 'brief-grid' },
       h('div', {},
@@ -145,7 +151,7 @@ export async function levelView(main, slug, opts = {}) {
       ` · version ${lv.version}`,
       h('span', { class: 'par', id: 'par', title: 'One star for passing; more for a higher score' }, ` · ${parText(lv.definition.stars)}`),
       bestStars(),
-      here >= 0 ? ` · level ${here + 1} of ${order.length} · ${all.filter((l) => l.player_stars?.stars || loadProgress(l.slug)?.passed).length} passed` : '',
+      here >= 0 ? ` · level ${here + 1} of ${order.length} · ${campaign.filter((l) => l.player_stars?.stars || loadProgress(l.slug)?.passed).length} passed` : '',
       next ? [' · next: ', h('a', { href: `#/levels/${encodeURIComponent(next.slug)}` }, next.title)] : '');
   };
   showCampaign();
@@ -175,18 +181,22 @@ export async function levelView(main, slug, opts = {}) {
     onMove: (id, p, all) => {
       state.positions = all;
       state.autoPlaced.delete(id);
-      saveLayout(layoutKey(), state.positions);
+      keepLayout();
     },
     onLayout: (pos) => {
       state.positions = pos;
       state.autoPlaced.clear();
-      saveLayout(layoutKey(), pos);
+      keepLayout();
     },
   });
   cleanups.push(() => diagram.destroy());
   // A phone's canvas runs top to bottom and a wide one left to right: each keeps its own layout.
   const layoutKey = () => (diagram.narrow() ? `${slug}.narrow` : slug);
-  state.positions = loadLayout(layoutKey());
+  const kept = loadLayout(layoutKey());
+  state.positions = kept.pos;
+  diagram.keepBends(kept.bends);
+  // keepLayout keeps the player's places and the bends of the lines between them.
+  const keepLayout = () => saveLayout(layoutKey(), state.positions, diagram.bends());
   const palette = new Palette(paletteBox, {
     catalog,
     onAdd: (kind, point) => addComponent(kind, point),
@@ -215,9 +225,9 @@ export async function levelView(main, slug, opts = {}) {
 
   function commit() {
     saveDesign(slug, state.design);
-    saveLayout(layoutKey(), state.positions);
     markStale();
     redrawDiagram();
+    keepLayout();
     editor.setDesign(state.design);
     palette.render(state.design);
     showCost();
@@ -352,7 +362,7 @@ export async function levelView(main, slug, opts = {}) {
   editor.setDesign(state.design);
   palette.render(state.design);
   redrawDiagram();
-  saveLayout(layoutKey(), state.positions);
+  keepLayout();
   showCost();
 
   // --- Run ------------------------------------------------------------------------------
@@ -645,7 +655,7 @@ export async function levelView(main, slug, opts = {}) {
       if (problems.length) {
         editor.showErrors(problems);
         runStatus.classList.add('bad');
-        runStatus.textContent = `Imported ${file.name} with ${problems.length} problem${problems.length === 1 ? '' : 's'}: ${problems.map((p) => `${p.field || 'the file'} ${p.reason}`).join('; ')}.`;
+        runStatus.textContent = `Imported ${file.name} with ${problems.length} problem${problems.length === 1 ? '' : 's'}, listed beside the design: fix ${problems.length === 1 ? 'it' : 'them'}, then run.`;
         toast(`Imported ${file.name}: ${problems.length} problem${problems.length === 1 ? '' : 's'} to fix, listed beside the design.`);
       } else {
         toast(`Imported ${file.name}.`);
@@ -718,7 +728,7 @@ const COND_WORDS = { latency: 'p99 latency', errors: 'error rate', cost: 'cost',
 export function failingWords(ev) {
   if (!ev) return 'no verdict';
   const names = (ev.conditions || []).filter((c) => !c.passed).map((c) => `${COND_WORDS[c.name] || c.name} over target`);
-  for (const f of ev.failures || []) names.push(f.replace(/_/g, ' '));
+  for (const f of ev.failures || []) names.push(failureWords(f));
   return names.length ? names.join(', ') : 'not every condition holds';
 }
 

@@ -1,17 +1,16 @@
 // The level list: title, difficulty, targets, budget, and this player's progress. Stars and
 // best scores are the server's for the signed-in player (player_stars, campaign_stars); the
-// chapters open by them.
+// chapters of the built-in campaign open by them. Levels that authors publish are not the
+// campaign's: they are listed apart, under "More levels", open to everyone.
 import { h, clear, fmtMs, fmtPct, fmtCost } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer, loadProgress, loadDesign, saveProgress } from '../store.js';
 import { MAX_STARS, parText, starText } from '../stars.js';
 
-export async function levelsView(main) {
-  const { challenges: list, campaignStars } = await api.levelList();
-  const player = loadPlayer();
-  const tbody = h('tbody');
-  const table = h('table', { class: 'levels' },
-    h('caption', { class: 'sr-only' }, 'Levels, in campaign order'),
+// levelTable is a table of levels whose rows go in tbody.
+function levelTable(caption, tbody) {
+  return h('table', { class: 'levels' },
+    h('caption', { class: 'sr-only' }, caption),
     h('thead', {}, h('tr', {},
       h('th', { scope: 'col', class: 'num' }, '#'),
       h('th', { scope: 'col' }, 'Level'),
@@ -24,9 +23,19 @@ export async function levelsView(main) {
       h('th', { scope: 'col' }, 'Stars'),
     )),
     tbody);
+}
+
+export async function levelsView(main) {
+  const { challenges: list, campaignStars } = await api.levelList();
+  const player = loadPlayer();
+  const tbody = h('tbody');
+  const table = levelTable('The campaign\u2019s levels, in order', tbody);
+  const moreBody = h('tbody');
+  const campaign = list.filter((l) => l.builtin);
+  const more = list.filter((l) => !l.builtin);
   const totalLine = h('p', { id: 'campaign-stars' });
   const chapters = []; // the built-in campaign's chapters: one per difficulty, in order
-  const rows = list.map((l, i) => {
+  const rows = [...campaign, ...more].map((l) => {
     const cells = {
       p99: h('td', { class: 'num', dataset: { label: 'p99 target' } }, '…'),
       err: h('td', { class: 'num', dataset: { label: 'Error target' } }, '…'),
@@ -42,11 +51,11 @@ export async function levelsView(main) {
     }
     const link = h('a', { href: `#/levels/${encodeURIComponent(l.slug)}` }, l.title);
     const tr = h('tr', { dataset: { slug: l.slug } },
-      h('td', { class: 'num' }, String(i + 1)),
+      h('td', { class: 'num' }, String((l.builtin ? campaign : more).indexOf(l) + 1)),
       h('th', { scope: 'row' }, link),
       h('td', { dataset: { label: 'Difficulty' } }, h('span', { class: `diff diff-${l.difficulty}` }, l.difficulty)),
       cells.p99, cells.err, cells.budget, cells.status, cells.best, cells.stars);
-    tbody.append(tr);
+    (l.builtin ? tbody : moreBody).append(tr);
     // The server's stars on this level: none for an anonymous reader, who cannot score.
     const row = { l, cells, tr, link, par: undefined, mine: l.player_stars || null };
     showProgress(row);
@@ -62,7 +71,12 @@ export async function levelsView(main) {
         campaignStars ? '' : ' Submit a passing design under a player name to earn stars: they open the chapters after the first.'),
       totalLine,
       player ? h('p', {}, 'Playing as ', h('strong', {}, player.name), '.') : h('p', { class: 'muted' }, 'Pick a player name on any level to submit scores.')),
-    h('section', { class: 'panel' }, h('div', { class: 'table-wrap' }, table)));
+    h('section', { class: 'panel', id: 'campaign-levels', 'aria-labelledby': 'campaign-levels-h' },
+      h('h2', { id: 'campaign-levels-h' }, 'The campaign'), h('div', { class: 'table-wrap' }, table)),
+    more.length ? h('section', { class: 'panel', id: 'more-levels', 'aria-labelledby': 'more-levels-h' },
+      h('h2', { id: 'more-levels-h' }, 'More levels'),
+      h('p', { class: 'help' }, 'Published by level authors, outside the campaign: open to everyone, whatever your stars, and their stars do not count towards the campaign\u2019s chapters.'),
+      h('div', { class: 'table-wrap' }, levelTable('More levels, by their authors', moreBody))) : null);
 
   // Targets and budgets are in each level's document; fetch them side by side.
   await Promise.all(rows.map(async (row) => {

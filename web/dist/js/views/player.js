@@ -37,6 +37,7 @@ function seasonsBlock(p) {
   const rows = p.seasons || [];
   return h('section', { class: 'panel', 'aria-labelledby': 'hist-seasons-h', id: 'player-seasons' },
     h('h2', { id: 'hist-seasons-h' }, 'Seasons'),
+    rows.length ? h('p', { class: 'help' }, 'A season\u2019s score adds up the best passing score on each level submitted during the season.') : null,
     rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'board history cards' },
       h('caption', { class: 'sr-only' }, `${p.name}'s seasons`),
       h('thead', {}, h('tr', {},

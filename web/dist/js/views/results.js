@@ -132,6 +132,13 @@ function conditionRow(c, ev, def) {
     h('td', { dataset: { label: 'Result' } }, c.passed ? h('span', { class: 'pass' }, '✓ pass') : h('span', { class: 'fail' }, '✗ fail')));
 }
 
+// failureWords says a structural failure ("lost_data:jobs") in a few words, as a list of
+// what failed says it.
+export function failureWords(f) {
+  const { title, id } = parseFailure(f);
+  return `${title[0].toLowerCase()}${title.slice(1)}: broken by ${id}`;
+}
+
 function parseFailure(f) {
   const [kind, ...rest] = f.split(':');
   const id = rest.join(' and ') || 'a component';

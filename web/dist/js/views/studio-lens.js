@@ -85,7 +85,8 @@ export class CodeLens {
     textarea.addEventListener('scroll', () => this.follow());
   }
 
-  // show marks the problems ({field, reason}) of the text now in the field.
+  // show marks the problems ({field, reason}) of the text now in the field; a problem with
+  // warning set is advice, marked apart (a line of warnings only is a warning's colour).
   show(problems) {
     const cs = getComputedStyle(this.input);
     const lineH = parseFloat(cs.lineHeight) || 1.4 * parseFloat(cs.fontSize);
@@ -105,9 +106,9 @@ export class CodeLens {
     this.lines = lines;
     this.byLine = byLine;
     clear(this.layer, [...byLine.entries()].map(([l, ps]) => h('div', {
-      class: 'code-lens-line', style: { top: `${top + (l - 1) * lineH}px`, height: `${lineH}px` },
+      class: ['code-lens-line', ps.every((p) => p.warning) && 'warning'], style: { top: `${top + (l - 1) * lineH}px`, height: `${lineH}px` },
       dataset: { line: String(l), fields: ps.map((p) => p.field).join(' ') },
-    }, h('span', { class: 'code-lens-says' }, ps.map((p) => p.reason).join('; ')))));
+    }, h('span', { class: 'code-lens-says' }, ps.map((p) => (p.warning ? `warning: ${p.reason}` : p.reason)).join('; ')))));
     // The marks cover the text, not the scroll bar.
     this.lens.style.width = `${this.input.clientWidth + parseFloat(cs.borderLeftWidth)}px`;
     this.lens.style.height = `${this.input.clientHeight + parseFloat(cs.borderTopWidth)}px`;

@@ -5,7 +5,8 @@
 // new version); then schedule an event on it, with a hidden chaos schedule drawn on the same
 // timeline. The browser checks only what the schema says; "Check on the server" runs the
 // server's checks (the starting design fails, a reference design passes, the cost bound)
-// without publishing, and publishing runs them again.
+// without publishing, and publishing runs them again; the server's problems and its lesson
+// search's warnings are marked at their lines of the level or the reference design.
 import { h, clear, uid, toast } from '../util.js';
 import * as api from '../api.js';
 import { loadPlayer } from '../store.js';
@@ -76,12 +77,44 @@ function parseField(input, out, title, lens) {
 
 // problemList sums problems up under their field; with a lens, each says its line, and
 // pressing that puts the caret there.
-function problemList(id, problems, lens) {
+function problemList(id, problems, lens, kind = '') {
   const inOrder = lens ? [...problems].sort((a, b) => lens.lineOf(a.field) - lens.lineOf(b.field)) : problems;
-  return h('ul', { class: 'problem-list', id }, inOrder.map((p) => h('li', { dataset: { field: p.field } },
+  return h('ul', { class: ['problem-list', kind], id }, inOrder.map((p) => h('li', { dataset: { field: p.field } },
     p.field ? h('code', {}, p.field) : '', p.field ? ': ' : '', p.reason,
     lens && p.field ? [' (', h('button', { type: 'button', class: 'line-link', onclick: () => lens.reveal(p.field) }, `line ${lens.lineOf(p.field)}`), ')'] : null)));
 }
+
+// byDocument sorts the check's fields by the text they are about: "level.…" are the level
+// document's, "reference_design.…" the reference design's (the check's body holds both),
+// each path then relative to its own text.
+function byDocument(fields) {
+  const out = { level: [], reference: [] };
+  for (const f of fields) {
+    const m = /^(level|reference_design)(?:\.(.+))?$/.exec(f.field || '');
+    if (!m) out.level.push(f);
+    else out[m[1] === 'level' ? 'level' : 'reference'].push({ ...f, field: m[2] || '' });
+  }
+  return out;
+}
+
+// warningsBlock says what the server advises about a level it accepts (the lesson search's
+// findings: a declared mechanic a passing design can leave out, a search its bound stopped),
+// each at its field, with each design the search found passing without a mechanic. done says
+// what happens to the level all the same.
+function warningsBlock(id, warnings, lesson, lens, done) {
+  if (!warnings?.length) return null;
+  const skips = (lesson?.skips || []).filter((sk) => sk.passed);
+  const shown = warnings.map((w) => ({ ...w, reason: w.reason.replace(/ \(lesson\.skips\[\d+\]\.design\)/, ' (the design is below)') }));
+  return h('div', { class: 'receipt warn', id },
+    h('p', {}, h('strong', {}, `${warnings.length} warning${warnings.length === 1 ? '' : 's'} about the lesson`), ` — ${done}. Each is marked at its line:`),
+    problemList(`${id}-list`, shown, lens, 'warnings'),
+    skips.map((sk) => h('details', { class: 'lesson-skip', dataset: { mechanic: sk.mechanic } },
+      h('summary', {}, `A design that passes without ${String(sk.mechanic).replace(/_/g, ' ')} (found in ${sk.tried} run${sk.tried === 1 ? '' : 's'})`),
+      h('pre', {}, JSON.stringify(sk.design, null, 2)))));
+}
+
+// asWarnings marks the server's warnings as advice for a lens.
+const asWarnings = (ws) => (ws || []).map((w) => ({ ...w, warning: true }));
 
 // datetimeLocal is a time as an <input type="datetime-local"> shows it, in the browser's zone.
 function datetimeLocal(ms) {
@@ -130,6 +163,8 @@ export async function studioView(main) {
     id: 'reference-json', class: 'code-editor', rows: 8, spellcheck: 'false', autocomplete: 'off',
     placeholder: '{"components": [...], "edges": [...]}',
   });
+  const refLens = new CodeLens(reference);
+  reference.addEventListener('input', () => refLens.clear());
   const serverCheckBtn = h('button', { type: 'button', class: 'secondary', id: 'server-check', disabled: true }, 'Check on the server');
   const serverCheckOut = h('div', { id: 'server-check-result', 'aria-live': 'polite' });
   let chart = null;
@@ -200,19 +235,29 @@ export async function studioView(main) {
   // The server check: the reference design is optional; what is not JSON is said here.
   serverCheckBtn.addEventListener('click', async () => {
     if (!doc) return;
-    const ref = reference.value.trim() ? parseField(reference, serverCheckOut, 'The reference design is not JSON') : undefined;
+    const ref = reference.value.trim() ? parseField(reference, serverCheckOut, 'The reference design is not JSON', refLens) : undefined;
     if (ref === NOT_JSON) return;
     reference.removeAttribute('aria-invalid');
     serverCheckBtn.disabled = true;
     serverCheckBtn.textContent = 'Checking on the server…';
     clear(serverCheckOut);
     clear(publishOut);
+    refLens.clear();
+    const checked = doc;
     try {
-      clear(serverCheckOut, renderLevelCheck(await api.checkLevel(doc, ref)));
+      const res = await api.checkLevel(checked, ref);
+      const warnings = byDocument(res.warnings || []);
+      lens.show(asWarnings(warnings.level));
+      refLens.show(asWarnings(warnings.reference));
+      clear(serverCheckOut, renderLevelCheck(res, checked, warningsBlock('check-warnings', [...warnings.level, ...warnings.reference], res.lesson, lens,
+        'the level can be published all the same')));
     } catch (err) {
-      lens.show(err.fields || []);
+      const fields = byDocument(err.fields || []);
+      lens.show(fields.level);
+      refLens.show(fields.reference);
       clear(serverCheckOut, h('p', { class: 'receipt fail', id: 'server-check-failed' }, h('strong', {}, 'The server refuses this level'), ' — ', err.message),
-        err.fields?.length ? problemList('server-check-problems', err.fields, lens) : null);
+        fields.level.length ? problemList('server-check-problems', fields.level, lens) : null,
+        fields.reference.length ? [h('p', {}, 'In the reference design:'), problemList('server-check-reference-problems', fields.reference, refLens)] : null);
     } finally {
       serverCheckBtn.disabled = !doc;
       serverCheckBtn.textContent = 'Check on the server';
@@ -228,8 +273,10 @@ export async function studioView(main) {
       const res = await api.publishLevel(doc);
       const c = res.challenge;
       const words = { created: 'Published as a new level', new_version: 'Published as a new version', unchanged: 'Unchanged: this content is already the current version' }[res.outcome] || res.outcome;
+      lens.show(asWarnings(res.warnings));
       clear(publishOut, h('p', { class: 'receipt pass', id: 'publish-ok' }, h('strong', {}, words), ': ',
-        h('a', { href: `#/levels/${encodeURIComponent(c.slug)}` }, `${c.title} (${c.slug}), version ${c.version}`), '.'));
+        h('a', { href: `#/levels/${encodeURIComponent(c.slug)}` }, `${c.title} (${c.slug}), version ${c.version}`), '.'),
+        warningsBlock('publish-warnings', res.warnings, res.lesson, lens, 'it is published all the same'));
       await fillEventLevels(c.slug);
     } catch (err) {
       lens.show(err.fields || []);
@@ -248,7 +295,7 @@ export async function studioView(main) {
     h('div', { class: 'studio-grid' },
       h('div', { class: 'field' }, h('label', { for: editor.id }, 'Level document (JSON)'), lens.el, check),
       h('div', {}, h('h3', {}, 'Traffic and chaos, as players see them'), trafficBox, chaosBox)),
-    h('div', { class: 'field' }, h('label', { for: reference.id }, 'Reference design (JSON, optional)'), reference,
+    h('div', { class: 'field' }, h('label', { for: reference.id }, 'Reference design (JSON, optional)'), refLens.el,
       h('p', { class: 'help' }, 'A design you expect to pass. The server runs it with the starting design, charged to your simulation budget, and stores nothing.')),
     h('div', { class: 'toolbar' }, serverCheckBtn, publishBtn), serverCheckOut, publishOut);
 
