@@ -1,8 +1,9 @@
 // End-to-end: a newcomer's first minutes. The first-run guide on the campaign's first level
-// (palette → connect → run → read the verdict), played at 1280×800 and at 390×844, skipped in
-// a third browser, never shown again once done or skipped; then stars earned on two levels
-// under a player name, the server's stars on the level list, a chapter opening by them, and
-// the player's page with their stars. Screenshots: artifacts/e2e/guide-*.png.
+// (palette → connect → run → read the verdict), played at 1280×800 and at 390×844, each
+// then earning stars on two levels under a player name: the server's stars on the level
+// list, a chapter opening by them, and the player's page with their stars. Skipped in a
+// third browser; never shown again once done or skipped. Screenshots:
+// artifacts/e2e/guide-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -103,20 +104,20 @@ async function submit(p) {
   return (text.match(/★/g) || []).length;
 }
 
-test('desktop: the guide plays through, then stars on two levels open the next chapter', async () => {
-  const p = await newPage(1280, 800);
-  await p.goto(`${BASE}/#/`);
-  await p.locator('table.levels tbody tr').first().waitFor();
-  const first = await p.locator('table.levels tbody tr[data-slug]').first().getAttribute('data-slug');
-  await openLevel(p, first);
-  // A sound design with a replica more than it needs: it passes short of the third star, so
-  // the first chapter still lacks a star to open the second.
-  const roomy = solution(first);
-  for (const c of roomy.components) if (c.type === 'app_service') c.params = { ...c.params, replicas: (c.params?.replicas ?? 1) + 1 };
-  await playGuide(p, 'desktop', roomy);
+// roomy is a sound design for a level with a replica more than it needs: it passes short of
+// the third star, so the first chapter still lacks a star to open the second.
+function roomy(slug) {
+  const d = solution(slug);
+  for (const c of d.components) if (c.type === 'app_service') c.params = { ...c.params, replicas: (c.params?.replicas ?? 1) + 1 };
+  return d;
+}
 
-  // A name, and the first level's score: its stars are the server's.
-  await p.getByLabel('Player name').fill(`guide-${Date.now().toString(36)}`);
+// starsOpenAChapter plays on from the first level with its roomy design in place: under a
+// new player name, its score earns two stars (the server's), which leave the second chapter
+// locked; the second level's reference solution opens it; the level list, the campaign
+// total and the player's page show the server's stars.
+async function starsOpenAChapter(p, device, first) {
+  await p.getByLabel('Player name').fill(`guide-${device}-${Date.now().toString(36)}`);
   await p.getByRole('button', { name: 'Save name' }).click();
   const firstStars = await submit(p);
   assert.equal(firstStars, 2);
@@ -127,7 +128,7 @@ test('desktop: the guide plays through, then stars on two levels open the next c
   assert.ok(heads.length >= 2, `chapters: ${JSON.stringify(heads)}`);
   assert.equal(heads[0].locked, false);
   assert.equal(heads[1].locked, true, `the second chapter opens with one level of the first (${firstStars} stars): ${JSON.stringify(heads)}`);
-  await snap('desktop-levels-locked', p);
+  await snap(`${device}-levels-locked`, p);
 
   // The second level of the first chapter: its stars open the second chapter.
   const rows = await p.locator('table.levels tbody tr[data-slug]').evaluateAll((trs) => trs.map((tr) => tr.dataset.slug));
@@ -145,7 +146,7 @@ test('desktop: the guide plays through, then stars on two levels open the next c
   assert.equal(await p.locator('#campaign-stars').innerText(), `Stars: ${server.earned} of ${server.max}.`);
   const cell = await p.locator(`tr[data-slug="${second}"] td.stars`).innerText();
   assert.equal(cell.match(/★/g).length, secondStars);
-  await snap('desktop-levels-open', p);
+  await snap(`${device}-levels-open`, p);
 
   // The player's page: stars by level and the campaign total.
   const id = await p.evaluate(() => JSON.parse(localStorage.getItem('bp.player')).id);
@@ -153,14 +154,27 @@ test('desktop: the guide plays through, then stars on two levels open the next c
   await p.locator('#player-stars').waitFor();
   assert.equal(await p.locator('#player-campaign-stars').innerText(), `Campaign: ${server.earned} of ${server.max} ★`);
   assert.deepEqual(await p.locator('#player-stars tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.slug)), [first, second]);
-  await snap('desktop-player', p);
+  await snap(`${device}-player`, p);
+}
+
+test('desktop: the guide plays through, then stars on two levels open the next chapter', async () => {
+  const p = await newPage(1280, 800);
+  await p.goto(`${BASE}/#/`);
+  await p.locator('table.levels tbody tr').first().waitFor();
+  const first = await p.locator('table.levels tbody tr[data-slug]').first().getAttribute('data-slug');
+  await openLevel(p, first);
+  await playGuide(p, 'desktop', roomy(first));
+  await starsOpenAChapter(p, 'desktop', first);
   await p.context().close();
 });
 
-test('phone: the guide plays through at 390×844', async () => {
+test('phone: the guide plays through at 390×844, then stars on two levels open the next chapter', async () => {
   const p = await newPage(390, 844);
   await openFirstLevel(p);
   await playGuide(p, 'phone');
+  const first = (await p.evaluate(() => location.hash)).replace('#/levels/', '');
+  await importDesign(p, roomy(first));
+  await starsOpenAChapter(p, 'phone', first);
   await p.context().close();
 });
 

@@ -236,6 +236,7 @@ func TestLevelReplacedMidSubmission(t *testing.T) {
 		b, _ := json.Marshal(base)
 		_ = json.Unmarshal(b, &doc)
 		doc["slug"], doc["title"], doc["budget_per_hour"] = slug, "Authored", budget
+		delete(doc, "starting_fails") // another budget, another way to fail
 		def, _ := json.Marshal(doc)
 		l, err := challenges.Parse(def)
 		if err != nil {

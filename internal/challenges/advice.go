@@ -217,14 +217,22 @@ func (l *Level) relevance(d sim.Design, byID map[string]sim.Component, target si
 // noRouteAdvice says what a component with nowhere to send a request class needs, if the
 // level allows it: an edge to a database or origin the design has, or one the catalog offers.
 func (l *Level) noRouteAdvice(d sim.Design, id string) string {
-	var from sim.Component
+	kinds := map[string]sim.Kind{}
 	count := map[sim.Kind]int{}
 	for _, c := range d.Components {
 		count[c.Type]++
-		if c.ID == id {
-			from = c
+		kinds[c.ID] = c.Type
+	}
+	if kinds[id] == sim.KindCache {
+		// A cache calls nothing (cache-aside): its misses are its caller's to send on.
+		for _, e := range d.Edges {
+			if e.To == id {
+				id = e.From
+				break
+			}
 		}
 	}
+	from := sim.Component{ID: id, Type: kinds[id]}
 	wanted := []sim.Kind{sim.KindDatabase}
 	what := "a database"
 	switch {

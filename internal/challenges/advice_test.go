@@ -1,6 +1,7 @@
 package challenges
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -80,6 +81,16 @@ func TestAdviceFitsTheLevel(t *testing.T) {
 						w.Cause == sim.CauseNoRoute && (strings.HasPrefix(w.Advice, "connect ") || strings.HasPrefix(w.Advice, "add a ")):
 					default:
 						t.Errorf("%s: %s %s: advice %q is not the level's", name, w.Component, w.Cause, w.Advice)
+					}
+					if w.Cause == sim.CauseNoRoute && w.Advice != noSingleChange {
+						routed, ok := followNoRouteAdvice(d, w.Advice)
+						if !ok {
+							t.Errorf("%s: %s: no_route advice %q is neither a connection nor an addition", name, w.Component, w.Advice)
+						} else if _, err := l.prepare(routed); err != nil {
+							t.Errorf("%s: advice %q makes a design the level refuses: %v", name, w.Advice, err)
+						} else if c := l.fixedHourly(routed); c > l.BudgetPerHour {
+							t.Errorf("%s: advice %q makes a design costing $%.3f/h before any request, over the budget $%.3f/h", name, w.Advice, c, l.BudgetPerHour)
+						}
 					}
 					for _, ch := range l.suggestions(d, ev, &w, cands) {
 						changed, err := applyPatch(d, ch.Patch)
@@ -175,6 +186,24 @@ func TestCycleIsWarned(t *testing.T) {
 	if len(ev.Warnings) != 2 || ev.Warnings[0].Path != index("edges", n-2) || !strings.Contains(ev.Warnings[0].Reason, "closes a cycle") {
 		t.Errorf("warnings = %+v, want the two edges of the cycle", ev.Warnings)
 	}
+}
+
+// followNoRouteAdvice applies the change a no_route advice names to d: "connect A to B"
+// adds that edge; "add a KIND from the catalog and connect A to it" adds a component of
+// that kind, with the level's defaults, called by A.
+func followNoRouteAdvice(d sim.Design, advice string) (sim.Design, bool) {
+	out := cloneDesign(d)
+	if m := regexp.MustCompile(`^connect (\S+) to (\S+) `).FindStringSubmatch(advice); m != nil {
+		out.Edges = append(out.Edges, sim.Edge{From: m[1], To: m[2]})
+		return out, true
+	}
+	if m := regexp.MustCompile(`^add a (\S+) from the catalog and connect (\S+) to it`).FindStringSubmatch(advice); m != nil {
+		id := "added-" + m[1]
+		out.Components = append(out.Components, sim.Component{ID: id, Type: sim.Kind(m[1])})
+		out.Edges = append(out.Edges, sim.Edge{From: m[2], To: id})
+		return out, true
+	}
+	return d, false
 }
 
 func applyPatch(d sim.Design, ops []PatchOp) (sim.Design, error) {

@@ -266,11 +266,12 @@ func TestStartingDesignsFail(t *testing.T) {
 	}
 }
 
-// The hint finds a passing change on the tutorial and easy levels, and the change it
-// reports is the one that was applied.
+// The hint finds a passing change on the tutorial and easy levels that teach one mechanic
+// (a combination needs two changes at once), and the change it reports is the one that was
+// applied.
 func TestHintFixesEarlyLevels(t *testing.T) {
 	for _, l := range campaignSample(t) {
-		if l.Difficulty.Rank() > Easy.Rank() {
+		if l.Difficulty.Rank() > Easy.Rank() || len(l.Lesson.Mechanics) > 1 {
 			continue
 		}
 		t.Run(l.Slug, func(t *testing.T) {

@@ -76,13 +76,13 @@
 //	score = 1000 + round(9000 × (0.40·headroom(cost) + 0.25·headroom(latency)
 //	                            + 0.20·headroom(errors) + 0.15·headroom(resilience)))
 //
-// Resilience's measured value is the worst event's usage and its target 1; a level without
-// chaos gives every run full resilience headroom. The score is deterministic (the engine
-// is), monotone (each headroom only falls as its measurement rises, the weights are positive
-// and rounding preserves order, so a cheaper, faster, more reliable or more resilient run
-// never scores lower), and hard to game: it is a function of measurements the server makes
-// by running the design, never of anything a client sends, and the knobs a player controls
-// cannot buy capacity for free.
+// Resilience's measured value is the worst event's usage and its target 1; on a level
+// without chaos it is not applicable, and its weight is shared among the other three in
+// proportion. The score is deterministic (the engine is), monotone (each headroom only
+// falls as its measurement rises, the weights are positive and rounding preserves order,
+// so a cheaper, faster, more reliable or more resilient run never scores lower), and hard
+// to game: it is a function of measurements the server makes by running the design, never
+// of anything a client sends, and the knobs a player controls cannot buy capacity for free.
 //
 // # The fix hint
 //

@@ -84,6 +84,9 @@ type Condition struct {
 	// Unmeasured: there was nothing to measure (latency when no request was answered), and
 	// the condition fails.
 	Unmeasured bool `json:"unmeasured,omitempty"`
+	// NotApplicable: the level gives the condition nothing to measure (resilience on a
+	// level without chaos). It passes, and the score shares its weight among the others.
+	NotApplicable bool `json:"not_applicable,omitempty"`
 }
 
 // EventCheck is the resilience verdict on one chaos event.
@@ -281,7 +284,8 @@ func (l *Level) judge(res *sim.Result) *Evaluation {
 		"worst chaos event's share of its allowance: max(error rate ÷ ceiling, recovery time ÷ deadline)")
 	rc.Passed = resOK
 	if len(ev.Events) == 0 {
-		rc.Detail = "no chaos events in this level"
+		rc.Detail = "no chaos events in this level: nothing to measure, and the score shares this condition's weight among the others"
+		rc.NotApplicable = true
 	}
 	ev.Conditions = append(ev.Conditions, rc)
 

@@ -42,6 +42,9 @@ type Hint struct {
 	Before  *Evaluation `json:"before"`
 	After   *Evaluation `json:"after"`
 
+	// closest is the candidate that came closest when nothing passes (nil if none came
+	// closer than the design as it is): the direction the hint points in.
+	closest *candidate
 	// yield is HintLimits.Yield; yieldsWithin counts its calls within runs (runYield).
 	yield        func(ctx context.Context)
 	yieldsWithin int64
@@ -295,6 +298,7 @@ func (l *Level) HintWithin(ctx context.Context, d sim.Design, lim HintLimits) (*
 	for i, v := range vs {
 		if v < closestViolation {
 			closest, closestViolation, closestChange = runs[i].ev, v, cands[i].change.Description
+			h.closest = &cands[i]
 		}
 	}
 	h.count(runs)

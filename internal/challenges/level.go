@@ -37,12 +37,86 @@ type Level struct {
 	Catalog       Catalog     `json:"catalog"`
 	// StartingDesign is what the player starts from. It must fail.
 	StartingDesign sim.Design `json:"starting_design"`
+	// StartingFails is why the starting design fails, as its verdict says; Parse checks it.
+	StartingFails *StartingFails `json:"starting_fails,omitempty"`
 	// Stars are the scores that earn a passing run its second and third star.
 	Stars *Stars `json:"stars,omitempty"`
 	// Lesson is what the level teaches: mechanics a passing design cannot leave out.
 	Lesson *Lesson `json:"lesson,omitempty"`
 
 	c *compiled // derived by Parse
+}
+
+// StartingFails is why a level's starting design fails, in the verdict's own terms: the
+// checks it fails (its conditions, then its structural failures, as Evaluation.Failing
+// lists them) and the component and cause of each stretch of "why it happened" (each pair
+// once, in the order it first appears; none when no stretch fails). Parse runs the
+// starting design and refuses the level when it fails another way, so that the story the
+// briefing tells is the one the player's first run shows.
+type StartingFails struct {
+	Checks []string    `json:"checks"`
+	Causes []FailCause `json:"causes,omitempty"`
+}
+
+// FailCause is one component and cause named by "why it happened".
+type FailCause struct {
+	Component string    `json:"component"`
+	Cause     sim.Cause `json:"cause"`
+}
+
+func (f FailCause) String() string { return f.Component + " " + string(f.Cause) }
+
+// failCauses lists the component and cause of each of ev's stretches, each pair once, in
+// the order it first appears.
+func failCauses(ev *Evaluation) []FailCause {
+	var out []FailCause
+	for _, w := range ev.Why {
+		fc := FailCause{Component: w.Component, Cause: w.Cause}
+		if !slices.Contains(out, fc) {
+			out = append(out, fc)
+		}
+	}
+	return out
+}
+
+// checkStartingFails compares the starting design's verdict with what the level says of it.
+func (l *Level) checkStartingFails(ev *Evaluation, ps *Problems) {
+	want := l.StartingFails
+	if want == nil {
+		return
+	}
+	if got := ev.Failing(); !slices.Equal(got, want.Checks) {
+		ps.addf("starting_fails.checks", "the starting design fails %s, not %s", quoteList(got), quoteList(want.Checks))
+	}
+	if got := failCauses(ev); !slices.Equal(got, want.Causes) {
+		ps.addf("starting_fails.causes", "why it happened names %s, not %s", causeList(got), causeList(want.Causes))
+	}
+}
+
+func causeList(fcs []FailCause) string {
+	if len(fcs) == 0 {
+		return "no failing stretch"
+	}
+	words := make([]string, len(fcs))
+	for i, fc := range fcs {
+		words[i] = fc.String()
+	}
+	return strings.Join(words, ", ")
+}
+
+func (l *Level) validateStartingFails(ps *Problems) {
+	f := l.StartingFails
+	if f == nil {
+		return
+	}
+	if len(f.Checks) == 0 {
+		ps.add("starting_fails.checks", "names at least one check the starting design fails")
+	}
+	for i, fc := range f.Causes {
+		if !slices.ContainsFunc(l.StartingDesign.Components, func(c sim.Component) bool { return c.ID == fc.Component }) {
+			ps.addf(index("starting_fails.causes", i)+".component", "%q is not a component of the starting design", fc.Component)
+		}
+	}
 }
 
 // Revision is one entry of a level's history: what a version changed, in words a player
@@ -190,6 +264,8 @@ func (l *Level) StartVerdict(ctx context.Context) (*Evaluation, error) {
 		ps.addf("starting_design", "cannot be evaluated: %v", err)
 	case ev.Passed:
 		ps.addf("starting_design", "passes every condition untouched (score %d); a starting design must fail, so the player has something to fix", *ev.Score)
+	default:
+		l.checkStartingFails(ev, &ps)
 	}
 	if len(ps) > 0 {
 		l.c = nil
@@ -258,6 +334,7 @@ func (l *Level) validate(ctx context.Context, ps *Problems, checkStart bool) {
 	l.validateHistory(ps)
 	l.validateStars(ps)
 	l.validateLesson(ps)
+	l.validateStartingFails(ps)
 	positive(ps, "sla.p99_latency_ms", l.SLA.P99LatencyMs, 3_600_000)
 	if finite(ps, "sla.error_rate", l.SLA.ErrorRate) && (l.SLA.ErrorRate <= 0 || l.SLA.ErrorRate >= 1) {
 		ps.addf("sla.error_rate", "must be a share between 0 and 1 (exclusive), like 0.01 for 1%%, not %g", l.SLA.ErrorRate)

@@ -1,6 +1,9 @@
 package challenges
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Score weights: cheaper counts most, then faster, then fewer errors, then resilience.
 const (
@@ -22,35 +25,57 @@ const (
 //	                            + 0.20·headroom(errors) + 0.15·headroom(resilience)))
 //
 // so a passing run scores between 1000 and 10000. Resilience is measured as the worst chaos
-// event's usage of its allowance with a target of 1; a level without chaos gives every run
-// the full resilience headroom. Each headroom only falls as its measurement rises, the
-// weights are positive and rounding never reorders, so a cheaper, faster, more reliable or
-// more resilient run never scores lower. The score is a function of the measurements alone,
-// which the server computes by running the design: a client never supplies it.
+// event's usage of its allowance with a target of 1. A level without chaos gives resilience
+// nothing to measure (the condition is NotApplicable): its weight is shared among the other
+// three in proportion (cost 0.40 ÷ 0.85, and so on), so that no run earns points for
+// surviving chaos that never came, and the score still spans 1000 to 10000. Each headroom
+// only falls as its measurement rises, the weights are positive and rounding never
+// reorders, so a cheaper, faster, more reliable or more resilient run never scores lower.
+// The score is a function of the measurements alone, which the server computes by running
+// the design: a client never supplies it.
 func Score(ev *Evaluation) int64 {
 	if ev == nil || !ev.Passed {
 		return 0
 	}
+	w := scoreWeights(ev)
 	var h [4]float64
 	for _, c := range ev.Conditions {
-		switch c.Name {
-		case CondCost:
-			h[0] = headroom(c.Measured, c.Target)
-		case CondLatency:
-			h[1] = headroom(c.Measured, c.Target)
-		case CondErrors:
-			h[2] = headroom(c.Measured, c.Target)
-		case CondResilience:
-			h[3] = headroom(c.Measured, c.Target)
+		if i := slices.Index(scoreOrder, c.Name); i >= 0 {
+			h[i] = headroom(c.Measured, c.Target)
 		}
 	}
-	return scoreOf(h)
+	// Summed in scoreOrder, whatever the conditions' order: float addition is not
+	// associative, and a score on a rounding edge must not move with it.
+	sum := 0.0
+	for i := range h {
+		sum += w[i] * h[i]
+	}
+	return ScoreBase + int64(math.Round(ScoreSpan*sum))
 }
 
-// scoreOf combines headrooms (cost, latency, errors, resilience), each in [0, 1].
-func scoreOf(h [4]float64) int64 {
-	sum := weightCost*h[0] + weightLatency*h[1] + weightErrors*h[2] + weightResilience*h[3]
-	return ScoreBase + int64(math.Round(ScoreSpan*sum))
+// scoreOrder is the order of scoreWeights.
+var scoreOrder = []string{CondCost, CondLatency, CondErrors, CondResilience}
+
+// scoreWeights is the weight of each condition of scoreOrder in ev's score: the fixed
+// weights, or, where a condition of ev is not applicable, 0 for it and the others scaled
+// to make up its share.
+func scoreWeights(ev *Evaluation) [4]float64 {
+	w := [4]float64{weightCost, weightLatency, weightErrors, weightResilience}
+	missing := 0.0
+	for _, c := range ev.Conditions {
+		if i := slices.Index(scoreOrder, c.Name); i >= 0 && c.NotApplicable {
+			missing += w[i]
+			w[i] = 0
+		}
+	}
+	// Scaled only when a share is missing: dividing by the fixed weights' float sum
+	// (1 ± an ulp) could move a score on a rounding edge.
+	if missing > 0 && missing < 1 {
+		for i := range w {
+			w[i] /= 1 - missing
+		}
+	}
+	return w
 }
 
 func headroom(measured, target float64) float64 {
@@ -111,7 +136,8 @@ func (l *Level) validateStars(ps *Problems) {
 
 // ScorePart is what one condition adds to a passing run's score: its headroom (the share
 // of the allowance left unused) times its weight, in points out of ScoreSpan. The parts
-// explain a score: a cheaper design scoring lower has spent its saving in another part.
+// explain a score: a cheaper design scoring lower has spent its saving in another part. A
+// condition that is not applicable has no part, and the others' weights make up its share.
 type ScorePart struct {
 	Condition string  `json:"condition"`
 	Headroom  float64 `json:"headroom"`
@@ -121,35 +147,22 @@ type ScorePart struct {
 	Points float64 `json:"points"`
 }
 
-// scoreParts breaks a passing evaluation's score into its conditions' parts, in the order
-// of its conditions; nil for a failing one.
+// scoreParts breaks a passing evaluation's score into its scored conditions' parts, in the
+// order of its conditions; nil for a failing one.
 func scoreParts(ev *Evaluation) []ScorePart {
 	if ev == nil || !ev.Passed {
 		return nil
 	}
+	weights := scoreWeights(ev)
 	parts := make([]ScorePart, 0, len(ev.Conditions))
 	for _, c := range ev.Conditions {
-		w := weightOf(c.Name)
-		if w == 0 {
+		i := slices.Index(scoreOrder, c.Name)
+		if i < 0 || weights[i] == 0 {
 			continue
 		}
-		h := headroom(c.Measured, c.Target)
-		parts = append(parts, ScorePart{Condition: c.Name, Headroom: math.Round(h*1e4) / 1e4, Weight: w,
+		w, h := weights[i], headroom(c.Measured, c.Target)
+		parts = append(parts, ScorePart{Condition: c.Name, Headroom: math.Round(h*1e4) / 1e4, Weight: math.Round(w*1e4) / 1e4,
 			Points: math.Round(ScoreSpan*w*h*10) / 10})
 	}
 	return parts
-}
-
-func weightOf(condition string) float64 {
-	switch condition {
-	case CondCost:
-		return weightCost
-	case CondLatency:
-		return weightLatency
-	case CondErrors:
-		return weightErrors
-	case CondResilience:
-		return weightResilience
-	}
-	return 0
 }

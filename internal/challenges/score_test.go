@@ -114,6 +114,46 @@ func TestScorePartsAddUpToTheScore(t *testing.T) {
 	}
 }
 
+// Without chaos, resilience has nothing to measure: the score leaves it out and shares its
+// weight among cost, latency and errors in proportion, so the score still spans 1000 to
+// 10000, resilience adds no free points, and the parts still add up.
+func TestScoreWithoutChaos(t *testing.T) {
+	noChaos := func(lat, errs, cost float64) *Evaluation {
+		ev := evaluation(lat, errs, cost, 0)
+		ev.Conditions[3].NotApplicable = true
+		return ev
+	}
+	tests := []struct {
+		name            string
+		lat, errs, cost float64
+		want            int64
+	}{
+		{"everything at its limit", 200, 0.01, 1, 1000},
+		{"perfect", 0, 0, 0, 10000},
+		{"half of everything", 100, 0.005, 0.5, 5500},
+		{"only free", 200, 0.01, 0, 1000 + 4235},    // 9000 × 0.40 ÷ 0.85
+		{"only instant", 0, 0.01, 1, 1000 + 2647},   // 9000 × 0.25 ÷ 0.85
+		{"only error-free", 200, 0, 1, 1000 + 2118}, // 9000 × 0.20 ÷ 0.85
+	}
+	for _, tt := range tests {
+		ev := noChaos(tt.lat, tt.errs, tt.cost)
+		if got := Score(ev); got != tt.want {
+			t.Errorf("%s: Score = %d, want %d", tt.name, got, tt.want)
+		}
+		parts := scoreParts(ev)
+		sum := float64(ScoreBase)
+		for _, p := range parts {
+			if p.Condition == CondResilience {
+				t.Errorf("%s: resilience has a part without chaos: %+v", tt.name, p)
+			}
+			sum += p.Points
+		}
+		if len(parts) != 3 || math.Abs(sum-float64(Score(ev))) > 1 {
+			t.Errorf("%s: parts %+v add up to %v, score %d", tt.name, parts, sum, Score(ev))
+		}
+	}
+}
+
 func TestStarsFollowThePar(t *testing.T) {
 	l := &Level{Stars: &Stars{Two: 4000, Three: 6000}}
 	score := func(s int64) *Evaluation { return &Evaluation{Passed: true, Score: &s} }

@@ -85,6 +85,9 @@ func WithHidden(l *Level, extra []sim.ChaosEvent, resilience *Resilience) (*Leve
 		return nil, fmt.Errorf("with hidden chaos: %w", err)
 	}
 	doc.Run.Chaos = append(doc.Run.Chaos, extra...)
+	// The level's word on why its starting design fails is about the published schedule;
+	// a surprise may well change it.
+	doc.StartingFails = nil
 	if resilience != nil {
 		doc.Resilience = resilience
 	}
