@@ -1,14 +1,6 @@
-package sim
+package reference
 
-// The reference simulator: a per-request discrete-event simulation that the engine's
-// numbers are held against. It lives in the test tree and is never imported by the
-// engine. It is written for clarity, not speed: one event per thing that happens to one
-// request, a heap of closures, a seeded math/rand/v2 generator.
-//
-// Its rules — what it models, how a Design maps onto it and what it refuses — are written
-// down in testdata/reference.md, independently of the engine's code; the mapping is
-// reference_design_test.go, the clients and the record reference_run_test.go, the gateway
-// reference_gateway_test.go.
+// The event list, the clock and the pools every component is built of.
 
 import (
 	"cmp"

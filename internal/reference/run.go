@@ -1,8 +1,9 @@
-package sim
+package reference
 
 // The reference simulator's clients, chaos schedule and per-tick record.
 
 import (
+	"backpressure/internal/sim"
 	"math"
 	"slices"
 )
@@ -56,12 +57,12 @@ func (m *refModel) begin() (*refRecord, float64) {
 }
 
 // refRun simulates d under cfg with one seed and returns its record.
-func refRun(d Design, cfg Config, seed uint64) (*refRecord, error) {
+func refRun(d sim.Design, cfg sim.Config, seed uint64) (*refRecord, error) {
 	return refRunWith(d, cfg, seed, refOptions{})
 }
 
 // refRunWith is refRun with readings of the configuration other than the default.
-func refRunWith(d Design, cfg Config, seed uint64, opt refOptions) (*refRecord, error) {
+func refRunWith(d sim.Design, cfg sim.Config, seed uint64, opt refOptions) (*refRecord, error) {
 	m, err := newRefModelWith(d, cfg, seed, opt)
 	if err != nil {
 		return nil, err
@@ -118,7 +119,7 @@ func (m *refModel) run() *refRecord {
 // refCurveRate is the level's traffic curve at time t, as Traffic's fields document it
 // (the reference's own reading, not the engine's sampling): exact in continuous time, a
 // spike or a step acting from its instant on.
-func refCurveRate(tr Traffic, t float64) float64 {
+func refCurveRate(tr sim.Traffic, t float64) float64 {
 	r := tr.RPS
 	switch tr.Kind {
 	case "ramp":
@@ -145,7 +146,7 @@ func refCurveRate(tr Traffic, t float64) float64 {
 }
 
 // refCurveBound is a rate the curve never exceeds: the thinning's proposal rate.
-func refCurveBound(tr Traffic) float64 {
+func refCurveBound(tr sim.Traffic) float64 {
 	r := max(tr.RPS, tr.ToRPS) + math.Abs(tr.AmplitudeRPS)
 	for _, s := range tr.Steps {
 		r = max(r, s.RPS)
@@ -160,7 +161,7 @@ func refCurveBound(tr Traffic) float64 {
 func (m *refModel) freshRate(t float64) float64 {
 	r := refCurveRate(m.cfg.Traffic, t)
 	for _, e := range m.cfg.Chaos {
-		if e.Kind == ChaosTrafficSpike && t >= e.AtSec && t < e.AtSec+e.DurationSec {
+		if e.Kind == sim.ChaosTrafficSpike && t >= e.AtSec && t < e.AtSec+e.DurationSec {
 			r *= e.Params.Multiplier
 		}
 	}
@@ -172,14 +173,15 @@ func (m *refModel) freshRate(t float64) float64 {
 func (m *refModel) startArrivals(end float64) {
 	bound := refCurveBound(m.cfg.Traffic)
 	for _, e := range m.cfg.Chaos {
-		if e.Kind == ChaosTrafficSpike {
+		if e.Kind == sim.ChaosTrafficSpike {
 			bound *= max(1, e.Params.Multiplier)
 		}
 	}
 	if bound <= 0 {
 		return
 	}
-	shares := m.cfg.Mix.shares()
+	mix := m.cfg.Mix
+	shares := [...]float64{mix.Static, mix.Read, mix.Write, mix.AsyncWrite}
 	var next func(t float64)
 	next = func(t float64) {
 		for {
@@ -191,8 +193,8 @@ func (m *refModel) startArrivals(end float64) {
 			}
 		}
 		m.s.at(t, func() {
-			u, class := m.s.rng.Float64(), Class(0)
-			for class < numClasses-1 && u >= shares[class] {
+			u, class := m.s.rng.Float64(), sim.Class(0)
+			for int(class) < len(shares)-1 && u >= shares[class] {
 				u -= shares[class]
 				class++
 			}
@@ -204,7 +206,7 @@ func (m *refModel) startArrivals(end float64) {
 }
 
 // send starts one attempt of a request: generation 0 is fresh, later ones are retries.
-func (m *refModel) send(class Class, gen int) {
+func (m *refModel) send(class sim.Class, gen int) {
 	rec, s := m.rec, m.s
 	k := m.tickOf(s.now)
 	rec.offered[k]++
@@ -253,7 +255,7 @@ func (m *refModel) send(class Class, gen int) {
 
 // failed retries a failed attempt if the client's limit and budget allow: at once with no
 // backoff, else after backoff_ms × backoff_multiplier^(retry−1).
-func (m *refModel) failed(class Class, gen int) {
+func (m *refModel) failed(class sim.Class, gen int) {
 	cl, s := m.cfg.Client, m.s
 	k := m.tickOf(s.now)
 	if gen >= cl.MaxRetries {
@@ -297,7 +299,7 @@ func (m *refModel) scheduleChaos() {
 	for _, e := range m.cfg.Chaos {
 		c := m.comps[e.Target]
 		switch e.Kind {
-		case ChaosNodeFailure:
+		case sim.ChaosNodeFailure:
 			m.s.at(e.AtSec, func() {
 				c.failed = true
 				for _, p := range c.pools {
@@ -310,7 +312,7 @@ func (m *refModel) scheduleChaos() {
 					p.recover()
 				}
 			})
-		case ChaosCacheFlush:
+		case sim.ChaosCacheFlush:
 			ch := c.hop.(refFlushable)
 			m.s.at(e.AtSec, func() {
 				warm := ch.warmup()
