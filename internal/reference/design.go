@@ -26,6 +26,26 @@ type refReq struct {
 	class    sim.Class
 	deadline float64
 	hold     float64 // s a slow database holds its connection after the query (refOptions)
+	// loss is where the attempt is and where it was lost, for the "why" (nil for a queue's
+	// own writes, which no client waits for). A copy of the request shares it.
+	loss *refLoss
+}
+
+// refLoss follows one attempt: the first place that failed it and why, the pool it waits
+// in, and the last component that took it into service.
+type refLoss struct {
+	comp    string
+	cause   sim.Cause
+	waiting *refPool
+	at      string
+}
+
+// lose records where the attempt failed: the first failure is where it was lost, what
+// follows is that failure travelling back to the client.
+func (r *refReq) lose(comp string, cause sim.Cause) {
+	if r.loss != nil && r.loss.comp == "" {
+		r.loss.comp, r.loss.cause = comp, cause
+	}
 }
 
 // refOptions are readings of a configuration that the game's schema leaves to the level:
@@ -456,6 +476,7 @@ func (e *refEdge) call(r *refReq, reply func(refOutcome)) {
 		}
 		switch ev.Kind {
 		case sim.ChaosNetworkPartition:
+			r.lose(e.to.id, sim.CausePartition)
 			reply(refErrored)
 			return
 		case sim.ChaosLatencyInjection:
@@ -507,10 +528,11 @@ type refBalancer struct {
 }
 
 func (b *refBalancer) call(r *refReq, reply func(refOutcome)) {
-	b.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
+	b.comp.pools[0].arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		be := b.pick()
 		if be == nil {
+			r.lose(b.comp.id, sim.CauseNodeFailed)
 			reply(refErrored)
 			return
 		}
@@ -594,7 +616,7 @@ func (a *refApp) call(r *refReq, reply func(refOutcome)) {
 	a.next++
 	pl := a.live[a.next%len(a.live)]
 	down, calls := a.calls.of(r.class)
-	pl.arrive(&refJob{fail: reply, start: func(release func()) {
+	pl.arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		if !calls {
 			release()
 			reply(refOK)
@@ -602,6 +624,7 @@ func (a *refApp) call(r *refReq, reply func(refOutcome)) {
 		}
 		if down == nil {
 			release()
+			r.lose(a.comp.id, sim.CauseNoRoute)
 			reply(refErrored)
 			return
 		}
@@ -639,13 +662,14 @@ type refCache struct {
 }
 
 func (c *refCache) call(r *refReq, reply func(refOutcome)) {
-	c.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
+	c.comp.pools[0].arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		if c.m.s.rng.Float64() < c.at(c.m.s.now) {
 			reply(refOK)
 			return
 		}
 		if c.miss == nil {
+			r.lose(c.comp.id, sim.CauseNoRoute)
 			reply(refErrored)
 			return
 		}
@@ -658,7 +682,7 @@ type refDatabase struct{ comp *refComp }
 
 func (d *refDatabase) call(r *refReq, reply func(refOutcome)) {
 	pl := d.comp.pools[0]
-	pl.arrive(&refJob{fail: reply, start: func(release func()) {
+	pl.arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		if r.hold <= 0 {
 			release()
 			reply(refOK)
@@ -681,13 +705,21 @@ type refQueue struct {
 	comp   *refComp
 	write  refHop
 	stored int // messages written to the database
+	// writesCut: the consumers' last write failed across a cut link, so a full queue is
+	// refused by the partition rather than by its consumers' pace.
+	writesCut bool
 }
 
 func (q *refQueue) call(r *refReq, reply func(refOutcome)) {
 	broker, consumers := q.comp.pools[0], q.comp.pools[1]
-	broker.arrive(&refJob{fail: reply, start: func(release func()) {
+	broker.arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		if !consumers.hasRoom() {
+			cause := sim.CauseSaturated
+			if q.writesCut {
+				cause = sim.CausePartition
+			}
+			r.lose(q.comp.id, cause)
 			reply(refRejected)
 			return
 		}
@@ -701,10 +733,12 @@ func (q *refQueue) call(r *refReq, reply func(refOutcome)) {
 					return
 				}
 				epoch := consumers.epoch
-				q.write.call(&refReq{class: sim.ClassAsyncWrite}, func(o refOutcome) {
+				w := &refReq{class: sim.ClassAsyncWrite, loss: &refLoss{}}
+				q.write.call(w, func(o refOutcome) {
 					if epoch != consumers.epoch {
 						return // the consumer failed meanwhile and the message is already back
 					}
+					q.writesCut = o != refOK && w.loss.cause == sim.CausePartition
 					release()
 					if o == refOK {
 						q.stored++

@@ -90,21 +90,24 @@ func (g *refGateway) admitLimit() bool {
 func (g *refGateway) call(r *refReq, reply func(refOutcome)) {
 	switch g.state {
 	case sim.BreakerOpen:
+		r.lose(g.comp.id, sim.CauseBreakerOpen)
 		reply(refRejected) // 503 at once
 		return
 	case sim.BreakerHalfOpen:
 		if g.credit += g.probeRatio; g.credit < 1 {
+			r.lose(g.comp.id, sim.CauseBreakerOpen)
 			reply(refRejected)
 			return
 		}
 		g.credit--
 	}
 	if !g.admitLimit() {
+		r.lose(g.comp.id, sim.CauseRateLimited)
 		reply(refRejected) // 429
 		return
 	}
 	epoch := g.epoch
-	g.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
+	g.comp.pools[0].arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		g.m.s.at(g.m.s.now+g.auth, func() {
 			judged := false

@@ -56,13 +56,14 @@ type refCDN struct {
 func (c *refCDN) call(r *refReq, reply func(refOutcome)) {
 	if r.class != sim.ClassStatic || c.m.s.rng.Float64() >= c.at(c.m.s.now) {
 		if c.origin == nil {
+			r.lose(c.comp.id, sim.CauseNoRoute)
 			reply(refErrored)
 			return
 		}
 		c.origin.call(r, reply)
 		return
 	}
-	c.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
+	c.comp.pools[0].arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		reply(refOK)
 	}})
@@ -114,19 +115,35 @@ type refFunction struct {
 	idleSince                []float64 // the warm idle instances, by when they became idle (the last used last)
 	invocations, coldStarted int
 	finished                 int // executions ended, answered or not
+	// busyInt is running × time integrated up to busyAt: the execution-seconds so far.
+	busyInt, busyAt float64
+}
+
+// setRunning changes the executions running, integrating their time up to now first.
+func (f *refFunction) setRunning(n int) {
+	now := f.m.s.now
+	f.busyInt += float64(f.running) * (now - f.busyAt)
+	f.busyAt, f.running = now, n
+}
+
+// busySeconds is the execution-seconds (cold starts included) the function has run so far.
+func (f *refFunction) busySeconds() float64 {
+	return f.busyInt + float64(f.running)*(f.m.s.now-f.busyAt)
 }
 
 func (f *refFunction) call(r *refReq, reply func(refOutcome)) {
 	s := f.m.s
 	if f.comp.failed {
+		r.lose(f.comp.id, sim.CauseNodeFailed)
 		reply(refErrored)
 		return
 	}
 	if f.running >= f.maxConc {
+		r.lose(f.comp.id, sim.CauseThrottled)
 		reply(refRejected) // throttled
 		return
 	}
-	f.running++
+	f.setRunning(f.running + 1)
 	f.invocations++
 	// Instances idle past the timeout are reclaimed.
 	for len(f.idleSince) > 0 && s.now-f.idleSince[0] >= f.idle {
@@ -145,20 +162,27 @@ func (f *refFunction) call(r *refReq, reply func(refOutcome)) {
 			return
 		}
 		done = true
-		f.running--
+		f.setRunning(f.running - 1)
 		f.idleSince = append(f.idleSince, s.now)
 		f.finished++
 		reply(o)
 	}
 	s.at(s.now+delay, func() {
 		start := s.now
-		s.at(start+f.maxExec, func() { finish(refErrored) })
+		if r.loss != nil {
+			r.loss.at = f.comp.id
+		}
+		s.at(start+f.maxExec, func() {
+			r.lose(f.comp.id, sim.CauseTimeouts) // killed at its limit
+			finish(refErrored)
+		})
 		s.at(start+s.exp(f.serviceSec), func() {
 			down, calls := f.calls.of(r.class)
 			switch {
 			case !calls:
 				finish(refOK)
 			case down == nil:
+				r.lose(f.comp.id, sim.CauseNoRoute)
 				finish(refErrored)
 			default:
 				down.call(r, finish)
@@ -274,7 +298,7 @@ func (d *refDBNodes) call(r *refReq, reply func(refOutcome)) {
 	d.roll()
 	if r.class != sim.ClassRead {
 		d.nonReads[0]++
-		pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
+		pools[0].arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 			release()
 			d.roll()
 			for i, rp := range pools[1:] {
@@ -309,7 +333,7 @@ func (d *refDBNodes) call(r *refReq, reply func(refOutcome)) {
 	} else {
 		pick = first + d.m.s.rng.IntN(len(pools)-first)
 	}
-	pools[pick].arrive(&refJob{fail: reply, start: func(release func()) {
+	pools[pick].arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		reply(refOK)
 	}})

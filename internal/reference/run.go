@@ -19,6 +19,26 @@ type refRecord struct {
 	fill, out                                 map[string][]float64
 	stored                                    map[string][]float64      // queue id → messages written per tick
 	breakers                                  map[string][]refGateState // gateway id → its breaker's changes of state
+	// lost counts the failed attempts of each tick by where and why they were lost
+	// (refLoss): refused, errored or timed out.
+	lost map[refLossKey][]float64
+	// busy is each component's busy worker-seconds in each tick, workers its workers at the
+	// tick's end, backlog a queue's messages waiting at the tick's end.
+	busy, workers, backlog map[string][]float64
+}
+
+// refLossKey is where and why attempts were lost.
+type refLossKey struct {
+	comp  string
+	cause sim.Cause
+}
+
+func (rec *refRecord) addLoss(k int, l *refLoss) {
+	key := refLossKey{l.comp, l.cause}
+	if rec.lost[key] == nil {
+		rec.lost[key] = make([]float64, len(rec.offered))
+	}
+	rec.lost[key][k]++
 }
 
 func (m *refModel) tickOf(t float64) int {
@@ -29,7 +49,8 @@ func (m *refModel) tickOf(t float64) int {
 // chaos, the balancers' health checks and the arrivals until the run's end.
 func (m *refModel) begin() (*refRecord, float64) {
 	n := m.ticks
-	rec := &refRecord{dt: m.dt, fill: map[string][]float64{}, out: map[string][]float64{}, stored: map[string][]float64{}}
+	rec := &refRecord{dt: m.dt, fill: map[string][]float64{}, out: map[string][]float64{}, stored: map[string][]float64{},
+		lost: map[refLossKey][]float64{}, busy: map[string][]float64{}, workers: map[string][]float64{}, backlog: map[string][]float64{}}
 	for _, p := range []*[]float64{&rec.offered, &rec.fresh, &rec.retries, &rec.served, &rec.rejected, &rec.errors,
 		&rec.timedOut, &rec.late, &rec.dropped} {
 		*p = make([]float64, n)
@@ -77,6 +98,7 @@ func (m *refModel) run() *refRecord {
 	// Tick ends: read the waiting rooms and what each component finished.
 	lastServed := map[string]int{}
 	lastStored := map[string]int{}
+	lastBusy := map[string]float64{}
 	var tickEnd func(k int)
 	tickEnd = func(k int) {
 		for _, id := range m.order {
@@ -90,12 +112,35 @@ func (m *refModel) run() *refRecord {
 			s := c.served()
 			rec.out[id][k] = float64(s - lastServed[id])
 			lastServed[id] = s
+			if rec.busy[id] == nil {
+				rec.busy[id], rec.workers[id] = make([]float64, n), make([]float64, n)
+			}
+			busy, workers := 0.0, 0
+			for _, pl := range c.pools {
+				busy += pl.busySeconds()
+				workers += pl.workers
+			}
+			if a, ok := c.hop.(*refApp); ok {
+				workers = 0 // the replicas dealt requests; draining ones are finishing
+				for _, pl := range a.live {
+					workers += pl.workers
+				}
+			}
+			if f, ok := c.hop.(*refFunction); ok {
+				busy, workers = f.busySeconds(), f.maxConc
+			}
+			rec.busy[id][k], rec.workers[id][k] = busy-lastBusy[id], float64(workers)
+			lastBusy[id] = busy
 			if q, ok := c.hop.(*refQueue); ok {
 				if rec.stored[id] == nil {
 					rec.stored[id] = make([]float64, n)
 				}
 				rec.stored[id][k] = float64(q.stored - lastStored[id])
 				lastStored[id] = q.stored
+				if rec.backlog[id] == nil {
+					rec.backlog[id] = make([]float64, n)
+				}
+				rec.backlog[id][k] = float64(len(c.pools[1].waiting))
 			}
 		}
 		if k+1 < n {
@@ -219,11 +264,21 @@ func (m *refModel) send(class sim.Class, gen int) {
 	sent := s.now
 	pending := true
 	cl := m.cfg.Client
+	loss := &refLoss{}
 	if cl.TimeoutMs > 0 {
 		s.at(sent+cl.TimeoutMs/1000, func() {
 			if pending {
 				pending = false
-				rec.timedOut[m.tickOf(s.now)]++
+				k := m.tickOf(s.now)
+				rec.timedOut[k]++
+				// Waiting in a pool's queue, it was lost there; anywhere else (in service, held
+				// through a call, on a slow edge) the answer was just too slow.
+				if w := loss.waiting; w != nil {
+					loss.comp, loss.cause = w.comp, sim.CauseSaturated
+				} else {
+					loss.comp, loss.cause = loss.at, sim.CauseTimeouts
+				}
+				rec.addLoss(k, loss)
 				m.failed(class, gen)
 			}
 		})
@@ -232,7 +287,7 @@ func (m *refModel) send(class sim.Class, gen int) {
 	if cl.TimeoutMs > 0 {
 		deadline = sent + cl.TimeoutMs/1000
 	}
-	m.entry.call(&refReq{class: class, deadline: deadline}, func(o refOutcome) {
+	m.entry.call(&refReq{class: class, deadline: deadline, loss: loss}, func(o refOutcome) {
 		k := m.tickOf(s.now)
 		if !pending {
 			rec.late[k]++ // the client left: this answer is wasted work
@@ -249,6 +304,7 @@ func (m *refModel) send(class sim.Class, gen int) {
 		case refErrored:
 			rec.errors[k]++
 		}
+		rec.addLoss(k, loss)
 		m.failed(class, gen)
 	})
 }
