@@ -517,18 +517,17 @@ func flushWarmup(d sim.Design, e sim.ChaosEvent) float64 {
 
 // price is what a component costs, from the catalog's prices.
 type price struct {
-	kind      sim.Kind
-	hourly    float64 // per unit an hour
-	fixed     float64 // an hour, whatever the load: units not counted as workers, probes, consumers
-	perMillon float64 // per million requests handled
-	gbSecond  float64 // a function's price per GB-second, times its memory
-	perWorker float64 // units per worker (app replicas and pools are priced by replica)
+	hourly     float64 // per unit an hour
+	fixed      float64 // an hour, whatever the load: units not counted as workers, probes, consumers
+	perMillion float64 // per million requests handled
+	gbSecond   float64 // a function's price per GB-second, times its memory
+	perWorker  float64 // units per worker (app replicas and pools are priced by replica)
 }
 
 // perHour prices one tick: its workers' units, its fixed part, what it handled, and a
 // function's execution time.
 func (p price) perHour(workers, handledRPS, busy float64) float64 {
-	cost := p.fixed + handledRPS*3600/1e6*p.perMillon
+	cost := p.fixed + handledRPS*3600/1e6*p.perMillion
 	if p.perWorker > 0 {
 		cost += workers * p.perWorker * p.hourly
 	}
@@ -548,7 +547,7 @@ func componentPrices(d sim.Design, cfg sim.Config) []price {
 	for i, c := range d.Components {
 		p := refParams{c}
 		it := refInstanceType(cat, c, p)
-		pr := price{kind: c.Type, hourly: it.PricePerHour, perMillon: it.PricePerMillion}
+		pr := price{hourly: it.PricePerHour, perMillion: it.PricePerMillion}
 		switch c.Type {
 		case sim.KindLoadBalancer:
 			pr.fixed = p.f("instances")*it.PricePerHour +
