@@ -40,7 +40,18 @@ func TestImportRules(t *testing.T) {
 			}
 		}
 	}
+	// The per-request reference is as pure as the engine, its randomness seeded per run,
+	// and only tests import it.
+	refForbidden := []string{"net", "os", "time", "database/sql", "math/rand", "io", "sync"}
+	for _, imp := range pkgs["backpressure/internal/reference"] {
+		for _, f := range refForbidden {
+			if imp == f || strings.HasPrefix(imp, f+"/") && imp != "math/rand/v2" {
+				t.Errorf("internal/reference imports %s", imp)
+			}
+		}
+	}
 	allowed := map[string][]string{
+		"backpressure/internal/reference":      {"backpressure/internal/sim"},
 		"backpressure/internal/challenges":     {"backpressure/internal/sim", "backpressure/challenges"},
 		"backpressure/internal/game":           {},
 		"backpressure/internal/live":           {"backpressure/internal/game"},
@@ -71,6 +82,10 @@ func TestImportRules(t *testing.T) {
 	for pkg, imps := range pkgs {
 		cmd := strings.HasPrefix(pkg, "backpressure/cmd/")
 		for _, imp := range imps {
+			// The reference is a yardstick for tests, never part of the game.
+			if imp == "backpressure/internal/reference" {
+				t.Errorf("%s imports internal/reference; only tests may", pkg)
+			}
 			// The transport sits on top: only the commands wire it in.
 			if imp == "backpressure/internal/api" && !cmd {
 				t.Errorf("%s imports internal/api; nothing but cmd/ may", pkg)

@@ -150,7 +150,7 @@
 //     for ρ over the places: its chance to wait, its mean wait (whose conditional part decays
 //     at c·μ·(1 − σ), GI/M/c's rate) and its refusals. Round-robin over 2, 3 and 4 backends of
 //     6 workers at 15 ms offered 80% gives means of 19.917, 19.438 and 19.526 ms against the
-//     reference's 19.920, 19.440 and 19.586 (TestRoundRobinArrivalsWaitLess). The σ carries
+//     reference's 19.920, 19.440 and 19.586 (TestRoundRobinWaitsAsTheReference). The σ carries
 //     the regularity into the tail and the refusals as well, which a factor on the chance to
 //     wait alone would not: four replicas of 2 workers at 10 ms offered 95% have a p99 of 284
 //     ms against the reference's 265 ms, and each room refuses 0.034% against its 0.018%

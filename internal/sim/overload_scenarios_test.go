@@ -65,7 +65,7 @@ type overloadScenario struct {
 	build   func() (Design, Config)
 	metrics []overloadMetric
 	// ref is how the reference reads the configuration (the default: as the engine does).
-	ref refOptions
+	slowDatabase bool // the reference reads an injected delay into a database as a slow database
 }
 
 // referenceSeeds are the seeds whose mean is the reference's value: ten, so that a
@@ -315,9 +315,9 @@ var overloadScenarios = []overloadScenario{
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
 		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},
 	}},
-	{name: "slow database holding its connections, 400 rps", build: slowCall(0), ref: refOptions{slowDatabase: true},
+	{name: "slow database holding its connections, 400 rps", build: slowCall(0), slowDatabase: true,
 		metrics: slowDatabaseMetrics},
-	{name: "slow database holding its connections, 100 rps", build: slowDatabaseAt(100), ref: refOptions{slowDatabase: true},
+	{name: "slow database holding its connections, 100 rps", build: slowDatabaseAt(100), slowDatabase: true,
 		metrics: slowDatabaseMetrics},
 	{name: "queue consumers on a saturated database", build: consumersOnASaturatedDatabase, metrics: []overloadMetric{
 		{name: "stored writes ÷ offered", tol: tolRate, measure: storedShare("db")},
@@ -421,17 +421,17 @@ func fmtValue(v float64, ok bool) string {
 }
 
 // measureScenario runs the engine once and the reference with every seed.
-func measureScenario(t *testing.T, sc overloadScenario) []overloadRow {
+func measureScenario(t *testing.T, sc overloadScenario, ref ReferenceRun) []overloadRow {
 	t.Helper()
 	d, cfg := sc.build()
 	eng := engineSeries(mustRun(t, d, cfg))
 	var refs []overloadSeries
 	for _, seed := range referenceSeeds {
-		rec, err := refRunWith(d, cfg, seed, sc.ref)
+		tr, err := ref(d, cfg, seed, sc.slowDatabase)
 		if err != nil {
 			t.Fatalf("reference: %v", err)
 		}
-		refs = append(refs, rec.series())
+		refs = append(refs, tr.series())
 	}
 	var rows []overloadRow
 	for _, m := range sc.metrics {
@@ -469,14 +469,16 @@ func overloadTable(rows []overloadRow) string {
 	return b.String()
 }
 
-func TestOverloadScenarios(t *testing.T) {
+// OverloadScenarios holds the engine against the reference on every row of the overload
+// table (TestOverloadScenarios, in package sim_test, hands it the reference).
+func OverloadScenarios(t *testing.T, ref ReferenceRun) {
 	measured := make([][]overloadRow, len(overloadScenarios))
 	// The scenarios are independent runs; the group returns once all of them have.
 	t.Run("scenario", func(t *testing.T) {
 		for i, sc := range overloadScenarios {
 			t.Run(sc.name, func(t *testing.T) {
 				t.Parallel()
-				rows := measureScenario(t, sc)
+				rows := measureScenario(t, sc, ref)
 				measured[i] = rows
 				for _, r := range rows {
 					t.Logf("%s: engine %s, reference %s (%s), tolerance %s: %s", r.metric, fmtValue(r.eng, r.engOK),

@@ -1,20 +1,14 @@
-package sim
+package reference
 
-// The reference simulator: a per-request discrete-event simulation that the engine's
-// numbers are held against. It lives in the test tree and is never imported by the
-// engine. It is written for clarity, not speed: one event per thing that happens to one
-// request, a heap of closures, a seeded math/rand/v2 generator.
-//
-// Its rules — what it models, how a Design maps onto it and what it refuses — are written
-// down in testdata/reference.md, independently of the engine's code; the mapping is
-// reference_design_test.go, the clients and the record reference_run_test.go, the gateway
-// reference_gateway_test.go.
+// The event list, the clock and the pools every component is built of.
 
 import (
+	"backpressure/internal/sim"
 	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 )
 
 // refOutcome is how one call ended for its caller.
@@ -113,6 +107,7 @@ func (s *refSim) exp(mean float64) float64 { return s.rng.ExpFloat64() * mean }
 
 // refJob is one request inside one pool.
 type refJob struct {
+	req     *refReq // the client's attempt it serves (nil: a queue's or a replica's own work)
 	id      uint64
 	slot    int // its index in the pool's inService while served
 	arrived float64
@@ -130,6 +125,7 @@ type refJob struct {
 type refPool struct {
 	s          *refSim
 	name       string
+	comp       string // the component it belongs to
 	workers    int
 	serviceSec float64
 	buffer     int // waiting places; -1 for unbounded
@@ -152,7 +148,8 @@ type refPool struct {
 }
 
 func newRefPool(s *refSim, name string, workers int, serviceSec float64, buffer int) *refPool {
-	return &refPool{s: s, name: name, workers: workers, serviceSec: serviceSec, buffer: buffer}
+	comp, _, _ := strings.Cut(name, "/")
+	return &refPool{s: s, name: name, comp: comp, workers: workers, serviceSec: serviceSec, buffer: buffer}
 }
 
 func (p *refPool) hasRoom() bool {
@@ -166,15 +163,20 @@ func (p *refPool) arrive(j *refJob) {
 	switch {
 	case p.failed:
 		j.done = true
+		p.lose(j, sim.CauseNodeFailed)
 		j.fail(refErrored)
 	case p.busy < p.workers:
 		p.begin(j)
 	case p.buffer < 0 || len(p.waiting) < p.buffer:
 		p.waiting = append(p.waiting, j)
 		p.maxWaiting = max(p.maxWaiting, len(p.waiting))
+		if j.req != nil && j.req.loss != nil {
+			j.req.loss.waiting = p
+		}
 	default:
 		p.rejected++
 		j.done = true
+		p.lose(j, sim.CauseSaturated)
 		j.fail(refRejected)
 	}
 }
@@ -201,7 +203,20 @@ func (p *refPool) busySeconds() float64 {
 	return p.busyInt + float64(p.busy)*(p.s.now-p.busyAt)
 }
 
+// lose records that j's attempt was lost here.
+func (p *refPool) lose(j *refJob, cause sim.Cause) {
+	if j.req != nil {
+		j.req.lose(p.comp, cause)
+	}
+}
+
 func (p *refPool) begin(j *refJob) {
+	if j.req != nil && j.req.loss != nil {
+		if j.req.loss.waiting == p {
+			j.req.loss.waiting = nil
+		}
+		j.req.loss.at = p.comp
+	}
 	p.setBusy(p.busy + 1)
 	j.slot = len(p.inSvc)
 	p.inSvc = append(p.inSvc, j)
@@ -258,6 +273,7 @@ func (p *refPool) fail() {
 	p.inSvc = nil
 	for _, j := range inSvc {
 		j.done = true
+		p.lose(j, sim.CauseNodeFailed)
 		j.fail(refErrored)
 	}
 	if !p.durable {
@@ -265,6 +281,7 @@ func (p *refPool) fail() {
 		p.waiting = nil
 		for _, j := range w {
 			j.done = true
+			p.lose(j, sim.CauseNodeFailed)
 			j.fail(refErrored)
 		}
 	}

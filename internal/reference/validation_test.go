@@ -1,10 +1,11 @@
-package sim
+package reference
 
 // The reference simulator is trusted only where it reproduces exact queueing theory: the
 // M/M/c response-time distribution (mean, p95, p99) and Erlang-B / M/M/c/K loss, each within
 // the simulator's own 99% confidence interval from independent replications (seeds).
 
 import (
+	"backpressure/internal/sim"
 	"fmt"
 	"math"
 	"reflect"
@@ -67,16 +68,16 @@ func batchCI(xs []float64) (mean, half float64) {
 }
 
 // onePool is a single app replica serving static requests: one M/M/c(/K) pool, nothing else.
-func onePool(workers int, serviceMs float64, queue int) Design {
-	var d Design
+func onePool(workers int, serviceMs float64, queue int) sim.Design {
+	var d sim.Design
 	mustJSON(fmt.Sprintf(`{"components":[{"id":"app","type":"app_service","params":
 	 {"replicas":1,"concurrency":%d,"service_time_ms":%g,"queue_per_replica":%d}}],"edges":[]}`, workers, serviceMs, queue), &d)
 	return d
 }
 
-func poolRun(t *testing.T, d Design, rps, seconds float64, seed uint64) *refRecord {
+func poolRun(t *testing.T, d sim.Design, rps, seconds float64, seed uint64) *refRecord {
 	t.Helper()
-	cfg := Config{TickMs: 100, DurationSec: seconds, Traffic: Traffic{Kind: "constant", RPS: rps}, Mix: Mix{Static: 1}}
+	cfg := sim.Config{TickMs: 100, DurationSec: seconds, Traffic: sim.Traffic{Kind: "constant", RPS: rps}, Mix: sim.Mix{Static: 1}}
 	rec, err := refRun(d, cfg, seed)
 	if err != nil {
 		t.Fatal(err)
@@ -238,8 +239,8 @@ func TestReferenceConservesAttempts(t *testing.T) {
 }
 
 // splitDesign is a balancer over two single-replica app servers of c workers each.
-func splitDesign(algorithm string, health bool, workers int, serviceMs float64) Design {
-	var d Design
+func splitDesign(algorithm string, health bool, workers int, serviceMs float64) sim.Design {
+	var d sim.Design
 	app := fmt.Sprintf(`"type":"app_service","params":{"replicas":1,"concurrency":%d,"service_time_ms":%g,"queue_per_replica":100000}`, workers, serviceMs)
 	mustJSON(fmt.Sprintf(`{"components":[
 	 {"id":"lb","type":"load_balancer","params":{"algorithm":%q,"health_checks":%t}},
@@ -260,7 +261,7 @@ func TestReferenceBalancerSplits(t *testing.T) {
 	mean := func(algorithm string) (float64, float64) {
 		var means []float64
 		for seed := uint64(1); seed <= replications; seed++ {
-			cfg := Config{TickMs: 100, DurationSec: seconds, Traffic: Traffic{Kind: "constant", RPS: lambda}, Mix: Mix{Static: 1}}
+			cfg := sim.Config{TickMs: 100, DurationSec: seconds, Traffic: sim.Traffic{Kind: "constant", RPS: lambda}, Mix: sim.Mix{Static: 1}}
 			rec, err := refRun(splitDesign(algorithm, false, workers, serviceMs), cfg, seed)
 			if err != nil {
 				t.Fatal(err)
@@ -297,9 +298,9 @@ func TestReferenceBalancerSplits(t *testing.T) {
 // is random); without health checks it fails until the backend is back.
 func TestReferenceHealthChecksDetectAfterTwoProbes(t *testing.T) {
 	lastError := func(health bool, seed uint64) float64 {
-		cfg := Config{TickMs: 100, DurationSec: 40, Traffic: Traffic{Kind: "constant", RPS: 100}, Mix: Mix{Static: 1},
-			Client: Client{TimeoutMs: 1000},
-			Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}}}
+		cfg := sim.Config{TickMs: 100, DurationSec: 40, Traffic: sim.Traffic{Kind: "constant", RPS: 100}, Mix: sim.Mix{Static: 1},
+			Client: sim.Client{TimeoutMs: 1000},
+			Chaos:  []sim.ChaosEvent{{Kind: sim.ChaosNodeFailure, AtSec: 10, DurationSec: 20, Target: "a"}}}
 		rec, err := refRun(splitDesign("round_robin", health, 6, 15), cfg, seed)
 		if err != nil {
 			t.Fatal(err)
@@ -329,7 +330,12 @@ func TestReferenceHealthChecksDetectAfterTwoProbes(t *testing.T) {
 // The reference is reproducible: one seed, one record, to the last request; another seed,
 // another record.
 func TestReferenceIsDeterministic(t *testing.T) {
-	d, cfg := threeBackends(0.8)()
+	d := mustDesign(t, `{"components":[{"id":"lb","type":"load_balancer"},{"id":"a","type":"app_service"},
+	 {"id":"b","type":"app_service"},{"id":"c","type":"app_service"}],
+	 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"},{"from":"lb","to":"c"}]}`)
+	cfg := sim.Config{TickMs: 100, DurationSec: 45, Traffic: sim.Traffic{Kind: "constant", RPS: 960}, Mix: sim.Mix{Static: 1},
+		Client: sim.Client{TimeoutMs: 1000, MaxRetries: 1},
+		Chaos:  []sim.ChaosEvent{{Kind: sim.ChaosNodeFailure, AtSec: 15, DurationSec: 15, Target: "a"}}}
 	a, err := refRun(d, cfg, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -386,7 +392,7 @@ func mmcKShortfall(c, buffer int, a float64) float64 {
 // stationary M/M/c/K says (about 1 ÷ (ρ − 1) places for a large room), and rooms of replicas
 // dealt requests in turn hover nearer full than independent Poisson-fed rooms would, their
 // arrivals being more regular. This is why "the room is 99% full" is, in the reference, a
-// fluctuation rather than a level (reference_scenarios_test.go, the backlog-full rows).
+// fluctuation rather than a level (internal/sim/overload_scenarios_test.go, the backlog-full rows).
 func TestReferenceRoomHoversBelowFull(t *testing.T) {
 	tests := []struct {
 		name                   string
@@ -400,7 +406,7 @@ func TestReferenceRoomHoversBelowFull(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var d Design
+			var d sim.Design
 			mustJSON(fmt.Sprintf(`{"components":[{"id":"app","type":"app_service","params":
 			 {"replicas":%d,"concurrency":%d,"service_time_ms":%g,"queue_per_replica":%d}}],"edges":[]}`,
 				tt.replicas, tt.workers, serviceMs, tt.per), &d)
@@ -446,9 +452,9 @@ func TestReferenceHealthCheckedFailoverAsWorkedByHand(t *testing.T) {
 	d := splitDesign("round_robin", true, 6, 15)
 	d.Components[0].Params["health_check_interval_sec"] = []byte("2")
 	d.Components[0].Params["unhealthy_threshold"] = []byte("3")
-	cfg := Config{TickMs: 100, DurationSec: 30, Traffic: Traffic{Kind: "constant", RPS: 100}, Mix: Mix{Static: 1},
-		Client: Client{TimeoutMs: 1000},
-		Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "a"}}}
+	cfg := sim.Config{TickMs: 100, DurationSec: 30, Traffic: sim.Traffic{Kind: "constant", RPS: 100}, Mix: sim.Mix{Static: 1},
+		Client: sim.Client{TimeoutMs: 1000},
+		Chaos:  []sim.ChaosEvent{{Kind: sim.ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "a"}}}
 	for seed := uint64(1); seed <= 8; seed++ {
 		rec, err := refRun(d, cfg, seed)
 		if err != nil {

@@ -1,9 +1,10 @@
-package sim
+package reference
 
 // The reference's gateway and retry budget held to timelines worked out by hand
-// (testdata/reference.md states the rules these follow from).
+// (reference.md states the rules these follow from).
 
 import (
+	"backpressure/internal/sim"
 	"fmt"
 	"math"
 	"testing"
@@ -11,7 +12,7 @@ import (
 
 // gatewayOverApp is a gateway with the given parameters in front of one app of 4 replicas
 // (1,600 rps of static requests).
-func gatewayOverApp(t *testing.T, gatewayParams string) Design {
+func gatewayOverApp(t *testing.T, gatewayParams string) sim.Design {
 	t.Helper()
 	return mustDesign(t, fmt.Sprintf(`{"components":[
 	 {"id":"gw","type":"api_gateway","params":%s},
@@ -20,7 +21,7 @@ func gatewayOverApp(t *testing.T, gatewayParams string) Design {
 }
 
 // refModelRun compiles d for the reference and runs it, keeping the model for inspection.
-func refModelRun(t *testing.T, d Design, cfg Config, seed uint64) (*refModel, *refRecord) {
+func refModelRun(t *testing.T, d sim.Design, cfg sim.Config, seed uint64) (*refModel, *refRecord) {
 	t.Helper()
 	m, err := newRefModel(d, cfg, seed)
 	if err != nil {
@@ -40,9 +41,9 @@ func refModelRun(t *testing.T, d Design, cfg Config, seed uint64) (*refModel, *r
 //     closes for good, a probe's latency (gateway, 5 ms of authentication, app) later.
 func TestReferenceBreakerOpensProbesAndClosesAsWorkedByHand(t *testing.T) {
 	d := gatewayOverApp(t, `{"breaker_error_threshold":0.5,"breaker_window_sec":1,"breaker_open_sec":2,"breaker_probe_ratio":1}`)
-	cfg := Config{TickMs: 100, DurationSec: 20, Traffic: Traffic{Kind: "constant", RPS: 1000}, Mix: Mix{Static: 1},
-		Client: Client{TimeoutMs: 1000},
-		Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 5, DurationSec: 5, Target: "app"}}}
+	cfg := sim.Config{TickMs: 100, DurationSec: 20, Traffic: sim.Traffic{Kind: "constant", RPS: 1000}, Mix: sim.Mix{Static: 1},
+		Client: sim.Client{TimeoutMs: 1000},
+		Chaos:  []sim.ChaosEvent{{Kind: sim.ChaosNodeFailure, AtSec: 5, DurationSec: 5, Target: "app"}}}
 	for seed := uint64(1); seed <= 5; seed++ {
 		m, rec := refModelRun(t, d, cfg, seed)
 		g := m.comps["gw"].hop.(*refGateway)
@@ -58,7 +59,7 @@ func TestReferenceBreakerOpensProbesAndClosesAsWorkedByHand(t *testing.T) {
 			}
 		}
 		last := g.history[len(g.history)-1]
-		if last.state != BreakerClosed || math.Abs(last.at-11.5) > 0.1 {
+		if last.state != sim.BreakerClosed || math.Abs(last.at-11.5) > 0.1 {
 			t.Errorf("seed %d: last change %v at %.3f s, want closed at about 11.5 s", seed, last.state, last.at)
 		}
 		// Open, the gateway answers 503 at once: nothing fails at the app after the first
@@ -87,10 +88,10 @@ func TestReferenceBreakerJudgesAProbeWhenItAnswers(t *testing.T) {
 	 {"id":"app","type":"app_service","params":{"replicas":4,"concurrency":50}},
 	 {"id":"db","type":"database","params":{"connections":100}}],
 	 "edges":[{"from":"gw","to":"app"},{"from":"app","to":"db"}]}`)
-	cfg := Config{TickMs: 100, DurationSec: 12, Traffic: Traffic{Kind: "constant", RPS: 200}, Mix: Mix{Read: 1},
-		Client: Client{TimeoutMs: 200},
-		Chaos: []ChaosEvent{{Kind: ChaosLatencyInjection, AtSec: 0, DurationSec: 20, From: "app", To: "db",
-			Params: ChaosParams{ExtraLatencyMs: 400}}}}
+	cfg := sim.Config{TickMs: 100, DurationSec: 12, Traffic: sim.Traffic{Kind: "constant", RPS: 200}, Mix: sim.Mix{Read: 1},
+		Client: sim.Client{TimeoutMs: 200},
+		Chaos: []sim.ChaosEvent{{Kind: sim.ChaosLatencyInjection, AtSec: 0, DurationSec: 20, From: "app", To: "db",
+			Params: sim.ChaosParams{ExtraLatencyMs: 400}}}}
 	for seed := uint64(1); seed <= 5; seed++ {
 		m, _ := refModelRun(t, d, cfg, seed)
 		g := m.comps["gw"].hop.(*refGateway)
@@ -103,7 +104,7 @@ func TestReferenceBreakerJudgesAProbeWhenItAnswers(t *testing.T) {
 			}
 		}
 		for _, h := range g.history {
-			if h.state == BreakerClosed && h.at > 0 {
+			if h.state == sim.BreakerClosed && h.at > 0 {
 				t.Errorf("seed %d: closed at %.3f s though no probe could succeed", seed, h.at)
 			}
 		}
@@ -116,7 +117,7 @@ func TestReferenceBreakerJudgesAProbeWhenItAnswers(t *testing.T) {
 // answers every other one 429 at once.
 func TestReferenceRateLimitIsATokenBucketWorkedByHand(t *testing.T) {
 	d := gatewayOverApp(t, `{"rate_limit_rps":100,"breaker_error_threshold":0}`)
-	cfg := Config{TickMs: 100, DurationSec: 20, Traffic: Traffic{Kind: "constant", RPS: 300}, Mix: Mix{Static: 1}}
+	cfg := sim.Config{TickMs: 100, DurationSec: 20, Traffic: sim.Traffic{Kind: "constant", RPS: 300}, Mix: sim.Mix{Static: 1}}
 	for seed := uint64(1); seed <= 5; seed++ {
 		_, rec := refModelRun(t, d, cfg, seed)
 		var offered, served, rejected float64
@@ -141,9 +142,9 @@ func TestReferenceRateLimitIsATokenBucketWorkedByHand(t *testing.T) {
 // And an immediate retry is sent in the instant its attempt failed: the first tick has them.
 func TestReferenceRetryBudgetIsATokenBucketWorkedByHand(t *testing.T) {
 	d := onePool(6, 15, 64)
-	cfg := Config{TickMs: 100, DurationSec: 20, Traffic: Traffic{Kind: "constant", RPS: 100}, Mix: Mix{Static: 1},
-		Client: Client{TimeoutMs: 1000, MaxRetries: 1000, RetryBudget: 0.2},
-		Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 0, DurationSec: 20, Target: "app"}}}
+	cfg := sim.Config{TickMs: 100, DurationSec: 20, Traffic: sim.Traffic{Kind: "constant", RPS: 100}, Mix: sim.Mix{Static: 1},
+		Client: sim.Client{TimeoutMs: 1000, MaxRetries: 1000, RetryBudget: 0.2},
+		Chaos:  []sim.ChaosEvent{{Kind: sim.ChaosNodeFailure, AtSec: 0, DurationSec: 20, Target: "app"}}}
 	for seed := uint64(1); seed <= 5; seed++ {
 		rec, err := refRun(d, cfg, seed)
 		if err != nil {

@@ -1,9 +1,12 @@
-package sim
+package reference
 
 // The reference's API gateway: a rate limit as a token bucket and a circuit breaker that
-// judges each request by its own answer, when that answer comes (testdata/reference.md).
+// judges each request by its own answer, when that answer comes (reference.md).
 
-import "math"
+import (
+	"backpressure/internal/sim"
+	"math"
+)
 
 // refGateway admits what its rate limit and breaker let through, authenticates it and
 // forwards it to its one callee.
@@ -18,7 +21,7 @@ type refGateway struct {
 
 	// The breaker (threshold 0: none).
 	threshold, windowSec, openSec, probeRatio float64
-	state                                     Breaker
+	state                                     sim.Breaker
 	// epoch counts the breaker's changes of state: an answer to a request sent in an
 	// earlier state is not part of the current one's judgement.
 	epoch   int
@@ -37,7 +40,7 @@ type refGateOutcome struct {
 // refGateState is a breaker state taken at a time.
 type refGateState struct {
 	at    float64
-	state Breaker
+	state sim.Breaker
 }
 
 func newRefGateway(m *refModel, rc *refComp, p refParams, down refHop) *refGateway {
@@ -46,20 +49,20 @@ func newRefGateway(m *refModel, rc *refComp, p refParams, down refHop) *refGatew
 		windowSec: p.f("breaker_window_sec"), openSec: p.f("breaker_open_sec"), probeRatio: p.f("breaker_probe_ratio")}
 	g.tokens = g.rateLimit // a day's traffic has been flowing: the bucket starts full
 	if g.threshold > 0 {
-		g.setState(BreakerClosed)
+		g.setState(sim.BreakerClosed)
 	}
 	return g
 }
 
-func (g *refGateway) setState(b Breaker) {
+func (g *refGateway) setState(b sim.Breaker) {
 	g.state = b
 	g.epoch++
 	g.history = append(g.history, refGateState{at: g.m.s.now, state: b})
 }
 
 // stateAt is the breaker's state at time t (BreakerNone without a breaker).
-func (g *refGateway) stateAt(t float64) Breaker {
-	b := BreakerNone
+func (g *refGateway) stateAt(t float64) sim.Breaker {
+	b := sim.BreakerNone
 	for _, h := range g.history {
 		if h.at > t {
 			break
@@ -86,22 +89,25 @@ func (g *refGateway) admitLimit() bool {
 
 func (g *refGateway) call(r *refReq, reply func(refOutcome)) {
 	switch g.state {
-	case BreakerOpen:
+	case sim.BreakerOpen:
+		r.lose(g.comp.id, sim.CauseBreakerOpen)
 		reply(refRejected) // 503 at once
 		return
-	case BreakerHalfOpen:
+	case sim.BreakerHalfOpen:
 		if g.credit += g.probeRatio; g.credit < 1 {
+			r.lose(g.comp.id, sim.CauseBreakerOpen)
 			reply(refRejected)
 			return
 		}
 		g.credit--
 	}
 	if !g.admitLimit() {
+		r.lose(g.comp.id, sim.CauseRateLimited)
 		reply(refRejected) // 429
 		return
 	}
 	epoch := g.epoch
-	g.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
+	g.comp.pools[0].arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		g.m.s.at(g.m.s.now+g.auth, func() {
 			judged := false
@@ -130,15 +136,15 @@ func (g *refGateway) observe(epoch int, failed bool) {
 	}
 	now := g.m.s.now
 	switch g.state {
-	case BreakerHalfOpen:
+	case sim.BreakerHalfOpen:
 		// The first probe to answer decides.
 		if failed {
 			g.open()
 		} else {
-			g.setState(BreakerClosed)
+			g.setState(sim.BreakerClosed)
 			g.window, g.failed = g.window[:0], 0
 		}
-	case BreakerClosed:
+	case sim.BreakerClosed:
 		g.window = append(g.window, refGateOutcome{at: now, failed: failed})
 		if failed {
 			g.failed++
@@ -156,13 +162,13 @@ func (g *refGateway) observe(epoch int, failed bool) {
 }
 
 func (g *refGateway) open() {
-	g.setState(BreakerOpen)
+	g.setState(sim.BreakerOpen)
 	g.window, g.failed = g.window[:0], 0
 	g.opened = append(g.opened, g.m.s.now)
 	epoch := g.epoch
 	g.m.s.at(g.m.s.now+g.openSec, func() {
 		if g.epoch == epoch {
-			g.setState(BreakerHalfOpen)
+			g.setState(sim.BreakerHalfOpen)
 			g.credit = 0
 		}
 	})

@@ -1,8 +1,9 @@
-package sim
+package reference
 
 // The reference simulator's clients, chaos schedule and per-tick record.
 
 import (
+	"backpressure/internal/sim"
 	"math"
 	"slices"
 )
@@ -18,6 +19,26 @@ type refRecord struct {
 	fill, out                                 map[string][]float64
 	stored                                    map[string][]float64      // queue id → messages written per tick
 	breakers                                  map[string][]refGateState // gateway id → its breaker's changes of state
+	// lost counts the failed attempts of each tick by where and why they were lost
+	// (refLoss): refused, errored or timed out.
+	lost map[refLossKey][]float64
+	// busy is each component's busy worker-seconds in each tick, workers its workers at the
+	// tick's end, backlog a queue's messages waiting at the tick's end.
+	busy, workers, backlog map[string][]float64
+}
+
+// refLossKey is where and why attempts were lost.
+type refLossKey struct {
+	comp  string
+	cause sim.Cause
+}
+
+func (rec *refRecord) addLoss(k int, l *refLoss) {
+	key := refLossKey{l.comp, l.cause}
+	if rec.lost[key] == nil {
+		rec.lost[key] = make([]float64, len(rec.offered))
+	}
+	rec.lost[key][k]++
 }
 
 func (m *refModel) tickOf(t float64) int {
@@ -28,7 +49,8 @@ func (m *refModel) tickOf(t float64) int {
 // chaos, the balancers' health checks and the arrivals until the run's end.
 func (m *refModel) begin() (*refRecord, float64) {
 	n := m.ticks
-	rec := &refRecord{dt: m.dt, fill: map[string][]float64{}, out: map[string][]float64{}, stored: map[string][]float64{}}
+	rec := &refRecord{dt: m.dt, fill: map[string][]float64{}, out: map[string][]float64{}, stored: map[string][]float64{},
+		lost: map[refLossKey][]float64{}, busy: map[string][]float64{}, workers: map[string][]float64{}, backlog: map[string][]float64{}}
 	for _, p := range []*[]float64{&rec.offered, &rec.fresh, &rec.retries, &rec.served, &rec.rejected, &rec.errors,
 		&rec.timedOut, &rec.late, &rec.dropped} {
 		*p = make([]float64, n)
@@ -56,12 +78,12 @@ func (m *refModel) begin() (*refRecord, float64) {
 }
 
 // refRun simulates d under cfg with one seed and returns its record.
-func refRun(d Design, cfg Config, seed uint64) (*refRecord, error) {
+func refRun(d sim.Design, cfg sim.Config, seed uint64) (*refRecord, error) {
 	return refRunWith(d, cfg, seed, refOptions{})
 }
 
 // refRunWith is refRun with readings of the configuration other than the default.
-func refRunWith(d Design, cfg Config, seed uint64, opt refOptions) (*refRecord, error) {
+func refRunWith(d sim.Design, cfg sim.Config, seed uint64, opt refOptions) (*refRecord, error) {
 	m, err := newRefModelWith(d, cfg, seed, opt)
 	if err != nil {
 		return nil, err
@@ -76,6 +98,7 @@ func (m *refModel) run() *refRecord {
 	// Tick ends: read the waiting rooms and what each component finished.
 	lastServed := map[string]int{}
 	lastStored := map[string]int{}
+	lastBusy := map[string]float64{}
 	var tickEnd func(k int)
 	tickEnd = func(k int) {
 		for _, id := range m.order {
@@ -89,12 +112,35 @@ func (m *refModel) run() *refRecord {
 			s := c.served()
 			rec.out[id][k] = float64(s - lastServed[id])
 			lastServed[id] = s
+			if rec.busy[id] == nil {
+				rec.busy[id], rec.workers[id] = make([]float64, n), make([]float64, n)
+			}
+			busy, workers := 0.0, 0
+			for _, pl := range c.pools {
+				busy += pl.busySeconds()
+				workers += pl.workers
+			}
+			if a, ok := c.hop.(*refApp); ok {
+				workers = 0 // the replicas dealt requests; draining ones are finishing
+				for _, pl := range a.live {
+					workers += pl.workers
+				}
+			}
+			if f, ok := c.hop.(*refFunction); ok {
+				busy, workers = f.busySeconds(), f.maxConc
+			}
+			rec.busy[id][k], rec.workers[id][k] = busy-lastBusy[id], float64(workers)
+			lastBusy[id] = busy
 			if q, ok := c.hop.(*refQueue); ok {
 				if rec.stored[id] == nil {
 					rec.stored[id] = make([]float64, n)
 				}
 				rec.stored[id][k] = float64(q.stored - lastStored[id])
 				lastStored[id] = q.stored
+				if rec.backlog[id] == nil {
+					rec.backlog[id] = make([]float64, n)
+				}
+				rec.backlog[id][k] = float64(len(c.pools[1].waiting))
 			}
 		}
 		if k+1 < n {
@@ -118,7 +164,7 @@ func (m *refModel) run() *refRecord {
 // refCurveRate is the level's traffic curve at time t, as Traffic's fields document it
 // (the reference's own reading, not the engine's sampling): exact in continuous time, a
 // spike or a step acting from its instant on.
-func refCurveRate(tr Traffic, t float64) float64 {
+func refCurveRate(tr sim.Traffic, t float64) float64 {
 	r := tr.RPS
 	switch tr.Kind {
 	case "ramp":
@@ -145,7 +191,7 @@ func refCurveRate(tr Traffic, t float64) float64 {
 }
 
 // refCurveBound is a rate the curve never exceeds: the thinning's proposal rate.
-func refCurveBound(tr Traffic) float64 {
+func refCurveBound(tr sim.Traffic) float64 {
 	r := max(tr.RPS, tr.ToRPS) + math.Abs(tr.AmplitudeRPS)
 	for _, s := range tr.Steps {
 		r = max(r, s.RPS)
@@ -160,7 +206,7 @@ func refCurveBound(tr Traffic) float64 {
 func (m *refModel) freshRate(t float64) float64 {
 	r := refCurveRate(m.cfg.Traffic, t)
 	for _, e := range m.cfg.Chaos {
-		if e.Kind == ChaosTrafficSpike && t >= e.AtSec && t < e.AtSec+e.DurationSec {
+		if e.Kind == sim.ChaosTrafficSpike && t >= e.AtSec && t < e.AtSec+e.DurationSec {
 			r *= e.Params.Multiplier
 		}
 	}
@@ -172,14 +218,15 @@ func (m *refModel) freshRate(t float64) float64 {
 func (m *refModel) startArrivals(end float64) {
 	bound := refCurveBound(m.cfg.Traffic)
 	for _, e := range m.cfg.Chaos {
-		if e.Kind == ChaosTrafficSpike {
+		if e.Kind == sim.ChaosTrafficSpike {
 			bound *= max(1, e.Params.Multiplier)
 		}
 	}
 	if bound <= 0 {
 		return
 	}
-	shares := m.cfg.Mix.shares()
+	mix := m.cfg.Mix
+	shares := [...]float64{mix.Static, mix.Read, mix.Write, mix.AsyncWrite}
 	var next func(t float64)
 	next = func(t float64) {
 		for {
@@ -191,8 +238,8 @@ func (m *refModel) startArrivals(end float64) {
 			}
 		}
 		m.s.at(t, func() {
-			u, class := m.s.rng.Float64(), Class(0)
-			for class < numClasses-1 && u >= shares[class] {
+			u, class := m.s.rng.Float64(), sim.Class(0)
+			for int(class) < len(shares)-1 && u >= shares[class] {
 				u -= shares[class]
 				class++
 			}
@@ -204,7 +251,7 @@ func (m *refModel) startArrivals(end float64) {
 }
 
 // send starts one attempt of a request: generation 0 is fresh, later ones are retries.
-func (m *refModel) send(class Class, gen int) {
+func (m *refModel) send(class sim.Class, gen int) {
 	rec, s := m.rec, m.s
 	k := m.tickOf(s.now)
 	rec.offered[k]++
@@ -217,11 +264,21 @@ func (m *refModel) send(class Class, gen int) {
 	sent := s.now
 	pending := true
 	cl := m.cfg.Client
+	loss := &refLoss{}
 	if cl.TimeoutMs > 0 {
 		s.at(sent+cl.TimeoutMs/1000, func() {
 			if pending {
 				pending = false
-				rec.timedOut[m.tickOf(s.now)]++
+				k := m.tickOf(s.now)
+				rec.timedOut[k]++
+				// Waiting in a pool's queue, it was lost there; anywhere else (in service, held
+				// through a call, on a slow edge) the answer was just too slow.
+				if w := loss.waiting; w != nil {
+					loss.comp, loss.cause = w.comp, sim.CauseSaturated
+				} else {
+					loss.comp, loss.cause = loss.at, sim.CauseTimeouts
+				}
+				rec.addLoss(k, loss)
 				m.failed(class, gen)
 			}
 		})
@@ -230,7 +287,7 @@ func (m *refModel) send(class Class, gen int) {
 	if cl.TimeoutMs > 0 {
 		deadline = sent + cl.TimeoutMs/1000
 	}
-	m.entry.call(&refReq{class: class, deadline: deadline}, func(o refOutcome) {
+	m.entry.call(&refReq{class: class, deadline: deadline, loss: loss}, func(o refOutcome) {
 		k := m.tickOf(s.now)
 		if !pending {
 			rec.late[k]++ // the client left: this answer is wasted work
@@ -247,13 +304,14 @@ func (m *refModel) send(class Class, gen int) {
 		case refErrored:
 			rec.errors[k]++
 		}
+		rec.addLoss(k, loss)
 		m.failed(class, gen)
 	})
 }
 
 // failed retries a failed attempt if the client's limit and budget allow: at once with no
 // backoff, else after backoff_ms × backoff_multiplier^(retry−1).
-func (m *refModel) failed(class Class, gen int) {
+func (m *refModel) failed(class sim.Class, gen int) {
 	cl, s := m.cfg.Client, m.s
 	k := m.tickOf(s.now)
 	if gen >= cl.MaxRetries {
@@ -297,7 +355,7 @@ func (m *refModel) scheduleChaos() {
 	for _, e := range m.cfg.Chaos {
 		c := m.comps[e.Target]
 		switch e.Kind {
-		case ChaosNodeFailure:
+		case sim.ChaosNodeFailure:
 			m.s.at(e.AtSec, func() {
 				c.failed = true
 				for _, p := range c.pools {
@@ -310,7 +368,7 @@ func (m *refModel) scheduleChaos() {
 					p.recover()
 				}
 			})
-		case ChaosCacheFlush:
+		case sim.ChaosCacheFlush:
 			ch := c.hop.(refFlushable)
 			m.s.at(e.AtSec, func() {
 				warm := ch.warmup()

@@ -3,7 +3,9 @@ package sim
 // What the overload scenarios measure, computed the same way from the engine's ticks and
 // from the reference simulator's, so that the two are compared on one definition.
 
-import "math"
+import (
+	"math"
+)
 
 // overloadSeries is one run, tick by tick, in requests per second.
 type overloadSeries struct {
@@ -64,29 +66,42 @@ func engineSeries(r *Result) overloadSeries {
 	return s
 }
 
-func (rec *refRecord) series() overloadSeries {
-	per := 1 / rec.dt
-	s := overloadSeries{dt: rec.dt, fill: rec.fill, out: map[string][]float64{}}
-	for k := range rec.offered {
-		s.offered = append(s.offered, rec.offered[k]*per)
-		s.fresh = append(s.fresh, rec.fresh[k]*per)
-		s.served = append(s.served, rec.served[k]*per)
-		s.failed = append(s.failed, (rec.rejected[k]+rec.errors[k]+rec.timedOut[k])*per)
-		s.timedOut = append(s.timedOut, rec.timedOut[k]*per)
-	}
-	for id, xs := range rec.out {
-		s.out[id] = make([]float64, len(xs))
-		for k, x := range xs {
-			s.out[id][k] = x * per
+// ReferenceTrace is one run of the per-request reference (internal/reference's Trace), in
+// requests per second tick by tick. The reference imports this package, so the tests that
+// hold the engine against it run from package sim_test, which hands its runs in as these.
+type ReferenceTrace struct {
+	TickSec                                  float64
+	Offered, Fresh, Served, Failed, TimedOut []float64
+	Fill, Out                                map[string][]float64
+	P99Sec                                   float64
+	Breakers                                 map[string][]BreakerChange
+}
+
+// BreakerChange is a gateway breaker's change of state at a time.
+type BreakerChange struct {
+	AtSec float64
+	State Breaker
+}
+
+// ReferenceRun runs the reference on a design with one seed; slowDatabase reads an injected
+// delay into a database as the database being slow, its connection held through it.
+type ReferenceRun func(d Design, cfg Config, seed uint64, slowDatabase bool) (ReferenceTrace, error)
+
+func (tr ReferenceTrace) series() overloadSeries {
+	s := overloadSeries{dt: tr.TickSec, offered: tr.Offered, fresh: tr.Fresh, served: tr.Served, failed: tr.Failed,
+		timedOut: tr.TimedOut, fill: tr.Fill, out: tr.Out, p99: tr.P99Sec, breakers: map[string][]refGateState{}}
+	for id, h := range tr.Breakers {
+		for _, c := range h {
+			s.breakers[id] = append(s.breakers[id], refGateState{at: c.AtSec, state: c.State})
 		}
 	}
-	var xs []float64
-	for _, l := range rec.latency {
-		xs = append(xs, l...)
-	}
-	s.p99 = quantile(xs, 0.99)
-	s.breakers = rec.breakers
 	return s
+}
+
+// refGateState is a breaker's change of state as the metrics read it.
+type refGateState struct {
+	at    float64
+	state Breaker
 }
 
 // failRule is seed architecture-simulator's: a step fails when more than 5% of the

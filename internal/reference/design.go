@@ -1,10 +1,11 @@
-package sim
+package reference
 
 // How the reference simulator reads a Design (the mapping its header documents). It uses
 // only the package's exported surface — Params for defaults, the catalog for capacities —
 // so that it stays independent of how the engine compiles a design.
 
 import (
+	"backpressure/internal/sim"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -22,9 +23,29 @@ const (
 // refReq is one attempt travelling through the design; deadline is when its client gives
 // up (+Inf without a timeout).
 type refReq struct {
-	class    Class
+	class    sim.Class
 	deadline float64
 	hold     float64 // s a slow database holds its connection after the query (refOptions)
+	// loss is where the attempt is and where it was lost, for the "why" (nil for a queue's
+	// own writes, which no client waits for). A copy of the request shares it.
+	loss *refLoss
+}
+
+// refLoss follows one attempt: the first place that failed it and why, the pool it waits
+// in, and the last component that took it into service.
+type refLoss struct {
+	comp    string
+	cause   sim.Cause
+	waiting *refPool
+	at      string
+}
+
+// lose records where the attempt failed: the first failure is where it was lost, what
+// follows is that failure travelling back to the client.
+func (r *refReq) lose(comp string, cause sim.Cause) {
+	if r.loss != nil && r.loss.comp == "" {
+		r.loss.comp, r.loss.cause = comp, cause
+	}
 }
 
 // refOptions are readings of a configuration that the game's schema leaves to the level:
@@ -42,7 +63,7 @@ type refHop interface {
 // refComp is one component of the design as the reference sees it.
 type refComp struct {
 	id     string
-	kind   Kind
+	kind   sim.Kind
 	pools  []*refPool
 	failed bool
 	hop    refHop
@@ -56,7 +77,7 @@ type refComp struct {
 // refModel is a design compiled for the reference simulator.
 type refModel struct {
 	s     *refSim
-	cfg   Config
+	cfg   sim.Config
 	dt    float64
 	ticks int
 	comps map[string]*refComp
@@ -85,11 +106,11 @@ func once(f func(refOutcome)) func(refOutcome) {
 
 // refParams reads a component's parameters with the kind's documented defaults.
 type refParams struct {
-	c Component
+	c sim.Component
 }
 
 func (p refParams) raw(name string) (json.RawMessage, any) {
-	for _, s := range Params(p.c.Type) {
+	for _, s := range sim.Params(p.c.Type) {
 		if s.Name == name {
 			return p.c.Params[name], s.Default
 		}
@@ -132,7 +153,7 @@ func (p refParams) s(name string) string {
 	return x
 }
 
-func refInstanceType(cat Catalog, c Component, p refParams) InstanceType {
+func refInstanceType(cat sim.Catalog, c sim.Component, p refParams) sim.InstanceType {
 	if name := p.s("instance_type"); name != "" {
 		return cat[name]
 	}
@@ -144,7 +165,7 @@ func refInstanceType(cat Catalog, c Component, p refParams) InstanceType {
 	panic("no default instance type for " + string(c.Type))
 }
 
-func refSpeed(it InstanceType) float64 {
+func refSpeed(it sim.InstanceType) float64 {
 	if it.Speed > 0 {
 		return it.Speed
 	}
@@ -158,18 +179,18 @@ func refFixedPool(s *refSim, name string, capRPS, serviceSec float64, buffer int
 }
 
 // newRefModel maps a design onto reference pools and hops.
-func newRefModel(d Design, cfg Config, seed uint64) (*refModel, error) {
+func newRefModel(d sim.Design, cfg sim.Config, seed uint64) (*refModel, error) {
 	return newRefModelWith(d, cfg, seed, refOptions{})
 }
 
 // newRefModelWith is newRefModel with readings of the configuration other than the default.
-func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refModel, error) {
+func newRefModelWith(d sim.Design, cfg sim.Config, seed uint64, opt refOptions) (*refModel, error) {
 	if cfg.TickMs == 0 {
 		cfg.TickMs = defaultTickMs
 	}
 	cat := cfg.Catalog
 	if len(cat) == 0 {
-		cat = DefaultCatalog()
+		cat = sim.DefaultCatalog()
 	}
 	m := &refModel{s: newRefSim(seed), cfg: cfg, dt: cfg.TickMs / 1000, comps: map[string]*refComp{},
 		edges: map[[2]string]*refEdge{}, opt: opt}
@@ -180,11 +201,11 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 		callees[e.From] = append(callees[e.From], e.To)
 		incoming[e.To]++
 	}
-	kindOf := map[string]Kind{}
+	kindOf := map[string]sim.Kind{}
 	for _, c := range d.Components {
 		kindOf[c.ID] = c.Type
 	}
-	firstCallee := func(id string, k Kind) string {
+	firstCallee := func(id string, k sim.Kind) string {
 		for _, to := range callees[id] {
 			if kindOf[to] == k {
 				return to
@@ -198,18 +219,18 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 		it := refInstanceType(cat, c, p)
 		rc := &refComp{id: c.ID, kind: c.Type}
 		switch c.Type {
-		case KindLoadBalancer:
+		case sim.KindLoadBalancer:
 			n := p.f("instances")
 			rc.pools = []*refPool{refFixedPool(m.s, c.ID, it.CapacityRPS*n, refBalancerServiceSec, int(float64(it.BufferPerUnit)*n))}
-		case KindAPIGateway:
+		case sim.KindAPIGateway:
 			n := p.f("instances")
 			rc.pools = []*refPool{refFixedPool(m.s, c.ID, it.CapacityRPS*n, refGatewayServiceSec, int(float64(it.BufferPerUnit)*n))}
-		case KindAppService:
+		case sim.KindAppService:
 			for r := 0; r < p.i("replicas"); r++ {
 				rc.pools = append(rc.pools, newRefPool(m.s, fmt.Sprintf("%s/%d", c.ID, r), p.i("concurrency"),
 					p.f("service_time_ms")/1000/refSpeed(it), p.i("queue_per_replica")))
 			}
-		case KindCache:
+		case sim.KindCache:
 			mem := p.f("memory_gb")
 			if mem == 0 {
 				mem = math.Max(it.MemoryGB, 0.01)
@@ -219,16 +240,16 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 				units = math.Ceil(mem/it.MemoryGB - 1e-9)
 			}
 			rc.pools = []*refPool{refFixedPool(m.s, c.ID, it.CapacityRPS*units, refCacheServiceSec, int(float64(it.BufferPerUnit)*units))}
-		case KindContainerPool:
+		case sim.KindContainerPool:
 			for r := 0; r < p.i("min_replicas"); r++ {
 				rc.pools = append(rc.pools, newRefPool(m.s, fmt.Sprintf("%s/%d", c.ID, r), p.i("concurrency"),
 					p.f("service_time_ms")/1000/refSpeed(it), p.i("queue_per_replica")))
 			}
-		case KindServerless:
+		case sim.KindServerless:
 			// Its executions are counted by the function itself (refFunction).
-		case KindCDN:
+		case sim.KindCDN:
 			rc.pools = []*refPool{newRefPool(m.s, c.ID, math.MaxInt32, refCDNServiceSec, 0)}
-		case KindDatabase:
+		case sim.KindDatabase:
 			conns := p.i("connections")
 			rc.pools = []*refPool{newRefPool(m.s, c.ID, conns, p.f("query_time_ms")/1000/refSpeed(it), p.i("queue_per_connection")*conns)}
 			rit := it
@@ -239,7 +260,7 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 				rc.pools = append(rc.pools, newRefPool(m.s, fmt.Sprintf("%s/replica%d", c.ID, r), conns,
 					p.f("query_time_ms")/1000/refSpeed(rit), p.i("queue_per_connection")*conns))
 			}
-		case KindQueue:
+		case sim.KindQueue:
 			broker := refFixedPool(m.s, c.ID+"/broker", it.CapacityRPS, refBrokerServiceSec, it.BufferPerUnit)
 			consumers := newRefPool(m.s, c.ID+"/consumers", p.i("workers"), p.f("job_time_ms")/1000/refSpeed(it), p.i("buffer"))
 			consumers.durable = true
@@ -250,11 +271,11 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 		for _, pl := range rc.pools {
 			rc.room += max(0, pl.buffer)
 		}
-		if c.Type == KindCDN {
+		if c.Type == sim.KindCDN {
 			rc.room = 0 // an edge has no waiting room
 		}
 		pools := rc.pools
-		if c.Type == KindQueue {
+		if c.Type == sim.KindQueue {
 			pools = pools[1:] // a queue's fill is its message buffer
 			rc.room = max(0, pools[0].buffer)
 		}
@@ -266,7 +287,7 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 			return n
 		}
 		var last *refPool // a queue's: its consumers
-		if c.Type == KindQueue {
+		if c.Type == sim.KindQueue {
 			last = rc.pools[len(rc.pools)-1]
 		}
 		rc.served = func() int {
@@ -307,15 +328,15 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 		}
 		return &refSplit{hops: hops}
 	}
-	it := func(c Component, p refParams) InstanceType { return refInstanceType(cat, c, p) }
+	it := func(c sim.Component, p refParams) sim.InstanceType { return refInstanceType(cat, c, p) }
 	computeCalls := func(id string) refCalls {
-		db := edge(id, firstCallee(id, KindDatabase))
+		db := edge(id, firstCallee(id, sim.KindDatabase))
 		next := db
 		if db == nil {
 			next = services(id)
 		}
 		calls := refCalls{read: next, write: next, async: next}
-		if cache := firstCallee(id, KindCache); cache != "" {
+		if cache := firstCallee(id, sim.KindCache); cache != "" {
 			cc := m.comps[cache]
 			cp := refParams{d.Components[slicesIndex(d, cache)]}
 			hit := cp.f("hit_ratio")
@@ -331,7 +352,7 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 			cc.hop = &refCache{m: m, comp: cc, refHitRatio: refHitRatio{target: hit, warm: cp.f("warmup_sec"), flushedAt: math.Inf(-1)}, miss: next}
 			calls.read = edge(id, cache)
 		}
-		if q := firstCallee(id, KindQueue); q != "" {
+		if q := firstCallee(id, sim.KindQueue); q != "" {
 			calls.async = edge(id, q)
 		}
 		return calls
@@ -340,7 +361,7 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 		p := refParams{c}
 		rc := m.comps[c.ID]
 		switch c.Type {
-		case KindLoadBalancer:
+		case sim.KindLoadBalancer:
 			b := &refBalancer{m: m, comp: rc, algorithm: p.s("algorithm"), health: p.b("health_checks"),
 				intervalSec: p.f("health_check_interval_sec"), unhealthyAfter: p.i("unhealthy_threshold")}
 			if b.algorithm == "consistent_hash" {
@@ -353,37 +374,37 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 				b.backends = append(b.backends, &refBackend{comp: m.comps[to], hop: edge(c.ID, to), up: true})
 			}
 			rc.hop = b
-		case KindAPIGateway:
+		case sim.KindAPIGateway:
 			if len(callees[c.ID]) != 1 {
 				return nil, fmt.Errorf("%s: the reference's gateway forwards to exactly one component", c.ID)
 			}
 			to := callees[c.ID][0]
-			if k := kindOf[to]; !isForwarder(k) || k == KindAPIGateway {
+			if k := kindOf[to]; !isForwarder(k) || k == sim.KindAPIGateway {
 				return nil, fmt.Errorf("%s: the reference's gateway forwards to a service or a balancer, not %s", c.ID, k)
 			}
 			rc.hop = newRefGateway(m, rc, p, edge(c.ID, to))
-		case KindAppService, KindContainerPool:
+		case sim.KindAppService, sim.KindContainerPool:
 			app := &refApp{m: m, comp: rc, calls: computeCalls(c.ID), live: rc.pools}
-			if c.Type == KindContainerPool {
+			if c.Type == sim.KindContainerPool {
 				app.scaler = &refScaler{a: app, minR: p.i("min_replicas"), maxR: p.i("max_replicas"), conc: p.i("concurrency"),
 					target: p.f("target_utilization"), outDelay: p.f("scale_out_delay_sec"), inDelay: p.f("scale_in_delay_sec"),
 					serviceSec: p.f("service_time_ms") / 1000 / refSpeed(refInstanceType(cat, c, p)), queue: p.i("queue_per_replica"),
 					lowSince: -1}
 			}
 			rc.hop = app
-		case KindServerless:
+		case sim.KindServerless:
 			mem := p.f("memory_mb")
 			f := &refFunction{m: m, comp: rc, calls: computeCalls(c.ID), maxConc: p.i("max_concurrency"),
 				serviceSec: p.f("service_time_ms") / 1000 / refSpeed(refInstanceType(cat, c, p)) / (math.Min(mem, refFnFullCoreMB) / 1024),
 				cold:       p.f("cold_start_ms") / 1000, idle: p.f("idle_timeout_sec"), maxExec: p.f("max_execution_ms") / 1000}
 			rc.served = func() int { return f.finished }
 			rc.hop = f
-		case KindCDN:
+		case sim.KindCDN:
 			cdn := &refCDN{m: m, comp: rc, refHitRatio: refHitRatio{target: p.f("hit_ratio"), warm: p.f("ttl_sec"), flushedAt: math.Inf(-1)},
 				origin: services(c.ID)}
 			rc.hop = cdn
-		case KindDatabase:
-			if firstCallee(c.ID, KindDatabase) != "" {
+		case sim.KindDatabase:
+			if firstCallee(c.ID, sim.KindDatabase) != "" {
 				return nil, fmt.Errorf("%s: replication between primaries is not modelled by the reference", c.ID)
 			}
 			if len(rc.pools) > 1 {
@@ -392,8 +413,8 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 			} else {
 				rc.hop = &refDatabase{comp: rc}
 			}
-		case KindQueue:
-			rc.hop = &refQueue{m: m, comp: rc, write: edge(c.ID, firstCallee(c.ID, KindDatabase))}
+		case sim.KindQueue:
+			rc.hop = &refQueue{m: m, comp: rc, write: edge(c.ID, firstCallee(c.ID, sim.KindDatabase))}
 		}
 	}
 	for _, c := range d.Components {
@@ -410,7 +431,26 @@ func newRefModelWith(d Design, cfg Config, seed uint64, opt refOptions) (*refMod
 	return m, nil
 }
 
-func slicesIndex(d Design, id string) int {
+// defaultTickMs is a configuration's tick when it names none (Config.TickMs's default).
+const defaultTickMs = 100
+
+// isCompute: the kinds that run a service's own work.
+func isCompute(k sim.Kind) bool {
+	return k == sim.KindAppService || k == sim.KindContainerPool || k == sim.KindServerless
+}
+
+// isForwarder: the kinds a service sends its requests on to.
+func isForwarder(k sim.Kind) bool {
+	return isCompute(k) || k == sim.KindLoadBalancer || k == sim.KindAPIGateway
+}
+
+// entryKinds are the kinds that take traffic from outside when nothing calls them.
+var entryKinds = map[sim.Kind]bool{
+	sim.KindLoadBalancer: true, sim.KindAPIGateway: true, sim.KindCDN: true,
+	sim.KindAppService: true, sim.KindContainerPool: true, sim.KindServerless: true,
+}
+
+func slicesIndex(d sim.Design, id string) int {
 	for i, c := range d.Components {
 		if c.ID == id {
 			return i
@@ -435,14 +475,15 @@ func (e *refEdge) call(r *refReq, reply func(refOutcome)) {
 			continue
 		}
 		switch ev.Kind {
-		case ChaosNetworkPartition:
+		case sim.ChaosNetworkPartition:
+			r.lose(e.to.id, sim.CausePartition)
 			reply(refErrored)
 			return
-		case ChaosLatencyInjection:
+		case sim.ChaosLatencyInjection:
 			extra += ev.Params.ExtraLatencyMs / 1000
 		}
 	}
-	if extra > 0 && e.m.opt.slowDatabase && e.to.kind == KindDatabase {
+	if extra > 0 && e.m.opt.slowDatabase && e.to.kind == sim.KindDatabase {
 		slow := *r
 		slow.hold = extra
 		e.to.hop.call(&slow, reply)
@@ -457,7 +498,7 @@ func (e *refEdge) call(r *refReq, reply func(refOutcome)) {
 
 func (e *refEdge) cut(now float64) bool {
 	for _, ev := range e.m.cfg.Chaos {
-		if ev.Kind == ChaosNetworkPartition && ev.From == e.from && ev.To == e.to.id && now >= ev.AtSec && now < ev.AtSec+ev.DurationSec {
+		if ev.Kind == sim.ChaosNetworkPartition && ev.From == e.from && ev.To == e.to.id && now >= ev.AtSec && now < ev.AtSec+ev.DurationSec {
 			return true
 		}
 	}
@@ -487,10 +528,11 @@ type refBalancer struct {
 }
 
 func (b *refBalancer) call(r *refReq, reply func(refOutcome)) {
-	b.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
+	b.comp.pools[0].arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		be := b.pick()
 		if be == nil {
+			r.lose(b.comp.id, sim.CauseNodeFailed)
 			reply(refErrored)
 			return
 		}
@@ -574,7 +616,7 @@ func (a *refApp) call(r *refReq, reply func(refOutcome)) {
 	a.next++
 	pl := a.live[a.next%len(a.live)]
 	down, calls := a.calls.of(r.class)
-	pl.arrive(&refJob{fail: reply, start: func(release func()) {
+	pl.arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		if !calls {
 			release()
 			reply(refOK)
@@ -582,6 +624,7 @@ func (a *refApp) call(r *refReq, reply func(refOutcome)) {
 		}
 		if down == nil {
 			release()
+			r.lose(a.comp.id, sim.CauseNoRoute)
 			reply(refErrored)
 			return
 		}
@@ -619,13 +662,14 @@ type refCache struct {
 }
 
 func (c *refCache) call(r *refReq, reply func(refOutcome)) {
-	c.comp.pools[0].arrive(&refJob{fail: reply, start: func(release func()) {
+	c.comp.pools[0].arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		if c.m.s.rng.Float64() < c.at(c.m.s.now) {
 			reply(refOK)
 			return
 		}
 		if c.miss == nil {
+			r.lose(c.comp.id, sim.CauseNoRoute)
 			reply(refErrored)
 			return
 		}
@@ -638,7 +682,7 @@ type refDatabase struct{ comp *refComp }
 
 func (d *refDatabase) call(r *refReq, reply func(refOutcome)) {
 	pl := d.comp.pools[0]
-	pl.arrive(&refJob{fail: reply, start: func(release func()) {
+	pl.arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		if r.hold <= 0 {
 			release()
 			reply(refOK)
@@ -661,13 +705,21 @@ type refQueue struct {
 	comp   *refComp
 	write  refHop
 	stored int // messages written to the database
+	// writesCut: the consumers' last write failed across a cut link, so a full queue is
+	// refused by the partition rather than by its consumers' pace.
+	writesCut bool
 }
 
 func (q *refQueue) call(r *refReq, reply func(refOutcome)) {
 	broker, consumers := q.comp.pools[0], q.comp.pools[1]
-	broker.arrive(&refJob{fail: reply, start: func(release func()) {
+	broker.arrive(&refJob{req: r, fail: reply, start: func(release func()) {
 		release()
 		if !consumers.hasRoom() {
+			cause := sim.CauseSaturated
+			if q.writesCut {
+				cause = sim.CausePartition
+			}
+			r.lose(q.comp.id, cause)
 			reply(refRejected)
 			return
 		}
@@ -681,10 +733,12 @@ func (q *refQueue) call(r *refReq, reply func(refOutcome)) {
 					return
 				}
 				epoch := consumers.epoch
-				q.write.call(&refReq{class: ClassAsyncWrite}, func(o refOutcome) {
+				w := &refReq{class: sim.ClassAsyncWrite, loss: &refLoss{}}
+				q.write.call(w, func(o refOutcome) {
 					if epoch != consumers.epoch {
 						return // the consumer failed meanwhile and the message is already back
 					}
+					q.writesCut = o != refOK && w.loss.cause == sim.CausePartition
 					release()
 					if o == refOK {
 						q.stored++

@@ -1,0 +1,222 @@
+package challenges
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"backpressure/internal/reference"
+	"backpressure/internal/sim"
+)
+
+// verdictDesign is one design a level is judged on: its starting design, its reference
+// solution, or the starting design with the fix hint's change.
+type verdictDesign struct {
+	name   string
+	design sim.Design
+}
+
+// verdictDesigns are the designs of a level whose verdicts the reference must share.
+func verdictDesigns(t *testing.T, l *Level) []verdictDesign {
+	t.Helper()
+	out := []verdictDesign{{"starting", l.StartingDesign}, {"solution", solution(t, l.Slug)}}
+	h, err := l.Hint(t.Context(), l.StartingDesign)
+	if err != nil {
+		t.Fatalf("Hint: %v", err)
+	}
+	if h.Found {
+		fix, err := ApplyPatch(l.StartingDesign, h.Change.Patch)
+		if err != nil {
+			t.Fatalf("hint's patch: %v", err)
+		}
+		out = append(out, verdictDesign{"hinted", fix})
+	}
+	return out
+}
+
+// referenceVerdict judges the reference's run of d as the level judges the engine's.
+func (l *Level) referenceVerdict(ctx context.Context, d sim.Design, seeds []uint64) (*Evaluation, error) {
+	eff, ps := l.c.prepareDesign(l, d, true)
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	res, err := reference.Run(ctx, eff, l.c.cfg, reference.Options{Seeds: seeds})
+	if err != nil {
+		return nil, err
+	}
+	return l.judge(res), nil
+}
+
+// namedCause is the cause the "why" gives for most of a failing run's failing time in the
+// evaluation window ("" for a run with none).
+func namedCause(ev *Evaluation) sim.Cause {
+	spans := map[sim.Cause]float64{}
+	for _, w := range ev.Why {
+		spans[w.Cause] += w.EndSec - max(w.StartSec, ev.Window.StartSec)
+	}
+	best := sim.Cause("")
+	for _, c := range slices.Sorted(maps.Keys(spans)) {
+		if best == "" || spans[c] > spans[best] {
+			best = c
+		}
+	}
+	return best
+}
+
+// failingConditions lists what failed, in the evaluation's order.
+func failingConditions(ev *Evaluation) string {
+	f := ev.Failing()
+	if len(f) == 0 {
+		return "-"
+	}
+	return strings.Join(f, ",")
+}
+
+func scoreText(ev *Evaluation) string {
+	if ev.Score == nil {
+		return "-"
+	}
+	return fmt.Sprint(*ev.Score)
+}
+
+// measured is a condition's measured value, for the table.
+func measured(ev *Evaluation, name string) float64 {
+	c, _ := ev.Condition(name)
+	return c.Measured
+}
+
+// verdictSeeds are the reference's seeds for the campaign's verdicts, pooled tick by tick
+// (reference.Run): three keep the test at about 50 s on two cores (1m45s of CPU for 75
+// designs, with the engine's runs and hints); a tick's quantiles and the recovery's error
+// rate are read from at least 2,000 answers whatever the seeds (reference.md, "The game's
+// view").
+var verdictSeeds = reference.DefaultSeeds[:3]
+
+// scoreTolerance is how far the reference's score of a passing design may be from the
+// engine's: 300 of the 9,000 points the headrooms share. What stays inside it: the
+// reference's p99 reads 5–10% above the engine's (a latency headroom 0.05 lower is 113
+// points) and the engine's load-dependent error rate, which the reference does not model
+// (0.03% of a 1% target is 54 points).
+const scoreTolerance = 300
+
+// knownVerdictGaps are the designs on which the engine's verdict is not yet the reference's,
+// each with its measured reason (BENCHMARKS.md, "The campaign's verdicts under the
+// reference"). A gap that closes fails the test until it is taken off the list.
+var knownVerdictGaps = map[string]string{
+	"lose-a-node/starting":         "a tier near saturation through a failure: the per-request tick p99 wanders, the level reads its peaks",
+	"the-queue-remembers/starting": "through the queue's partition the per-request p99 climbs from 150 to 200 ms; the engine's stands at 138.5 ms",
+	"a-long-partition/starting":    "through the partition the per-request p99 over the window reads 215 ms against the engine's 138.5 ms",
+	"storm-at-the-gate/solution":   "the rate limit's full bucket lets a second's tokens through as the spike strikes: 1.5 s at 100% busy",
+	"uneven-failover/solution":     "least-connections sends a backend that fails fast nearly everything until the checks notice",
+	"ticket-drop/solution":         "a spike's cold starts hold a function's concurrency: the first tick of each spike throttles",
+	"scale-sooner/starting":        "the per-second autoscaler: fewer failed attempts at each step",
+	"scale-sooner/hinted":          "the per-second autoscaler: more replicas kept, over the budget",
+	"retry-storm/solution":         "a slow database's held workers: the per-request p99 half the engine's",
+	"slow-neighbour/solution":      "a slow database's held workers: the per-request p99 well below the engine's",
+	"slow-neighbour/hinted":        "a slow database's held workers: the per-request p99 below the engine's",
+}
+
+// verdictRow is one design judged on the engine's run and on the reference's.
+type verdictRow struct {
+	level, design      string
+	eng, ref           *Evaluation
+	engCause, refCause sim.Cause
+}
+
+// disagreements says how the reference's verdict differs from the engine's: pass or fail,
+// the failing checks, the named cause, the score beyond its tolerance.
+func (r verdictRow) disagreements() []string {
+	var out []string
+	if r.eng.Passed != r.ref.Passed {
+		out = append(out, fmt.Sprintf("engine passed %v, reference %v", r.eng.Passed, r.ref.Passed))
+	}
+	if e, f := failingConditions(r.eng), failingConditions(r.ref); e != f {
+		out = append(out, fmt.Sprintf("failing: engine %s, reference %s", e, f))
+	}
+	if r.engCause != r.refCause {
+		out = append(out, fmt.Sprintf("cause: engine %q, reference %q", r.engCause, r.refCause))
+	}
+	if r.eng.Score != nil && r.ref.Score != nil && abs(*r.eng.Score-*r.ref.Score) > scoreTolerance {
+		out = append(out, fmt.Sprintf("score: engine %d, reference %d, tolerance %d", *r.eng.Score, *r.ref.Score, scoreTolerance))
+	}
+	return out
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// The game's verdicts hold under the per-request reference: every level's starting design,
+// reference solution and hinted design pass or fail alike on the engine's run and on the
+// reference's, judged by the same level code, with the same failing checks and the same
+// named cause, and a passing design scores alike.
+func TestVerdictsUnderTheReference(t *testing.T) {
+	if raceEnabled {
+		t.Skip("75 designs, 3 reference seeds each: a measurement; .ci/run also runs this package without -race, where it is held")
+	}
+	levels := campaign(t)
+	rows := make([][]verdictRow, len(levels))
+	t.Run("level", func(t *testing.T) {
+		for i, l := range levels {
+			t.Run(l.Slug, func(t *testing.T) {
+				t.Parallel()
+				judged := map[string]*Evaluation{} // a hinted design is often the solution itself
+				for _, vd := range verdictDesigns(t, l) {
+					eng, err := l.Evaluate(t.Context(), vd.design)
+					if err != nil {
+						t.Fatalf("%s: Evaluate: %v", vd.name, err)
+					}
+					same, err := json.Marshal(vd.design)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ref := judged[string(same)]
+					if ref == nil {
+						if ref, err = l.referenceVerdict(t.Context(), vd.design, verdictSeeds); err != nil {
+							t.Fatalf("%s: the reference: %v", vd.name, err)
+						}
+						judged[string(same)] = ref
+					}
+					r := verdictRow{l.Slug, vd.name, eng, ref, namedCause(eng), namedCause(ref)}
+					rows[i] = append(rows[i], r)
+					key := l.Slug + "/" + vd.name
+					gap, known := knownVerdictGaps[key]
+					switch d := r.disagreements(); {
+					case len(d) > 0 && !known:
+						t.Errorf("%s: the reference's verdict differs: %s", vd.name, strings.Join(d, "; "))
+					case len(d) == 0 && known:
+						t.Errorf("%s: the verdicts now agree; the known gap (%s) is gone: take it off knownVerdictGaps", vd.name, gap)
+					case known:
+						t.Logf("%s: known gap (%s): %s", vd.name, gap, strings.Join(d, "; "))
+					}
+				}
+			})
+		}
+	})
+	var b strings.Builder
+	b.WriteString("| level | design | failing: engine / reference | cause | score | p99 ms | error rate | resilience | cost $/h |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, rs := range rows {
+		for _, r := range rs {
+			fmt.Fprintf(&b, "| %s | %s | %s / %s | %s / %s | %s / %s | %.1f / %.1f | %.4f / %.4f | %.2f / %.2f | %.3f / %.3f |\n",
+				r.level, r.design, failingConditions(r.eng), failingConditions(r.ref), causeText(r.engCause), causeText(r.refCause),
+				scoreText(r.eng), scoreText(r.ref), measured(r.eng, CondLatency), measured(r.ref, CondLatency),
+				measured(r.eng, CondErrors), measured(r.ref, CondErrors), measured(r.eng, CondResilience), measured(r.ref, CondResilience),
+				measured(r.eng, CondCost), measured(r.ref, CondCost))
+		}
+	}
+	t.Logf("the engine's verdicts / the reference's (seeds %v):\n%s", verdictSeeds, b.String())
+}
+
+func causeText(c sim.Cause) string {
+	if c == "" {
+		return "-"
+	}
+	return string(c)
+}
