@@ -207,21 +207,67 @@ func (s *Store) Level(ctx context.Context, slug string, version int) (game.Level
 	return l, nil
 }
 
+// levelSummaryColumns are the columns scanLevelSummary reads.
+const levelSummaryColumns = `slug, version, title, difficulty, content_hash, created_at, builtin, worst_case_cost`
+
+func scanLevelSummary(row pgx.CollectableRow) (game.LevelSummary, error) {
+	var l game.LevelSummary
+	err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &l.ContentHash, &l.CreatedAt, &l.Builtin, &l.WorstCaseCost)
+	l.CreatedAt = l.CreatedAt.UTC()
+	return l, err
+}
+
+// CurrentLevels returns the current version of each level named in slugs
+// that exists, ordered by slug (bytewise): one index probe a slug.
+func (s *Store) CurrentLevels(ctx context.Context, slugs []string) ([]game.LevelSummary, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+levelSummaryColumns+`
+		FROM levels WHERE is_current AND slug = ANY($1::text[]) ORDER BY slug COLLATE "C"`, slugs)
+	if err != nil {
+		return nil, translate("current levels", err)
+	}
+	out, err := pgx.CollectRows(rows, scanLevelSummary)
+	if err != nil {
+		return nil, translate("current levels", err)
+	}
+	if out == nil {
+		out = []game.LevelSummary{}
+	}
+	return out, nil
+}
+
+// LevelsAfter returns at most limit current levels whose slugs come after
+// after (bytewise; "" for the first), ordered by slug, leaving out those
+// named in skip: a range scan of levels_current_c that stops after limit
+// rows plus those skipped.
+func (s *Store) LevelsAfter(ctx context.Context, after string, skip []string, limit int) ([]game.LevelSummary, error) {
+	if limit < 1 {
+		return []game.LevelSummary{}, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+levelSummaryColumns+`
+		FROM levels WHERE is_current AND slug COLLATE "C" > $1 AND NOT slug = ANY(coalesce($2::text[], '{}'))
+		ORDER BY slug COLLATE "C" LIMIT $3`, after, skip, limit)
+	if err != nil {
+		return nil, translate("levels after", err)
+	}
+	out, err := pgx.CollectRows(rows, scanLevelSummary)
+	if err != nil {
+		return nil, translate("levels after", err)
+	}
+	if out == nil {
+		out = []game.LevelSummary{}
+	}
+	return out, nil
+}
+
 // Levels returns the current version of every level, ordered by slug
 // (bytewise).
 func (s *Store) Levels(ctx context.Context) ([]game.LevelSummary, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT slug, version, title, difficulty, content_hash, created_at, builtin, worst_case_cost
+	rows, err := s.pool.Query(ctx, `SELECT `+levelSummaryColumns+`
 		FROM levels WHERE is_current ORDER BY slug COLLATE "C"`)
 	if err != nil {
 		return nil, translate("levels", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.LevelSummary, error) {
-		var l game.LevelSummary
-		err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &l.ContentHash, &l.CreatedAt, &l.Builtin, &l.WorstCaseCost)
-		l.CreatedAt = l.CreatedAt.UTC()
-		return l, err
-	})
+	out, err := pgx.CollectRows(rows, scanLevelSummary)
 	if err != nil {
 		return nil, translate("levels", err)
 	}
