@@ -68,11 +68,16 @@ func decodeListCursor(s string, version byte, minLen, maxLen int) ([]byte, bool)
 
 var errBadCursor = FieldError{Field: "cursor", Reason: "is not a valid cursor"}
 
-// cursorTime reads a cursor's time (microseconds since 1970, UTC), which
-// must lie within PostgreSQL's timestamps (years 1 to 9999).
-func cursorTime(b []byte) (time.Time, bool) {
+// timeCursor decodes a cursor of kind version: a time (microseconds since
+// 1970, UTC), which must lie within PostgreSQL's timestamps (years 1 to
+// 9999), then rest bytes, returned.
+func timeCursor(s string, version byte, rest int) (time.Time, []byte, bool) {
+	b, ok := decodeListCursor(s, version, 8+rest, 8+rest)
+	if !ok {
+		return time.Time{}, nil, false
+	}
 	t := time.UnixMicro(int64(binary.BigEndian.Uint64(b))).UTC()
-	return t, t.Year() >= 1 && t.Year() <= 9999
+	return t, b[8:], t.Year() >= 1 && t.Year() <= 9999
 }
 
 // Level list: the built-in campaign first, in campaign order, then every
@@ -169,12 +174,7 @@ func ParseSeasonListQuery(q ListQuery) (ListQuery, *SeasonListCursor, error) {
 	q, fe := q.normalize(DefaultListLimit)
 	var cur *SeasonListCursor
 	if q.Cursor != "" {
-		b, ok := decodeListCursor(q.Cursor, seasonListCursorVersion, 8, 8)
-		var at time.Time
-		if ok {
-			at, ok = cursorTime(b)
-		}
-		if ok {
+		if at, _, ok := timeCursor(q.Cursor, seasonListCursorVersion, 0); ok {
 			cur = &SeasonListCursor{StartsAt: at}
 		} else {
 			fe = append(fe, errBadCursor)
@@ -214,13 +214,8 @@ func ParseDuelListQuery(q ListQuery) (ListQuery, *DuelListCursor, error) {
 	q, fe := q.normalize(DefaultDuelListLimit)
 	var cur *DuelListCursor
 	if q.Cursor != "" {
-		b, ok := decodeListCursor(q.Cursor, duelListCursorVersion, 24, 24)
-		var at time.Time
-		if ok {
-			at, ok = cursorTime(b)
-		}
-		if ok {
-			cur = &DuelListCursor{CreatedAt: at, ID: uuid.UUID(b[8:])}
+		if at, id, ok := timeCursor(q.Cursor, duelListCursorVersion, 16); ok {
+			cur = &DuelListCursor{CreatedAt: at, ID: uuid.UUID(id)}
 		} else {
 			fe = append(fe, errBadCursor)
 		}

@@ -220,19 +220,8 @@ func scanLevelSummary(row pgx.CollectableRow) (game.LevelSummary, error) {
 // CurrentLevels returns the current version of each level named in slugs
 // that exists, ordered by slug (bytewise): one index probe a slug.
 func (s *Store) CurrentLevels(ctx context.Context, slugs []string) ([]game.LevelSummary, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+levelSummaryColumns+`
+	return s.levelSummaries(ctx, "current levels", `SELECT `+levelSummaryColumns+`
 		FROM levels WHERE is_current AND slug = ANY($1::text[]) ORDER BY slug COLLATE "C"`, slugs)
-	if err != nil {
-		return nil, translate("current levels", err)
-	}
-	out, err := pgx.CollectRows(rows, scanLevelSummary)
-	if err != nil {
-		return nil, translate("current levels", err)
-	}
-	if out == nil {
-		out = []game.LevelSummary{}
-	}
-	return out, nil
 }
 
 // LevelsAfter returns at most limit current levels whose slugs come after
@@ -243,15 +232,21 @@ func (s *Store) LevelsAfter(ctx context.Context, after string, skip []string, li
 	if limit < 1 {
 		return []game.LevelSummary{}, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+levelSummaryColumns+`
+	return s.levelSummaries(ctx, "levels after", `SELECT `+levelSummaryColumns+`
 		FROM levels WHERE is_current AND slug COLLATE "C" > $1 AND NOT slug = ANY(coalesce($2::text[], '{}'))
 		ORDER BY slug COLLATE "C" LIMIT $3`, after, skip, limit)
+}
+
+// levelSummaries runs query, which selects levelSummaryColumns; op names
+// it in errors.
+func (s *Store) levelSummaries(ctx context.Context, op, query string, args ...any) ([]game.LevelSummary, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, translate("levels after", err)
+		return nil, translate(op, err)
 	}
 	out, err := pgx.CollectRows(rows, scanLevelSummary)
 	if err != nil {
-		return nil, translate("levels after", err)
+		return nil, translate(op, err)
 	}
 	if out == nil {
 		out = []game.LevelSummary{}
@@ -262,17 +257,6 @@ func (s *Store) LevelsAfter(ctx context.Context, after string, skip []string, li
 // Levels returns the current version of every level, ordered by slug
 // (bytewise).
 func (s *Store) Levels(ctx context.Context) ([]game.LevelSummary, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+levelSummaryColumns+`
+	return s.levelSummaries(ctx, "levels", `SELECT `+levelSummaryColumns+`
 		FROM levels WHERE is_current ORDER BY slug COLLATE "C"`)
-	if err != nil {
-		return nil, translate("levels", err)
-	}
-	out, err := pgx.CollectRows(rows, scanLevelSummary)
-	if err != nil {
-		return nil, translate("levels", err)
-	}
-	if out == nil {
-		out = []game.LevelSummary{}
-	}
-	return out, nil
 }
