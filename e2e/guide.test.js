@@ -6,7 +6,7 @@
 // artifacts/e2e/guide-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { BASE, launch, watch, snapper } from './lib.js';
 
 const STEP = 15_000;
@@ -132,6 +132,10 @@ async function starsOpenAChapter(p, device, first) {
 
   // The second level of the first chapter: its stars open the second chapter.
   const rows = await p.locator('table.levels tbody tr[data-slug]').evaluateAll((trs) => trs.map((tr) => tr.dataset.slug));
+  // The list comes by pages of at most 100 (20 by default): the map reads them all.
+  const campaign = readdirSync(new URL('../challenges/', import.meta.url)).filter((f) => /^\d+-.+\.json$/.test(f))
+    .map((f) => f.replace(/^\d+-/, '').replace(/\.json$/, ''));
+  assert.deepEqual(rows.slice(0, campaign.length).sort(), [...campaign].sort(), 'the campaign map shows every campaign level');
   const second = rows[1];
   await openLevel(p, second);
   assert.equal(await p.locator('#guide').count(), 0, 'the guide is on the first level only');

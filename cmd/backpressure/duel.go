@@ -162,7 +162,11 @@ func cmdDuel(ctx context.Context, o options, args []string) error {
 		var list struct {
 			Duels []duelDoc `json:"duels"`
 		}
-		if err := callAPI(ctx, o, "GET", "/v1/duels", nil, &list); err != nil {
+		var err error
+		list.Duels, err = readPages[duelDoc]("/v1/duels", "duels", func(path string, v any) error {
+			return callAPI(ctx, o, "GET", path, nil, v)
+		})
+		if err != nil {
 			return err
 		}
 		if o.json {

@@ -74,26 +74,43 @@ func getJSON(ctx context.Context, server, path string, v any) error {
 	return json.Unmarshal(body, v)
 }
 
-// maxEventPages bounds how many pages of 100 events the events command
-// reads.
-const maxEventPages = 100
+// maxListPages bounds how many pages of 100 a command reads from one list
+// route.
+const maxListPages = 100
+
+// readPages reads the items under key of every page of the list route at
+// path, in pages of 100 following each page's next, with get (getJSON or
+// callAPI); at most maxListPages pages.
+func readPages[T any](path, key string, get func(path string, v any) error) ([]T, error) {
+	out := []T{}
+	cursor := ""
+	for range maxListPages {
+		var page map[string]json.RawMessage
+		if err := get(path+"?limit=100&cursor="+url.QueryEscape(cursor), &page); err != nil {
+			return nil, err
+		}
+		var items []T
+		if err := json.Unmarshal(page[key], &items); err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", path, key, err)
+		}
+		out = append(out, items...)
+		if err := json.Unmarshal(page["next"], &cursor); err != nil || cursor == "" {
+			break
+		}
+	}
+	return out, nil
+}
 
 func cmdEvents(ctx context.Context, o options) error {
 	var list struct {
 		Events []eventSummary `json:"events"`
 	}
-	for cursor, page := "", 0; page < maxEventPages; page++ {
-		var part struct {
-			Events []eventSummary `json:"events"`
-			Next   string         `json:"next"`
-		}
-		if err := getJSON(ctx, o.server, "/v1/events?limit=100&cursor="+url.QueryEscape(cursor), &part); err != nil {
-			return err
-		}
-		list.Events = append(list.Events, part.Events...)
-		if cursor = part.Next; cursor == "" {
-			break
-		}
+	var err error
+	list.Events, err = readPages[eventSummary]("/v1/events", "events", func(path string, v any) error {
+		return getJSON(ctx, o.server, path, v)
+	})
+	if err != nil {
+		return err
 	}
 	if o.json {
 		return writeJSON(o.stdout, list.Events)

@@ -69,7 +69,11 @@ func cmdSeasons(ctx context.Context, o options, cmd string, pos []string) error 
 		var list struct {
 			Seasons []seasonSummary `json:"seasons"`
 		}
-		if err := getJSON(ctx, o.server, "/v1/seasons", &list); err != nil {
+		var err error
+		list.Seasons, err = readPages[seasonSummary]("/v1/seasons", "seasons", func(path string, v any) error {
+			return getJSON(ctx, o.server, path, v)
+		})
+		if err != nil {
 			return err
 		}
 		if o.json {

@@ -298,8 +298,13 @@ func TestChallenges(t *testing.T) {
 	s := startServer(t, testEnv(t))
 	var list struct {
 		Challenges []challenge `json:"challenges"`
+		Next       string      `json:"next"`
 	}
-	s.must(t, 200, req{method: "GET", path: "/v1/challenges"}, &list)
+	// The campaign (30 levels) fits one page of 100, the largest.
+	s.must(t, 200, req{method: "GET", path: "/v1/challenges?limit=100"}, &list)
+	if list.Next != "" {
+		t.Errorf("a page of 100 holds the campaign, yet next is %q", list.Next)
+	}
 	campaign, err := challenges.Campaign()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -160,14 +161,24 @@ func TestEveryRouteRefusesOutOfRangeIntegers(t *testing.T) {
 			}
 		}
 	}
-	// Cursors are opaque strings: a forged or huge one is a 400 naming it.
-	for _, route := range []string{"/v1/challenges/first-request/leaderboard", "/v1/leaderboard"} {
-		for _, v := range []string{strings.Repeat("A", 5000), "!!", "MTAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAw"} {
+	// Cursors are opaque strings: a forged or huge one, or one of another
+	// list, is a 400 naming it, on every route that takes one.
+	cursors := 0
+	for _, op := range contractLists(t) {
+		if !op.cursor {
+			continue
+		}
+		route := pathValues.Replace(op.path)
+		for _, v := range forgedCursors {
+			cursors++
 			status, problem := f.rawDo("GET", route+"?"+url.Values{"cursor": {v}}.Encode(), player, nil)
 			if status != http.StatusBadRequest || !problemNames(problem, "cursor") {
 				t.Errorf("GET %s with cursor %.20q…: %d %.200s; want a 400 naming the cursor", route, v, status, problem)
 			}
 		}
+	}
+	if cursors < 8*len(forgedCursors) {
+		t.Errorf("walked %d cursors; the contract's cursors were not found", cursors)
 	}
 	if walked < 30 {
 		t.Errorf("walked %d values; the contract's integers were not found", walked)
@@ -223,4 +234,136 @@ func problemNames(raw []byte, field string) bool {
 		}
 	}
 	return false
+}
+
+// forgedCursors are cursors no route returns: too long, not base64, a
+// number, and one of each list's kinds sent to every other list (a list's
+// own kind fails elsewhere: the same bytes are another list's position).
+var forgedCursors = []string{
+	strings.Repeat("A", 5000), "!!", "MTAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAw",
+	// game.LevelListCursor past any campaign, and after an impossible slug.
+	"BGP__w", "BG8tLQ",
+	// game.SeasonListCursor and game.DuelListCursor in the year 300,000.
+	"BYKFqxqzXxAA", "BoKFqxqzXxAAAAAAAAAAAAAAAAAAAAAAAA",
+}
+
+// listOperation is a GET operation of the contract whose answer holds a
+// list.
+type listOperation struct {
+	path string
+	// limit: its ?limit= maximum (0: none); cursor, offset: it takes
+	// ?cursor= or ?offset=; next: its answer has a next cursor.
+	limit                float64
+	cursor, offset, next bool
+	// unbounded names its top-level arrays that declare no maxItems.
+	unbounded []string
+}
+
+// contractLists finds every GET operation of openapi.json whose JSON answer
+// has a top-level array.
+func contractLists(t *testing.T) []listOperation {
+	doc := loadOpenAPI(t)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	var properties func(s map[string]any) map[string]any
+	properties = func(s map[string]any) map[string]any {
+		if ref, ok := s["$ref"].(string); ok {
+			s = schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any)
+		}
+		out := map[string]any{}
+		props, _ := s["properties"].(map[string]any)
+		for name, p := range props {
+			out[name] = p
+		}
+		parts, _ := s["allOf"].([]any)
+		for _, part := range parts {
+			for name, p := range properties(part.(map[string]any)) {
+				out[name] = p
+			}
+		}
+		return out
+	}
+	var out []listOperation
+	for path, ops := range doc["paths"].(map[string]any) {
+		op, ok := ops.(map[string]any)["get"].(map[string]any)
+		if !ok {
+			continue
+		}
+		schema := dig(op, "responses", "200", "content", "application/json", "schema")
+		if schema == nil {
+			continue
+		}
+		l := listOperation{path: path}
+		lists := false
+		for name, p := range properties(schema) {
+			p := p.(map[string]any)
+			if p["type"] == "array" {
+				lists = true
+				if _, ok := p["maxItems"]; !ok {
+					l.unbounded = append(l.unbounded, name)
+				}
+			}
+			l.next = l.next || name == "next"
+		}
+		if !lists {
+			continue
+		}
+		params, _ := op["parameters"].([]any)
+		for _, p := range params {
+			p := p.(map[string]any)
+			if p["in"] != "query" {
+				continue
+			}
+			switch p["name"] {
+			case "limit":
+				l.limit, _ = p["schema"].(map[string]any)["maximum"].(float64)
+			case "cursor":
+				l.cursor = true
+			case "offset":
+				l.offset = true
+			}
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
+}
+
+// Every list in the contract is bounded: a list route takes ?limit= of at
+// most 100 and a way to the next page (a cursor it returns as next, or an
+// offset), and any other array in an answer declares its maxItems.
+func TestEveryListIsBounded(t *testing.T) {
+	// Arrays bounded by what one request could send, not by what is
+	// stored.
+	sent := map[string]string{
+		"GET /v1/events/{id}/results/{player_id}": "hidden_chaos", // the event's, bounded by the level format
+	}
+	lists := contractLists(t)
+	paged := 0
+	for _, l := range lists {
+		l.unbounded = slices.DeleteFunc(l.unbounded, func(name string) bool { return sent["GET "+l.path] == name })
+		if l.limit == 0 {
+			if len(l.unbounded) > 0 {
+				t.Errorf("GET %s: %v may grow without bound: page it (limit, cursor, next) or declare maxItems", l.path, l.unbounded)
+			}
+			continue
+		}
+		paged++
+		if l.limit > 100 {
+			t.Errorf("GET %s: limit up to %v, want at most 100", l.path, l.limit)
+		}
+		if !(l.cursor && l.next) && !l.offset {
+			t.Errorf("GET %s: pages without a way to the next one (cursor %v, next %v, offset %v)", l.path, l.cursor, l.next, l.offset)
+		}
+	}
+	if paged < 9 {
+		t.Errorf("%d paged lists found in the contract, want every list route", paged)
+	}
+}
+
+// dig follows keys through nested JSON objects; nil where one is missing.
+func dig(m map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		m, _ = m[k].(map[string]any)
+	}
+	return m
 }

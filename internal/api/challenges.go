@@ -1,7 +1,7 @@
 package api
 
 import (
-	"cmp"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -19,8 +19,9 @@ import (
 type challengesResponse struct {
 	Challenges []challengeListItem `json:"challenges"`
 	// CampaignStars is the signed-in player's total over the built-in
-	// campaign (absent for anonymous readers).
+	// campaign, on every page (absent for anonymous readers).
 	CampaignStars *rules.StarTotal `json:"campaign_stars,omitempty"`
+	Next          string           `json:"next"` // "" on the last page
 }
 
 // challengeListItem is a level's current version in the list, with the
@@ -30,33 +31,38 @@ type challengeListItem struct {
 	PlayerStars *rules.LevelStars `json:"player_stars,omitempty"`
 }
 
-// handleChallenges lists the current version of every level: the built-in
-// campaign first, in campaign order, then the others by slug.
+// handleChallenges lists the current version of every level by pages: the
+// built-in campaign first, in campaign order, then the others by slug
+// (bytewise); ?limit= 1..100 (20); ?cursor= a page's next.
 func (s *server) handleChallenges(w http.ResponseWriter, r *http.Request) {
-	levels, err := s.store.Levels(r.Context())
+	q := game.ListQuery{Cursor: r.URL.Query().Get("cursor")}
+	var err error
+	if q.Limit, err = queryLimit(r, game.DefaultListLimit, game.MaxListLimit); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	q, cur, err := game.ParseLevelListQuery(q, len(s.campaign))
+	if err != nil {
+		s.writeError(w, r, badRequest("a query parameter is malformed", game.ErrorFields(err)...))
+		return
+	}
+	levels, next, err := s.levelPage(r.Context(), q.Limit, cur)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	slices.SortStableFunc(levels, func(a, b game.LevelSummary) int {
-		ia, aIn := s.campaign[a.Slug]
-		ib, bIn := s.campaign[b.Slug]
-		switch {
-		case aIn && bIn:
-			return cmp.Compare(ia, ib)
-		case aIn:
-			return -1
-		case bIn:
-			return 1
-		}
-		return cmp.Compare(a.Slug, b.Slug)
-	})
-	stars, signedIn, err := s.signedInStars(r, "")
+	// The stars of the page's levels and of the campaign: what the page
+	// shows, whatever else the player passed.
+	only := slices.Clone(s.campaign)
+	for _, l := range levels {
+		only = append(only, l.Slug)
+	}
+	stars, signedIn, err := s.signedInStars(r, only)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	out := challengesResponse{Challenges: make([]challengeListItem, len(levels))}
+	out := challengesResponse{Challenges: make([]challengeListItem, len(levels)), Next: next}
 	for i, l := range levels {
 		out.Challenges[i].LevelSummary = l
 		if signedIn {
@@ -68,6 +74,49 @@ func (s *server) handleChallenges(w http.ResponseWriter, r *http.Request) {
 		out.CampaignStars = &stars.Campaign
 	}
 	writeJSON(w, r, http.StatusOK, out)
+}
+
+// levelPage reads one page of the level list from cur (nil: the first):
+// the campaign's levels by their slugs, then, once the campaign is done,
+// the others by a range of slugs, so a page costs O(limit + campaign)
+// whatever was uploaded. A campaign level missing from the store is left
+// out.
+func (s *server) levelPage(ctx context.Context, limit int, cur *game.LevelListCursor) ([]game.LevelSummary, string, error) {
+	from := game.LevelListCursor{Campaign: true}
+	if cur != nil {
+		from = *cur
+	}
+	page := []game.LevelSummary{}
+	if from.Campaign {
+		slugs := s.campaign[from.Position:min(from.Position+limit, len(s.campaign))]
+		found, err := s.store.CurrentLevels(ctx, slugs)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, slug := range slugs {
+			if i := slices.IndexFunc(found, func(l game.LevelSummary) bool { return l.Slug == slug }); i >= 0 {
+				page = append(page, found[i])
+			}
+		}
+		if end := from.Position + len(slugs); end < len(s.campaign) {
+			return page, game.LevelListCursor{Campaign: true, Position: end}.String(), nil
+		}
+		from = game.LevelListCursor{}
+	}
+	// One more than there is room for tells whether a next page exists.
+	room := limit - len(page)
+	others, err := s.store.LevelsAfter(ctx, from.After, s.campaign, room+1)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(others) <= room {
+		return append(page, others...), "", nil
+	}
+	after := from.After
+	if room > 0 {
+		after = others[room-1].Slug
+	}
+	return append(page, others[:room]...), game.LevelListCursor{After: after}.String(), nil
 }
 
 // challengeResponse is a level version as players see it: the stored
@@ -120,7 +169,7 @@ func (s *server) handleChallenge(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	stars, signedIn, err := s.signedInStars(r, stored.Slug)
+	stars, signedIn, err := s.signedInStars(r, []string{stored.Slug})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -15,13 +15,10 @@ import (
 // contract; the rules create, accept, decline and settle).
 type Duels interface {
 	Duel(ctx context.Context, id uuid.UUID) (game.Duel, error)
-	PlayerDuels(ctx context.Context, playerID uuid.UUID, limit int) ([]game.Duel, error)
+	PlayerDuels(ctx context.Context, playerID uuid.UUID, q game.ListQuery) (game.DuelList, error)
 	Rating(ctx context.Context, playerID uuid.UUID) (game.Rating, error)
 	Ratings(ctx context.Context, offset, limit int) (game.RatingsPage, error)
 }
-
-// maxDuelList bounds GET /v1/duels.
-const maxDuelList = 100
 
 type createDuelRequest struct {
 	Level string `json:"level" validate:"required,max=64"`
@@ -84,28 +81,31 @@ func (s *server) handleDuel(w http.ResponseWriter, r *http.Request) {
 	s.writeDuel(w, r, http.StatusOK, d)
 }
 
-// handleMyDuels lists the signed-in player's duels, newest first.
+// handleMyDuels lists the signed-in player's duels by pages, newest
+// first: ?limit= 1..100 (50); ?cursor= a page's next.
 func (s *server) handleMyDuels(w http.ResponseWriter, r *http.Request) {
-	limit, err := queryInt(r, "limit", 50, 1, maxDuelList)
-	if err != nil {
+	q := game.ListQuery{Cursor: r.URL.Query().Get("cursor")}
+	var err error
+	if q.Limit, err = queryLimit(r, game.DefaultDuelListLimit, game.MaxListLimit); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if limit < 1 {
-		s.writeError(w, r, badRequest("limit is malformed", game.FieldError{Field: "limit", Reason: "must be 1 to 100"}))
+	if _, _, err := game.ParseDuelListQuery(q); err != nil {
+		s.writeError(w, r, badRequest("a query parameter is malformed", game.ErrorFields(err)...))
 		return
 	}
 	player, _ := playerFrom(r.Context())
-	duels, err := s.store.PlayerDuels(r.Context(), player.ID, limit)
+	list, err := s.store.PlayerDuels(r.Context(), player.ID, q)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	out := struct {
 		Duels []rules.DuelView `json:"duels"`
-	}{Duels: []rules.DuelView{}}
+		Next  string           `json:"next"`
+	}{Duels: []rules.DuelView{}, Next: list.Next}
 	ratings := make(map[uuid.UUID]game.Rating)
-	for _, d := range duels {
+	for _, d := range list.Duels {
 		v, err := s.rules.ShowDuel(r.Context(), d, ratings)
 		if err != nil {
 			s.writeError(w, r, err)

@@ -15,24 +15,31 @@ import (
 // (see game/season.go for the rules and pgstore's seasons.go for how the
 // database keeps them).
 type Seasons interface {
-	Seasons(ctx context.Context) ([]game.Season, error)
+	Seasons(ctx context.Context, q game.ListQuery) (game.SeasonList, error)
 	Season(ctx context.Context, id string) (game.Season, error)
 	SeasonBoard(ctx context.Context, id string, q game.BoardQuery) (game.BoardPage, error)
 	PlayerHistory(ctx context.Context, playerID uuid.UUID) (game.PlayerHistory, error)
 }
 
-type seasonList struct {
-	Seasons []game.Season `json:"seasons"`
-}
-
-// handleSeasons lists the stored seasons, the latest first.
+// handleSeasons lists the stored seasons by pages, the latest first:
+// ?limit= 1..100 (20); ?cursor= a page's next.
 func (s *server) handleSeasons(w http.ResponseWriter, r *http.Request) {
-	seasons, err := s.store.Seasons(r.Context())
+	q := game.ListQuery{Cursor: r.URL.Query().Get("cursor")}
+	var err error
+	if q.Limit, err = queryLimit(r, game.DefaultListLimit, game.MaxListLimit); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if _, _, err := game.ParseSeasonListQuery(q); err != nil {
+		s.writeError(w, r, badRequest("a query parameter is malformed", game.ErrorFields(err)...))
+		return
+	}
+	seasons, err := s.store.Seasons(r.Context(), q)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, seasonList{Seasons: seasons})
+	writeJSON(w, r, http.StatusOK, seasons)
 }
 
 // pathSeason reads the season id of the path; a malformed one is a 404.
@@ -110,7 +117,7 @@ func (s *server) playerProfile(ctx context.Context, p game.Player) (playerProfil
 	if err != nil {
 		return playerProfile{}, err
 	}
-	stars, err := s.playerStars(ctx, p.ID, "")
+	stars, err := s.playerStars(ctx, p.ID, nil)
 	if err != nil {
 		return playerProfile{}, err
 	}

@@ -265,8 +265,9 @@ type server struct {
 	adminHash []byte
 	web       fs.FS
 	mux       *chi.Mux // set by routes, for the Allow header of 405s
-	// campaign orders the built-in levels in listings (slug -> position).
-	campaign map[string]int
+	// campaign is the built-in campaign's slugs in campaign order: the
+	// first levels of GET /v1/challenges.
+	campaign []string
 
 	// Live standings and events.
 	live    Live
@@ -282,12 +283,11 @@ func NewServer(d Deps) http.Handler {
 func newServer(d Deps) *server {
 	cfg := d.Config.WithDefaults()
 	s := &server{
-		cfg:      cfg,
-		store:    d.Store,
-		log:      d.Logger,
-		now:      d.Now,
-		web:      d.Web,
-		campaign: map[string]int{},
+		cfg:   cfg,
+		store: d.Store,
+		log:   d.Logger,
+		now:   d.Now,
+		web:   d.Web,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -306,8 +306,8 @@ func newServer(d Deps) *server {
 	s.live = d.Live
 	s.streams = newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerAddress, s.metrics.registry)
 	if levels, err := challenges.Campaign(); err == nil {
-		for i, l := range levels {
-			s.campaign[l.Slug] = i
+		for _, l := range levels {
+			s.campaign = append(s.campaign, l.Slug)
 		}
 	}
 	return s

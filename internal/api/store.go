@@ -25,7 +25,10 @@ type Players interface {
 // Levels reads level versions (the rules store them).
 type Levels interface {
 	Level(ctx context.Context, slug string, version int) (game.Level, error)
-	Levels(ctx context.Context) ([]game.LevelSummary, error)
+	// CurrentLevels and LevelsAfter read GET /v1/challenges a page at a
+	// time (see pgstore).
+	CurrentLevels(ctx context.Context, slugs []string) ([]game.LevelSummary, error)
+	LevelsAfter(ctx context.Context, after string, skip []string, limit int) ([]game.LevelSummary, error)
 }
 
 // Submissions reads stored submissions (the rules store them).

@@ -213,21 +213,31 @@ func (s *Store) Duel(ctx context.Context, id uuid.UUID) (game.Duel, error) {
 	return s.copyDuel(d), nil
 }
 
-// PlayerDuels returns a player's duels, newest first; see pgstore.
-func (s *Store) PlayerDuels(ctx context.Context, playerID uuid.UUID, limit int) ([]game.Duel, error) {
+// PlayerDuels returns one page of a player's duels, newest first; see
+// pgstore. It looks at every duel (they are all in memory) and copies only
+// the page's.
+func (s *Store) PlayerDuels(ctx context.Context, playerID uuid.UUID, q game.ListQuery) (game.DuelList, error) {
+	q, cur, err := game.ParseDuelListQuery(q)
+	if err != nil {
+		return game.DuelList{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.duelsInit()
-	out := []game.Duel{}
+	newestFirst := func(a, b *game.Duel) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), compareID(b.ID, a.ID)) }
+	var mine []*game.Duel
 	for _, d := range s.duels.byID {
-		if d.Side(playerID) >= 0 {
-			out = append(out, s.copyDuel(d))
+		if d.Side(playerID) >= 0 && (cur == nil || newestFirst(d, &game.Duel{CreatedAt: cur.CreatedAt, ID: cur.ID}) > 0) {
+			mine = append(mine, d)
 		}
 	}
-	slices.SortFunc(out, func(a, b game.Duel) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), compareID(b.ID, a.ID)) })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+	slices.SortFunc(mine, newestFirst)
+	page := []game.Duel{}
+	for _, d := range mine[:min(len(mine), q.Limit+1)] {
+		page = append(page, s.copyDuel(d))
 	}
+	out := game.DuelList{}
+	out.Duels, out.Next = game.DuelListNext(page, q.Limit)
 	return out, nil
 }
 

@@ -306,6 +306,43 @@ func (s *Store) Levels(ctx context.Context) ([]game.LevelSummary, error) {
 	return out, nil
 }
 
+// CurrentLevels returns the current version of each level named in slugs
+// that exists, ordered by slug.
+func (s *Store) CurrentLevels(ctx context.Context, slugs []string) ([]game.LevelSummary, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []game.LevelSummary{}
+	for _, slug := range slugs {
+		if versions := s.levels[slug]; len(versions) > 0 && !slices.ContainsFunc(out, func(l game.LevelSummary) bool { return l.Slug == slug }) {
+			out = append(out, versions[len(versions)-1].Summary())
+		}
+	}
+	slices.SortFunc(out, func(a, b game.LevelSummary) int { return strings.Compare(a.Slug, b.Slug) })
+	return out, nil
+}
+
+// LevelsAfter returns at most limit current levels whose slugs come after
+// after, ordered by slug, leaving out those named in skip (see pgstore).
+// It looks at every level's slug (they are all in memory) and copies only
+// the page's summaries.
+func (s *Store) LevelsAfter(ctx context.Context, after string, skip []string, limit int) ([]game.LevelSummary, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var slugs []string
+	for slug := range s.levels {
+		if slug > after && !slices.Contains(skip, slug) {
+			slugs = append(slugs, slug)
+		}
+	}
+	slices.Sort(slugs)
+	out := []game.LevelSummary{}
+	for _, slug := range slugs[:min(max(limit, 0), len(slugs))] {
+		versions := s.levels[slug]
+		out = append(out, versions[len(versions)-1].Summary())
+	}
+	return out, nil
+}
+
 // CreateSubmission stores sub and updates the boards; see
 // pgstore.Store.CreateSubmission for the contract, which is the same.
 func (s *Store) CreateSubmission(ctx context.Context, sub game.Submission, idempotencyKey, requestHash string) (game.SubmissionReceipt, error) {

@@ -100,16 +100,26 @@ func (s *Store) viewSeason(st *seasonState) game.Season {
 	return out
 }
 
-// Seasons returns the stored seasons, the latest first, at most
-// game.MaxPlayerHistory of them.
-func (s *Store) Seasons(ctx context.Context) ([]game.Season, error) {
+// Seasons returns one page of the stored seasons, the latest first
+// (stored in order of start: a binary search, then the page).
+func (s *Store) Seasons(ctx context.Context, q game.ListQuery) (game.SeasonList, error) {
+	q, cur, err := game.ParseSeasonListQuery(q)
+	if err != nil {
+		return game.SeasonList{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	end := len(s.seasons) // seasons[:end] start before the cursor
+	if cur != nil {
+		end, _ = slices.BinarySearchFunc(s.seasons, cur.StartsAt, func(st *seasonState, t time.Time) int {
+			return st.season.StartsAt.Compare(t)
+		})
+	}
 	out := []game.Season{}
-	for i := len(s.seasons) - 1; i >= 0 && len(out) < game.MaxPlayerHistory; i-- {
+	for i := end - 1; i >= 0 && len(out) <= q.Limit; i-- {
 		out = append(out, s.viewSeason(s.seasons[i]))
 	}
-	return out, nil
+	return game.SeasonListPage(out, q.Limit), nil
 }
 
 func (s *Store) season(id string) (*seasonState, error) {

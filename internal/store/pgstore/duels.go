@@ -277,14 +277,29 @@ func (s *Store) duels(ctx context.Context, op, where string, args ...any) ([]gam
 	return out, nil
 }
 
-// PlayerDuels returns a player's duels, newest first, at most limit (0:
-// all).
-func (s *Store) PlayerDuels(ctx context.Context, playerID uuid.UUID, limit int) ([]game.Duel, error) {
-	var lim any
-	if limit > 0 {
-		lim = limit
+// PlayerDuels returns one page of a player's duels, newest first (by
+// creation, then id): a range scan of each side's index (duels_by_a,
+// duels_by_b) that stops after the page.
+func (s *Store) PlayerDuels(ctx context.Context, playerID uuid.UUID, q game.ListQuery) (game.DuelList, error) {
+	q, cur, err := game.ParseDuelListQuery(q)
+	if err != nil {
+		return game.DuelList{}, err
 	}
-	return s.duels(ctx, "player duels", `WHERE d.player_a = $1 OR d.player_b = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2`, playerID, lim)
+	before := game.DuelListCursor{CreatedAt: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), ID: uuid.Max}
+	if cur != nil {
+		before = *cur
+	}
+	duels, err := s.duels(ctx, "player duels", `WHERE d.id IN (
+		(SELECT id FROM duels WHERE player_a = $1 AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT $4)
+		UNION ALL
+		(SELECT id FROM duels WHERE player_b = $1 AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT $4))
+		ORDER BY d.created_at DESC, d.id DESC LIMIT $4`, playerID, before.CreatedAt, before.ID, q.Limit+1)
+	if err != nil {
+		return game.DuelList{}, err
+	}
+	out := game.DuelList{}
+	out.Duels, out.Next = game.DuelListNext(duels, q.Limit)
+	return out, nil
 }
 
 // OpenDuels returns every duel that has not ended, by deadline then id.

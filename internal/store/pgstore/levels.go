@@ -207,26 +207,56 @@ func (s *Store) Level(ctx context.Context, slug string, version int) (game.Level
 	return l, nil
 }
 
-// Levels returns the current version of every level, ordered by slug
-// (bytewise).
-func (s *Store) Levels(ctx context.Context) ([]game.LevelSummary, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT slug, version, title, difficulty, content_hash, created_at, builtin, worst_case_cost
-		FROM levels WHERE is_current ORDER BY slug COLLATE "C"`)
-	if err != nil {
-		return nil, translate("levels", err)
+// levelSummaryColumns are the columns scanLevelSummary reads.
+const levelSummaryColumns = `slug, version, title, difficulty, content_hash, created_at, builtin, worst_case_cost`
+
+func scanLevelSummary(row pgx.CollectableRow) (game.LevelSummary, error) {
+	var l game.LevelSummary
+	err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &l.ContentHash, &l.CreatedAt, &l.Builtin, &l.WorstCaseCost)
+	l.CreatedAt = l.CreatedAt.UTC()
+	return l, err
+}
+
+// CurrentLevels returns the current version of each level named in slugs
+// that exists, ordered by slug (bytewise): one index probe a slug.
+func (s *Store) CurrentLevels(ctx context.Context, slugs []string) ([]game.LevelSummary, error) {
+	return s.levelSummaries(ctx, "current levels", `SELECT `+levelSummaryColumns+`
+		FROM levels WHERE is_current AND slug = ANY($1::text[]) ORDER BY slug COLLATE "C"`, slugs)
+}
+
+// LevelsAfter returns at most limit current levels whose slugs come after
+// after (bytewise; "" for the first), ordered by slug, leaving out those
+// named in skip: a range scan of levels_current_c that stops after limit
+// rows plus those skipped.
+func (s *Store) LevelsAfter(ctx context.Context, after string, skip []string, limit int) ([]game.LevelSummary, error) {
+	if limit < 1 {
+		return []game.LevelSummary{}, nil
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.LevelSummary, error) {
-		var l game.LevelSummary
-		err := row.Scan(&l.Slug, &l.Version, &l.Title, &l.Difficulty, &l.ContentHash, &l.CreatedAt, &l.Builtin, &l.WorstCaseCost)
-		l.CreatedAt = l.CreatedAt.UTC()
-		return l, err
-	})
+	return s.levelSummaries(ctx, "levels after", `SELECT `+levelSummaryColumns+`
+		FROM levels WHERE is_current AND slug COLLATE "C" > $1 AND NOT slug = ANY(coalesce($2::text[], '{}'))
+		ORDER BY slug COLLATE "C" LIMIT $3`, after, skip, limit)
+}
+
+// levelSummaries runs query, which selects levelSummaryColumns; op names
+// it in errors.
+func (s *Store) levelSummaries(ctx context.Context, op, query string, args ...any) ([]game.LevelSummary, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, translate("levels", err)
+		return nil, translate(op, err)
+	}
+	out, err := pgx.CollectRows(rows, scanLevelSummary)
+	if err != nil {
+		return nil, translate(op, err)
 	}
 	if out == nil {
 		out = []game.LevelSummary{}
 	}
 	return out, nil
+}
+
+// Levels returns the current version of every level, ordered by slug
+// (bytewise).
+func (s *Store) Levels(ctx context.Context) ([]game.LevelSummary, error) {
+	return s.levelSummaries(ctx, "levels", `SELECT `+levelSummaryColumns+`
+		FROM levels WHERE is_current ORDER BY slug COLLATE "C"`)
 }

@@ -119,24 +119,33 @@ func scanSeason(row pgx.Row) (game.Season, error) {
 	return se, err
 }
 
-// Seasons returns the stored seasons, the latest first, at most
-// game.MaxPlayerHistory of them.
-func (s *Store) Seasons(ctx context.Context) ([]game.Season, error) {
+// Seasons returns one page of the stored seasons, the latest first: a
+// range scan of seasons_starts that stops after the page.
+func (s *Store) Seasons(ctx context.Context, q game.ListQuery) (game.SeasonList, error) {
+	q, cur, err := game.ParseSeasonListQuery(q)
+	if err != nil {
+		return game.SeasonList{}, err
+	}
 	if err := s.finishSeasons(ctx); err != nil {
-		return nil, err
+		return game.SeasonList{}, err
+	}
+	var before *time.Time
+	if cur != nil {
+		before = &cur.StartsAt
 	}
 	rows, err := s.pool.Query(ctx, `
 		WITH c AS (SELECT bp_season_now() AS now)
 		SELECT id, name, starts_at, ends_at, starts_at <= c.now AND c.now < ends_at
-		FROM seasons, c ORDER BY starts_at DESC LIMIT $1`, game.MaxPlayerHistory)
+		FROM seasons, c WHERE $1::timestamptz IS NULL OR starts_at < $1::timestamptz
+		ORDER BY starts_at DESC LIMIT $2`, before, q.Limit+1)
 	if err != nil {
-		return nil, translate("seasons", err)
+		return game.SeasonList{}, translate("seasons", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.Season, error) { return scanSeason(row) })
 	if err != nil {
-		return nil, translate("seasons", err)
+		return game.SeasonList{}, translate("seasons", err)
 	}
-	return out, nil
+	return game.SeasonListPage(out, q.Limit), nil
 }
 
 // Season returns one season, ENOTFOUND if there is none with id.

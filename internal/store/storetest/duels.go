@@ -18,7 +18,7 @@ type Duels interface {
 	CreateDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error)
 	MatchDuel(ctx context.Context, d game.Duel, rules game.DuelRules) (game.Duel, error)
 	Duel(ctx context.Context, id uuid.UUID) (game.Duel, error)
-	PlayerDuels(ctx context.Context, playerID uuid.UUID, limit int) ([]game.Duel, error)
+	PlayerDuels(ctx context.Context, playerID uuid.UUID, q game.ListQuery) (game.DuelList, error)
 	OpenDuels(ctx context.Context) ([]game.Duel, error)
 	AcceptDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time, rules game.DuelRules) (game.Duel, error)
 	DeclineDuel(ctx context.Context, id, playerID uuid.UUID, at time.Time) (game.Duel, error)
@@ -44,6 +44,7 @@ var duelTests = []struct {
 	{"RatingFarming", testRatingFarming},
 	{"RatingRepeatOpponent", testRatingRepeatOpponent},
 	{"RatingsBoard", testRatingsBoard},
+	{"DuelPages", testDuelPages},
 }
 
 var duelRules = game.DuelRules{PerDay: 20, MatchBase: 100, MatchPerMinute: 50, MatchMax: 400, SubmitWindow: 30 * time.Minute}
@@ -151,8 +152,8 @@ func testDuelChallenge(t *testing.T, f *fixture) {
 	_, err = ds.Duel(f.ctx, uuid.New())
 	wantCode(t, "Duel of nothing", err, game.ENOTFOUND)
 
-	list, err := ds.PlayerDuels(f.ctx, b.ID, 1)
-	if err != nil || len(list) != 1 || list[0].ID != d.ID || list[0].Result == nil {
+	list, err := ds.PlayerDuels(f.ctx, b.ID, game.ListQuery{Limit: 1})
+	if err != nil || len(list.Duels) != 1 || list.Duels[0].ID != d.ID || list.Duels[0].Result == nil {
 		t.Errorf("PlayerDuels = %+v, %v", list, err)
 	}
 	// The pair may duel again once the first has ended.

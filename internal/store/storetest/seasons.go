@@ -22,7 +22,7 @@ import (
 type SeasonStore interface {
 	Store
 	EnsureSeasons(ctx context.Context, sc game.SeasonSchedule) ([]game.Season, error)
-	Seasons(ctx context.Context) ([]game.Season, error)
+	Seasons(ctx context.Context, q game.ListQuery) (game.SeasonList, error)
 	Season(ctx context.Context, id string) (game.Season, error)
 	SeasonBoard(ctx context.Context, id string, q game.BoardQuery) (game.BoardPage, error)
 	PlayerHistory(ctx context.Context, playerID uuid.UUID) (game.PlayerHistory, error)
@@ -44,6 +44,7 @@ func RunSeasons(t *testing.T, newStore func(t *testing.T) SeasonStore) {
 		fn   func(t *testing.T, f *seasonFixture)
 	}{
 		{"Schedule", testSeasonSchedule},
+		{"Pages", testSeasonPages},
 		{"Board", testSeasonBoard},
 		{"PastSeasonNeverChanges", testPastSeason},
 		{"Pagination", testSeasonPagination},
@@ -152,7 +153,7 @@ func testSeasonSchedule(t *testing.T, f *seasonFixture) {
 	if made := f.ensure(nextWeek); !cmp.Equal(ids(made), []string{"2025-W13"}) {
 		t.Errorf("EnsureSeasons in week 12 stored %v, want [2025-W13]", ids(made))
 	}
-	list, err := f.s.Seasons(f.ctx)
+	list, err := f.s.Seasons(f.ctx, game.ListQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func testSeasonSchedule(t *testing.T, f *seasonFixture) {
 		{ID: "2025-W12", Name: "Week 12, 2025", StartsAt: week11.AddDate(0, 0, 7), EndsAt: week11.AddDate(0, 0, 14), Current: true},
 		{ID: "2025-W11", Name: "Week 11, 2025", StartsAt: week11, EndsAt: week11.AddDate(0, 0, 7)},
 	}
-	if diff := cmp.Diff(want, list); diff != "" {
+	if diff := cmp.Diff(game.SeasonList{Seasons: want}, list); diff != "" {
 		t.Errorf("Seasons (-want +got):\n%s", diff)
 	}
 	if s, err := f.s.Season(f.ctx, "2025-W11"); err != nil || !cmp.Equal(s, want[2]) {

@@ -30,6 +30,8 @@ type Store interface {
 	CreateLevel(ctx context.Context, l game.Level) (game.Level, error)
 	Level(ctx context.Context, slug string, version int) (game.Level, error)
 	Levels(ctx context.Context) ([]game.LevelSummary, error)
+	CurrentLevels(ctx context.Context, slugs []string) ([]game.LevelSummary, error)
+	LevelsAfter(ctx context.Context, after string, skip []string, limit int) ([]game.LevelSummary, error)
 
 	CreateSubmission(ctx context.Context, sub game.Submission, idempotencyKey, requestHash string) (game.SubmissionReceipt, error)
 	SubmissionByIdempotencyKey(ctx context.Context, playerID uuid.UUID, key, requestHash string) (game.SubmissionReceipt, error)
@@ -70,6 +72,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"LevelVersioning", testLevelVersioning},
 		{"LevelOwnVersionNumbers", testLevelOwnVersionNumbers},
 		{"LevelsConcurrentLoad", testLevelsConcurrentLoad},
+		{"LevelPages", testLevelPages},
 		{"Submissions", testSubmissions},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyConcurrent", testIdempotencyConcurrent},

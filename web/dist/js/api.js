@@ -57,11 +57,30 @@ async function call(method, path, { body, auth = false, signal, headers: extra }
 
 const enc = encodeURIComponent;
 
+// allPages reads every page of a list route (pages of 100, following each page's next)
+// and returns the first page with key holding the items of them all.
+async function allPages(path, key, opts) {
+  const sep = path.includes('?') ? '&' : '?';
+  let first = null;
+  let items = [];
+  let cursor = '';
+  // A list ends; the bound only stops a server that would page forever.
+  for (let page = 0; page < 10000; page++) {
+    const data = await call('GET', `${path}${sep}limit=100${cursor ? `&cursor=${enc(cursor)}` : ''}`, opts);
+    first ??= data;
+    items = items.concat(data?.[key] || []);
+    cursor = data?.next || '';
+    if (!cursor) break;
+  }
+  return { ...first, [key]: items };
+}
+
 // levelList is the current version of every level, and for a signed-in player their stars:
 // {challenges: [{slug, version, title, difficulty, builtin, player_stars}], campaign_stars}
 // (player_stars {stars, score, version} and campaign_stars {earned, max} are the server's).
+// The list comes by pages; every page is read, so the campaign map has every level.
 export async function levelList() {
-  const data = await call('GET', '/v1/challenges', { auth: 'optional' });
+  const data = await allPages('/v1/challenges', 'challenges', { auth: 'optional' });
   return { challenges: data.challenges || [], campaignStars: data.campaign_stars || null };
 }
 
@@ -201,9 +220,9 @@ export function createEvent(body) {
 
 // --- Seasons and players ---------------------------------------------------------------
 
-// seasons: [{id, name, starts_at, ends_at, current}].
+// seasons: [{id, name, starts_at, ends_at, current}], the latest first, every page of them.
 export async function seasons() {
-  const data = await call('GET', '/v1/seasons');
+  const data = await allPages('/v1/seasons', 'seasons', {});
   return data.seasons || [];
 }
 
@@ -268,10 +287,13 @@ export function createDuel(slug, opponent) {
   return call('POST', '/v1/duels', { body, auth: true });
 }
 
-// myDuels lists the player's duels, newest first.
-export async function myDuels(limit = 50) {
-  const data = await call('GET', `/v1/duels?limit=${limit}`, { auth: true });
-  return data?.duels || [];
+// myDuels reads one page of the player's duels, newest first: {duels, next}; pass next as
+// cursor for the older ones ('' after the last page).
+export async function myDuels(limit = 50, cursor = '') {
+  const q = new URLSearchParams({ limit: String(limit) });
+  if (cursor) q.set('cursor', cursor);
+  const data = await call('GET', `/v1/duels?${q}`, { auth: true });
+  return { duels: data?.duels || [], next: data?.next || '' };
 }
 
 // duel reads one duel: its players see it while it is pending, anyone once it has ended.

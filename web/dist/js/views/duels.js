@@ -47,6 +47,7 @@ export async function duelsView(main) {
     finished: 'No finished duels yet.',
   };
   const listStatus = h('p', { class: 'muted', role: 'status' });
+  const olderBox = h('p', {});
 
   function renderYou() {
     const p = loadPlayer();
@@ -131,8 +132,29 @@ export async function duelsView(main) {
     clear(listBox, h('h2', { id: 'mine-h' }, 'Your duels'), listStatus,
       h('h3', {}, 'Pending'), groups.pending,
       h('h3', {}, 'In play'), groups.active,
-      h('h3', {}, 'Finished'), groups.finished);
+      h('h3', {}, 'Finished'), groups.finished, olderBox);
     place();
+  }
+
+  // showOlder offers the page of duels after cursor ('' when there is none).
+  function showOlder(cursor) {
+    if (!cursor) {
+      olderBox.replaceChildren();
+      return;
+    }
+    const button = h('button', { type: 'button', class: 'secondary', id: 'older-duels' }, 'Older duels');
+    button.onclick = async () => {
+      button.disabled = true;
+      try {
+        const { duels: list, next } = await api.myDuels(LIST_LIMIT, cursor);
+        for (const d of list) upsert(d);
+        showOlder(next);
+      } catch (err) {
+        button.disabled = false;
+        listStatus.textContent = problemText(err);
+      }
+    };
+    olderBox.replaceChildren(button);
   }
 
   function groupOf(d) {
@@ -235,9 +257,10 @@ export async function duelsView(main) {
   async function refresh(limit = POLL_LIMIT) {
     if (stopped || !loadPlayer() || (limit === POLL_LIMIT && document.hidden)) return;
     try {
-      const list = await api.myDuels(limit);
+      const { duels: list, next } = await api.myDuels(limit);
       listStatus.textContent = '';
       for (const d of list) upsert(d);
+      if (limit === LIST_LIMIT) showOlder(next);
     } catch (err) {
       if (err.status === 401) {
         renderAll();
