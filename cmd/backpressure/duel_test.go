@@ -62,7 +62,7 @@ func fakeDuelServer(t *testing.T) (*httptest.Server, func() []string) {
 		w.WriteHeader(http.StatusConflict)
 		w.Write([]byte(`{"status":409,"code":"duel_state","detail":"the duel is finished; only a challenge can be accepted"}`))
 	})
-	mux.HandleFunc("GET /v1/ratings", reply(`{"total":2,"offset":0,"entries":[
+	mux.HandleFunc("GET /v1/ratings", reply(`{"total":2,"next":"","entries":[
 		{"rank":1,"player_id":"p-ada","player_name":"ada","rating":1662.3,"deviation":290.3,"volatility":0.06,"duels":1,"wins":1,"losses":0,"draws":0},
 		{"rank":2,"player_id":"p-bob","player_name":"bob","rating":1337.7,"deviation":290.3,"volatility":0.06,"duels":1,"wins":0,"losses":1,"draws":0}]}`))
 	s := httptest.NewServer(mux)

@@ -177,7 +177,7 @@ func TestEveryRouteRefusesOutOfRangeIntegers(t *testing.T) {
 			}
 		}
 	}
-	if cursors < 8*len(forgedCursors) {
+	if cursors < 9*len(forgedCursors) {
 		t.Errorf("walked %d cursors; the contract's cursors were not found", cursors)
 	}
 	if walked < 30 {
@@ -245,16 +245,18 @@ var forgedCursors = []string{
 	"BGP__w", "BG8tLQ",
 	// game.SeasonListCursor and game.DuelListCursor in the year 300,000.
 	"BYKFqxqzXxAA", "BoKFqxqzXxAAAAAAAAAAAAAAAAAAAAAAAA",
+	// game.RatingsCursor ranked 0, and at rating NaN.
+	"B0CXcAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "B3_4AAAAAAABAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",
 }
 
 // listOperation is a GET operation of the contract whose answer holds a
 // list.
 type listOperation struct {
 	path string
-	// limit: its ?limit= maximum (0: none); cursor, offset: it takes
-	// ?cursor= or ?offset=; next: its answer has a next cursor.
-	limit                float64
-	cursor, offset, next bool
+	// limit: its ?limit= maximum (0: none); cursor: it takes ?cursor=;
+	// next: its answer has a next cursor.
+	limit        float64
+	cursor, next bool
 	// unbounded names its top-level arrays that declare no maxItems.
 	unbounded []string
 }
@@ -318,8 +320,6 @@ func contractLists(t *testing.T) []listOperation {
 				l.limit, _ = p["schema"].(map[string]any)["maximum"].(float64)
 			case "cursor":
 				l.cursor = true
-			case "offset":
-				l.offset = true
 			}
 		}
 		out = append(out, l)
@@ -329,8 +329,8 @@ func contractLists(t *testing.T) []listOperation {
 }
 
 // Every list in the contract is bounded: a list route takes ?limit= of at
-// most 100 and a way to the next page (a cursor it returns as next, or an
-// offset), and any other array in an answer declares its maxItems.
+// most 100 and a cursor it returns as next, and any other array in an
+// answer declares its maxItems.
 func TestEveryListIsBounded(t *testing.T) {
 	// Arrays bounded by what one request could send, not by what is
 	// stored.
@@ -351,8 +351,8 @@ func TestEveryListIsBounded(t *testing.T) {
 		if l.limit > 100 {
 			t.Errorf("GET %s: limit up to %v, want at most 100", l.path, l.limit)
 		}
-		if !(l.cursor && l.next) && !l.offset {
-			t.Errorf("GET %s: pages without a way to the next one (cursor %v, next %v, offset %v)", l.path, l.cursor, l.next, l.offset)
+		if !l.cursor || !l.next {
+			t.Errorf("GET %s: pages without a cursor to the next page (cursor %v, next %v)", l.path, l.cursor, l.next)
 		}
 	}
 	if paged < 9 {

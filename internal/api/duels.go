@@ -17,7 +17,7 @@ type Duels interface {
 	Duel(ctx context.Context, id uuid.UUID) (game.Duel, error)
 	PlayerDuels(ctx context.Context, playerID uuid.UUID, q game.ListQuery) (game.DuelList, error)
 	Rating(ctx context.Context, playerID uuid.UUID) (game.Rating, error)
-	Ratings(ctx context.Context, offset, limit int) (game.RatingsPage, error)
+	Ratings(ctx context.Context, q game.ListQuery) (game.RatingsPage, error)
 }
 
 type createDuelRequest struct {
@@ -167,23 +167,20 @@ func (s *server) handleDuelDesign(w http.ResponseWriter, r *http.Request) {
 	s.writeDuel(w, r, http.StatusOK, duel)
 }
 
-// handleRatings is the ratings board.
+// handleRatings is the ratings board by pages, best first: ?limit=
+// 1..100 (50); ?cursor= a page's next.
 func (s *server) handleRatings(w http.ResponseWriter, r *http.Request) {
-	limit, err := queryInt(r, "limit", 50, 1, game.MaxRatingsLimit)
-	if err != nil {
+	q := game.ListQuery{Cursor: r.URL.Query().Get("cursor")}
+	var err error
+	if q.Limit, err = queryLimit(r, game.DefaultRatingsLimit, game.MaxListLimit); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	offset, err := queryInt(r, "offset", 0, 0, 1_000_000_000)
-	if err != nil {
-		s.writeError(w, r, err)
+	if _, _, err := game.ParseRatingsQuery(q); err != nil {
+		s.writeError(w, r, badRequest("a query parameter is malformed", game.ErrorFields(err)...))
 		return
 	}
-	if limit < 1 {
-		s.writeError(w, r, badRequest("limit is malformed", game.FieldError{Field: "limit", Reason: "must be 1 to 100"}))
-		return
-	}
-	page, err := s.store.Ratings(r.Context(), offset, limit)
+	page, err := s.store.Ratings(r.Context(), q)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

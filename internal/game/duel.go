@@ -357,11 +357,11 @@ type RatingEntry struct {
 
 // RatingsPage is a page of the ratings board (players whose ratings moved
 // against at least BoardOpponents distinct opponents, by rating, then
-// player id).
+// player id). Total counts the whole board.
 type RatingsPage struct {
 	Total   int64         `json:"total"`
-	Offset  int           `json:"offset"`
-	Entries []RatingEntry `json:"entries"`
+	Entries []RatingEntry `json:"entries"` // never nil
+	Next    string        `json:"next"`    // "" on the last page
 }
 
 // CompareRatings orders the ratings board.
@@ -457,19 +457,4 @@ func WinnerIndex(d Duel, r DuelResult) int {
 		return -1
 	}
 	return d.Side(*r.Winner)
-}
-
-// MaxRatingsLimit bounds a page of the ratings board.
-const MaxRatingsLimit = 100
-
-// CheckRatingsPage checks a ratings page request.
-func CheckRatingsPage(offset, limit int) error {
-	var fe []FieldError
-	if offset < 0 {
-		fe = append(fe, FieldError{Field: "offset", Reason: "must be at least 0"})
-	}
-	if limit < 1 || limit > MaxRatingsLimit {
-		fe = append(fe, FieldError{Field: "limit", Reason: "must be 1 to 100"})
-	}
-	return Invalid("invalid ratings page", fe)
 }

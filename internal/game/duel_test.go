@@ -229,3 +229,26 @@ func TestRatingRingBound(t *testing.T) {
 		}
 	}
 }
+
+// A ratings cursor that decodes re-encodes to itself, and a position no
+// board holds (a rating that is not a number, a rank below 1) is refused.
+func FuzzRatingsCursor(f *testing.F) {
+	f.Add(RatingsCursor{Rating: 1500.25, PlayerID: uuid.New(), Rank: 7}.String())
+	f.Add(RatingsCursor{Rating: math.NaN(), Rank: 1}.String())
+	f.Add(RatingsCursor{Rating: 1500, Rank: 0}.String())
+	f.Add(DuelListCursor{CreatedAt: time.Unix(1, 0)}.String())
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		_, c, err := ParseRatingsQuery(ListQuery{Cursor: s})
+		if err != nil || c == nil {
+			return
+		}
+		if math.IsNaN(c.Rating) || math.IsInf(c.Rating, 0) || c.Rank < 1 {
+			t.Errorf("%q decoded to rating %v, rank %d: a position no board holds", s, c.Rating, c.Rank)
+		}
+		_, again, err := ParseRatingsQuery(ListQuery{Cursor: c.String()})
+		if err != nil || *again != *c {
+			t.Errorf("re-encoding %q: %+v, %v; want %+v", s, again, err, c)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package game
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,6 +30,7 @@ const (
 	levelListCursorVersion  = 4
 	seasonListCursorVersion = 5
 	duelListCursorVersion   = 6
+	ratingsCursorVersion    = 7
 )
 
 // ListQuery asks for one page of a list.
@@ -245,4 +247,83 @@ func SeasonListPage(seasons []Season, limit int) SeasonList {
 		return SeasonList{Seasons: append([]Season{}, seasons...)}
 	}
 	return SeasonList{Seasons: seasons[:limit], Next: SeasonListCursor{StartsAt: seasons[limit-1].StartsAt}.String()}
+}
+
+// Ratings board: by rating (highest first), then player id (see
+// CompareRatings). A cursor carries the rank of the entry it follows, so
+// ranks continue from page to page; each rank is exact within the
+// snapshot its page was read from.
+
+// DefaultRatingsLimit is GET /v1/ratings' default page.
+const DefaultRatingsLimit = 50
+
+// maxCursorRank bounds the rank a ratings cursor carries (far beyond any
+// board, and exact in a JSON number).
+const maxCursorRank = 1 << 53
+
+// RatingsCursor is a decoded ratings board cursor: the entries after the
+// one with Rating and PlayerID, which was ranked Rank.
+type RatingsCursor struct {
+	Rating   float64
+	PlayerID uuid.UUID
+	Rank     int64
+}
+
+// String encodes c as an opaque URL-safe string.
+func (c RatingsCursor) String() string {
+	b := binary.BigEndian.AppendUint64(nil, math.Float64bits(c.Rating))
+	b = append(b, c.PlayerID[:]...)
+	return encodeListCursor(ratingsCursorVersion, binary.BigEndian.AppendUint64(b, uint64(c.Rank)))
+}
+
+// After reports whether r comes after the cursor's entry on the board.
+func (c RatingsCursor) After(r Rating) bool {
+	return CompareRatings(r, Rating{Rating: c.Rating, PlayerID: c.PlayerID}) > 0
+}
+
+// ParseRatingsQuery checks q (default limit DefaultRatingsLimit) and
+// decodes its cursor (nil when there is none).
+func ParseRatingsQuery(q ListQuery) (ListQuery, *RatingsCursor, error) {
+	q, fe := q.normalize(DefaultRatingsLimit)
+	var cur *RatingsCursor
+	if q.Cursor != "" {
+		b, ok := decodeListCursor(q.Cursor, ratingsCursorVersion, 32, 32)
+		if ok {
+			cur = &RatingsCursor{
+				Rating:   math.Float64frombits(binary.BigEndian.Uint64(b)),
+				PlayerID: uuid.UUID(b[8:24]),
+				Rank:     int64(binary.BigEndian.Uint64(b[24:])),
+			}
+			ok = !math.IsNaN(cur.Rating) && !math.IsInf(cur.Rating, 0) && cur.Rank >= 1 && cur.Rank <= maxCursorRank
+		}
+		if !ok {
+			cur = nil
+			fe = append(fe, errBadCursor)
+		}
+	}
+	if err := Invalid("invalid ratings query", fe); err != nil {
+		return q, nil, err
+	}
+	return q, cur, nil
+}
+
+// RatingsPageOf is the page of the board after cur (nil: from the top)
+// given the ratings that follow cur in board order, at least limit+1 of
+// them when there are: entries ranked on from cur's rank, and Next the
+// cursor after the page's last, "" when nothing was left over.
+func RatingsPageOf(ratings []Rating, limit int, cur *RatingsCursor, total int64) RatingsPage {
+	var rank int64
+	if cur != nil {
+		rank = cur.Rank
+	}
+	page := RatingsPage{Total: total, Entries: []RatingEntry{}}
+	for i, r := range ratings {
+		if i == limit {
+			last := page.Entries[limit-1]
+			page.Next = RatingsCursor{Rating: last.Rating.Rating, PlayerID: last.PlayerID, Rank: last.Rank}.String()
+			break
+		}
+		page.Entries = append(page.Entries, RatingEntry{Rank: rank + int64(i) + 1, Rating: r})
+	}
+	return page
 }

@@ -373,24 +373,26 @@ func (s *Store) Rating(ctx context.Context, playerID uuid.UUID) (game.Rating, er
 }
 
 // Ratings returns a page of the ratings board; see pgstore.Store.Ratings.
-func (s *Store) Ratings(ctx context.Context, offset, limit int) (game.RatingsPage, error) {
-	if err := game.CheckRatingsPage(offset, limit); err != nil {
+func (s *Store) Ratings(ctx context.Context, q game.ListQuery) (game.RatingsPage, error) {
+	q, cur, err := game.ParseRatingsQuery(q)
+	if err != nil {
 		return game.RatingsPage{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.duelsInit()
-	all := []game.Rating{}
+	var total int64
+	rest := []game.Rating{}
 	for _, r := range s.duels.ratings {
-		if r.OnBoard() {
+		if !r.OnBoard() {
+			continue
+		}
+		total++
+		if cur == nil || cur.After(r) {
 			r.PlayerName = s.players[r.PlayerID].Name
-			all = append(all, r)
+			rest = append(rest, r)
 		}
 	}
-	slices.SortFunc(all, game.CompareRatings)
-	page := game.RatingsPage{Total: int64(len(all)), Offset: offset, Entries: []game.RatingEntry{}}
-	for i := offset; i < len(all) && i < offset+limit; i++ {
-		page.Entries = append(page.Entries, game.RatingEntry{Rank: int64(i + 1), Rating: all[i]})
-	}
-	return page, nil
+	slices.SortFunc(rest, game.CompareRatings)
+	return game.RatingsPageOf(rest, q.Limit, cur, total), nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -548,37 +549,47 @@ var onBoard = fmt.Sprintf("rated_opponents >= %d", game.BoardOpponents)
 
 // Ratings returns a page of the ratings board: players whose ratings moved
 // against game.BoardOpponents distinct opponents, by rating (highest
-// first), then player id; ranks are positions on the board, exact in one
-// snapshot.
-func (s *Store) Ratings(ctx context.Context, offset, limit int) (game.RatingsPage, error) {
-	if err := game.CheckRatingsPage(offset, limit); err != nil {
+// first), then player id, after q's cursor; the page is a keyset scan of
+// the ratings_board index, and ranks continue from the cursor's (exact
+// within one page's snapshot).
+func (s *Store) Ratings(ctx context.Context, q game.ListQuery) (game.RatingsPage, error) {
+	q, cur, err := game.ParseRatingsQuery(q)
+	if err != nil {
 		return game.RatingsPage{}, err
 	}
-	page := game.RatingsPage{Offset: offset, Entries: []game.RatingEntry{}}
-	err := s.tx(ctx, readOnly, func(tx pgx.Tx) error {
-		page.Entries = page.Entries[:0]
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM ratings WHERE `+onBoard).Scan(&page.Total); err != nil {
+	// The first page starts after a position above every rating.
+	after := game.RatingsCursor{Rating: math.Inf(1)}
+	if cur != nil {
+		after = *cur
+	}
+	var page game.RatingsPage
+	err = s.tx(ctx, readOnly, func(tx pgx.Tx) error {
+		var total int64
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM ratings WHERE `+onBoard).Scan(&total); err != nil {
 			return err
 		}
+		// rating <= $1 bounds the index scan; the rest skips the cursor's
+		// entry and those before it among equal ratings.
 		rows, err := tx.Query(ctx, `SELECT r.player_id, r.rating, r.deviation, r.volatility, r.duels, r.wins, r.losses, r.draws,
 			r.opponents, r.rated_opponents, p.name
-			FROM ratings r JOIN players p ON p.id = r.player_id WHERE r.`+onBoard+`
-			ORDER BY r.rating DESC, r.player_id OFFSET $1 LIMIT $2`, offset, limit)
+			FROM ratings r JOIN players p ON p.id = r.player_id
+			WHERE r.`+onBoard+` AND r.rating <= $1 AND (r.rating < $1 OR r.player_id > $2)
+			ORDER BY r.rating DESC, r.player_id LIMIT $3`, after.Rating, after.PlayerID, q.Limit+1)
 		if err != nil {
 			return err
 		}
-		i := 0
-		_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
-			var e game.RatingEntry
-			err := row.Scan(&e.PlayerID, &e.Rating.Rating, &e.Deviation, &e.Volatility, &e.Duels, &e.Wins, &e.Losses, &e.Draws,
-				&e.Opponents, &e.RatedOpponents, &e.PlayerName)
-			e.Provisional = !e.Established()
-			i++
-			e.Rank = int64(offset + i)
-			page.Entries = append(page.Entries, e)
-			return struct{}{}, err
+		ratings, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (game.Rating, error) {
+			var r game.Rating
+			err := row.Scan(&r.PlayerID, &r.Rating, &r.Deviation, &r.Volatility, &r.Duels, &r.Wins, &r.Losses, &r.Draws,
+				&r.Opponents, &r.RatedOpponents, &r.PlayerName)
+			r.Provisional = !r.Established()
+			return r, err
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		page = game.RatingsPageOf(ratings, q.Limit, cur, total)
+		return nil
 	})
 	if err != nil {
 		return game.RatingsPage{}, translate("ratings", err)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
 	"backpressure/internal/game"
@@ -25,7 +27,7 @@ type Duels interface {
 	SubmitDuelDesign(ctx context.Context, id, playerID uuid.UUID, design json.RawMessage, at time.Time) (game.Duel, error)
 	EndDuel(ctx context.Context, id uuid.UUID, end game.DuelEnd) (game.Duel, bool, error)
 	Rating(ctx context.Context, playerID uuid.UUID) (game.Rating, error)
-	Ratings(ctx context.Context, offset, limit int) (game.RatingsPage, error)
+	Ratings(ctx context.Context, q game.ListQuery) (game.RatingsPage, error)
 }
 
 // duelTests are the duel contract's subtests (run by Run).
@@ -141,12 +143,12 @@ func testDuelChallenge(t *testing.T, f *fixture) {
 		t.Errorf("ratings: %+v %+v %+v %v", ra, rb, rc, err)
 	}
 	// One rated opponent each: neither is on the board yet.
-	page, err := ds.Ratings(f.ctx, 0, 10)
-	if err != nil || page.Total != 0 || len(page.Entries) != 0 {
+	page, err := ds.Ratings(f.ctx, game.ListQuery{Limit: 10})
+	if err != nil || page.Total != 0 || len(page.Entries) != 0 || page.Next != "" {
 		t.Errorf("Ratings = %+v, %v", page, err)
 	}
-	_, err = ds.Ratings(f.ctx, 0, 0)
-	wantCode(t, "Ratings limit 0", err, game.EINVALID)
+	_, err = ds.Ratings(f.ctx, game.ListQuery{Limit: game.MaxListLimit + 1})
+	wantCode(t, "Ratings limit 101", err, game.EINVALID)
 	_, err = ds.Rating(f.ctx, uuid.New())
 	wantCode(t, "Rating of nobody", err, game.ENOTFOUND)
 	_, err = ds.Duel(f.ctx, uuid.New())
@@ -461,7 +463,7 @@ func testRatingFarming(t *testing.T, f *fixture) {
 	if err != nil || r.Rating != game.DefaultRating || r.Wins != 30 || r.Opponents != 30 || r.RatedOpponents != 0 {
 		t.Errorf("the farmer after 30 wins: %+v, %v", r, err)
 	}
-	page, err := ds.Ratings(f.ctx, 0, 10)
+	page, err := ds.Ratings(f.ctx, game.ListQuery{Limit: 10})
 	if err != nil || page.Total != 0 {
 		t.Errorf("Ratings after farming = %+v, %v; want nobody", page, err)
 	}
@@ -514,13 +516,13 @@ func testRatingsBoard(t *testing.T, f *fixture) {
 	// The newcomer beats two of them: rated, but not on the board.
 	f.duelOnce("arena", newcomer.ID, es[0], &newcomer.ID, at(10*n))
 	f.duelOnce("arena", newcomer.ID, es[1], &newcomer.ID, at(10*n+10))
-	page, err := ds.Ratings(f.ctx, 0, 100)
-	if err != nil || page.Total != int64(len(es)) || len(page.Entries) != len(es) {
+	page, err := ds.Ratings(f.ctx, game.ListQuery{Limit: 100})
+	if err != nil || page.Total != int64(len(es)) || len(page.Entries) != len(es) || page.Next != "" {
 		t.Fatalf("Ratings = %+v, %v; want the %d established", page, err, len(es))
 	}
 	for i, e := range page.Entries {
 		if e.PlayerID == newcomer.ID || e.Rank != int64(i+1) || e.RatedOpponents < game.BoardOpponents || e.Provisional ||
-			i > 0 && e.Rating.Rating > page.Entries[i-1].Rating.Rating {
+			i > 0 && game.CompareRatings(page.Entries[i-1].Rating, e.Rating) >= 0 {
 			t.Errorf("entry %d = %+v", i, e)
 		}
 	}
@@ -528,9 +530,59 @@ func testRatingsBoard(t *testing.T, f *fixture) {
 	if err != nil || r.Rating <= game.DefaultRating || r.RatedOpponents != 2 || !r.Provisional {
 		t.Errorf("the newcomer: %+v, %v", r, err)
 	}
-	tail, err := ds.Ratings(f.ctx, 2, 100)
-	if err != nil || len(tail.Entries) != len(es)-2 || tail.Entries[0].PlayerID != page.Entries[2].PlayerID || tail.Entries[0].Rank != 3 {
-		t.Errorf("Ratings offset 2 = %+v, %v", tail, err)
+	testRatingsPages(t, f, page.Entries)
+}
+
+// testRatingsPages: pages of the board, walked to the end, hold every
+// entry once, in board order, ranked 1..N; a cursor starts after its
+// entry (ties of rating by player id); a forged cursor is refused.
+func testRatingsPages(t *testing.T, f *fixture, board []game.RatingEntry) {
+	ds := f.duels()
+	var walked []game.RatingEntry
+	q := game.ListQuery{Limit: 2}
+	for i := 0; ; i++ {
+		page, err := ds.Ratings(f.ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Total != int64(len(board)) || len(page.Entries) > 2 || (page.Next != "" && len(page.Entries) != 2) {
+			t.Errorf("page %d: total %d, %d entries, next %q", i, page.Total, len(page.Entries), page.Next)
+		}
+		walked = append(walked, page.Entries...)
+		if page.Next == "" || i > 20 {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	if diff := cmp.Diff(board, walked); diff != "" {
+		t.Errorf("Ratings, pages of 2 (-want +got):\n%s", diff)
+	}
+	// A cursor at the third entry's rating: before every player id of
+	// that rating, the page starts at the third; at or after the third's
+	// id, at the fourth.
+	third := board[2]
+	for _, c := range []struct {
+		id    uuid.UUID
+		first game.RatingEntry
+	}{{uuid.Nil, board[2]}, {third.PlayerID, board[3]}, {uuid.Max, board[3]}} {
+		cur := game.RatingsCursor{Rating: third.Rating.Rating, PlayerID: c.id, Rank: c.first.Rank - 1}.String()
+		page, err := ds.Ratings(f.ctx, game.ListQuery{Limit: 1, Cursor: cur})
+		if err != nil || len(page.Entries) != 1 || page.Entries[0] != c.first {
+			t.Errorf("Ratings after the third's rating and id %v = %+v, %v; want %+v first", c.id, page, err, c.first)
+		}
+	}
+	below := game.RatingsCursor{Rating: -1e300, Rank: 1}.String()
+	if none, err := ds.Ratings(f.ctx, game.ListQuery{Cursor: below}); err != nil || len(none.Entries) != 0 || none.Next != "" {
+		t.Errorf("Ratings below every rating = %+v, %v", none, err)
+	}
+	for _, bad := range []string{
+		"not a cursor",
+		game.RatingsCursor{Rating: math.NaN(), Rank: 1}.String(),
+		game.RatingsCursor{Rating: 1500, Rank: 0}.String(),
+		game.DuelListCursor{CreatedAt: at(0)}.String(),
+	} {
+		_, err := ds.Ratings(f.ctx, game.ListQuery{Cursor: bad})
+		wantCode(t, "Ratings cursor "+bad, err, game.EINVALID)
 	}
 }
 
