@@ -366,10 +366,13 @@ export async function duelStream(id, { signal, lastEventId, onEvent }) {
   }
 }
 
-// ratings reads one page of the ratings board, best first: {total, offset, entries:
-// [{rank, player_id, player_name, rating, deviation, duels, wins, losses, draws}]}.
-export function ratings({ offset = 0, limit = 20 } = {}) {
-  return call('GET', `/v1/ratings?offset=${offset}&limit=${limit}`);
+// ratings reads one page of the ratings board, best first, after the page whose next is
+// cursor ('' for the top): {total, next, entries: [{rank, player_id, player_name, rating,
+// deviation, duels, wins, losses, draws}]}.
+export function ratings({ cursor = '', limit = 20 } = {}) {
+  const q = new URLSearchParams({ limit: String(limit) });
+  if (cursor) q.set('cursor', cursor);
+  return call('GET', `/v1/ratings?${q}`);
 }
 
 // playerProfile is a player's public profile, with their duel rating: {id, name, rating:

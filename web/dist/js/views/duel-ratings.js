@@ -90,10 +90,12 @@ export async function ratingsView(main) {
     h('section', { class: 'panel', 'aria-labelledby': 'ratings-h' },
       h('h2', { id: 'ratings-h', class: 'sr-only' }, 'Ratings board'), status, body));
 
-  async function show(opts) {
+  // show reads the page after cursor ('' for the top); above holds the cursors of the
+  // pages above it, so that Higher goes back one page.
+  async function show(cursor, above) {
     let page;
     try {
-      page = await api.ratings({ limit: LIMIT, ...opts });
+      page = await api.ratings({ limit: LIMIT, cursor });
     } catch (err) {
       clear(body, h('p', {}, err.message));
       return;
@@ -116,14 +118,13 @@ export async function ratingsView(main) {
           h('td', { class: 'num' }, fmt(Math.round(e.rating)), h('span', { class: 'muted' }, ` ± ${fmt(Math.round(e.deviation ?? 0))}`)),
           h('td', { class: 'num' }, `${e.duels ?? 0}: ${e.wins ?? 0}–${e.losses ?? 0}–${e.draws ?? 0}`));
       })));
-    const offset = page.offset ?? opts.offset ?? 0;
     const nav = h('nav', { class: 'pager', 'aria-label': 'Ratings pages' },
-      h('button', { type: 'button', class: 'secondary', disabled: offset <= 0, onclick: () => show({ offset: Math.max(0, offset - LIMIT) }) }, '← Higher'),
-      h('button', { type: 'button', class: 'secondary', onclick: () => show({}) }, 'Top'),
-      h('button', { type: 'button', class: 'secondary', disabled: offset + entries.length >= (page.total ?? 0), onclick: () => show({ offset: offset + LIMIT }) }, 'Lower →'));
+      h('button', { type: 'button', class: 'secondary', disabled: !above.length, onclick: () => show(above.at(-1), above.slice(0, -1)) }, '← Higher'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => show('', []) }, 'Top'),
+      h('button', { type: 'button', class: 'secondary', disabled: !page.next, onclick: () => show(page.next, [...above, cursor]) }, 'Lower →'));
     // An empty board has no pages to turn.
     clear(body, entries.length ? h('div', { class: 'table-wrap' }, table) : h('p', { id: 'ratings-empty' }, 'Nobody is on the board yet: a player joins it once rated against 5 different opponents.'), page.total ? nav : null);
   }
-  await show({});
+  await show('', []);
   return () => {};
 }
