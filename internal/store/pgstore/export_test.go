@@ -25,8 +25,12 @@ func SetSeasonClock(s *Store, t time.Time) {
 
 // setParam reconnects the store with a session setting on every
 // connection (settings of its own, which any role may set). Tests call it
-// between store calls, never during one.
+// between store calls, never during one; the announcer, which reads the
+// pool on its own timer, is stopped while the pool is replaced and started
+// again on the new one.
 func setParam(s *Store, name, value string) {
+	s.announcer.close()
+	defer func() { s.announcer = newAnnouncer(s) }()
 	cfg := s.pool.Config()
 	if cfg.ConnConfig.RuntimeParams == nil {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
