@@ -44,8 +44,11 @@ func TestMeasureHintFlood(t *testing.T) {
 		}
 		return tok
 	}
-	do := func(path, tok, body string) int {
+	// Each player sends from an address of its own, as on the internet: the per-address
+	// limits then bound each attacker and never the victim.
+	do := func(path, addr, tok, body string) int {
 		rq := httptest.NewRequest("POST", path, strings.NewReader(body))
+		rq.RemoteAddr = addr
 		rq.Header.Set("Content-Type", "application/json")
 		rq.Header.Set("Authorization", "Bearer "+tok)
 		w := httptest.NewRecorder()
@@ -55,23 +58,28 @@ func TestMeasureHintFlood(t *testing.T) {
 	start := passingFirstRequest(t)
 	hard, _ := challenges.CampaignLevel("black-friday")
 	hintBody := `{"design": ` + string(mustJSONBytes(t, hard.StartingDesign)) + `}`
-	victim := token("victim")
-	victimRun := func(n int) ([]time.Duration, map[int]int) {
+	// A new victim for each phase: 200 submissions use much of one player's simulation
+	// budget, and a victim refused by its own budget would measure nothing.
+	victimRun := func(name string, n int) ([]time.Duration, map[int]int) {
+		victim := token(name)
 		var ds []time.Duration
 		codes := map[int]int{}
 		for range n {
 			begin := time.Now()
-			codes[do("/v1/challenges/first-request/submissions", victim, `{"design": `+start+`}`)]++
+			codes[do("/v1/challenges/first-request/submissions", "198.51.100.1:4000", victim, `{"design": `+start+`}`)]++
 			ds = append(ds, time.Since(begin))
 		}
 		slices.Sort(ds)
+		if codes[http.StatusCreated] != n {
+			t.Errorf("%s: statuses %v, want all %d submissions 201", name, codes, n)
+		}
 		return ds, codes
 	}
 	report := func(name string, ds []time.Duration, codes map[int]int) {
 		t.Logf("%-60s n=%d p50 %8v p99 %8v max %8v statuses %v", name, len(ds), ds[len(ds)/2].Round(time.Microsecond),
 			ds[len(ds)*99/100].Round(time.Microsecond), ds[len(ds)-1].Round(time.Microsecond), codes)
 	}
-	alone, codes := victimRun(200)
+	alone, codes := victimRun("victim-alone", 200)
 	report("victim alone", alone, codes)
 
 	for _, respect := range []bool{false, true} {
@@ -81,10 +89,11 @@ func TestMeasureHintFlood(t *testing.T) {
 		hintCodes := map[int]int{}
 		for i := range attackers {
 			tok := token(fmt.Sprintf("attacker-%v-%d", respect, i))
+			addr := fmt.Sprintf("203.0.113.%d:4000", i+1)
 			for range 2 {
 				wg.Go(func() {
 					for ctx.Err() == nil {
-						c := do("/v1/challenges/black-friday/hint", tok, hintBody)
+						c := do("/v1/challenges/black-friday/hint", addr, tok, hintBody)
 						mu.Lock()
 						hintCodes[c]++
 						mu.Unlock()
@@ -96,7 +105,7 @@ func TestMeasureHintFlood(t *testing.T) {
 			}
 		}
 		time.Sleep(time.Second)
-		flooded, codes := victimRun(200)
+		flooded, codes := victimRun(fmt.Sprintf("victim-%v", respect), 200)
 		stop()
 		wg.Wait()
 		how := "looping without pause"

@@ -60,6 +60,15 @@ func TestBenchmarksFrontPageRowsCarryDateAndCommand(t *testing.T) {
 	}
 }
 
+// Every figure in the documents was taken at a known load average.
+func TestFiguresCarryTheirLoad(t *testing.T) {
+	for _, name := range []string{"BENCHMARKS.md", "RELIABILITY.md"} {
+		for _, p := range unrecordedLoads(name, read(t, filepath.Join(root(t), name))) {
+			t.Error(p)
+		}
+	}
+}
+
 // Every promise, bound and attack of RELIABILITY.md names the test or script that holds it.
 func TestReliabilityRowsNameTheirEvidence(t *testing.T) {
 	md := read(t, filepath.Join(root(t), "RELIABILITY.md"))
@@ -195,10 +204,12 @@ func TestFrontPageNeedsDateAndCommand(t *testing.T) {
 		md   string
 		want int
 	}{
-		{"dated, with a command", "# B\n\n| figure | command | date |\n|---|---|---|\n| 540/s | `scripts/load.sh` | 2026-11-30 |\n", 0},
-		{"no date", "| figure | command | date |\n|---|---|---|\n| 540/s | `scripts/load.sh` | last week |\n", 1},
-		{"no command", "| figure | command | date |\n|---|---|---|\n| 540/s | see below | 2026-11-30 |\n", 1},
-		{"neither, twice", "| f | c |\n|---|---|\n| a | b |\n| c | d |\n", 4},
+		{"dated, with a command and a load", "# B\n\n| figure | command | date | load |\n|---|---|---|---|\n| 540/s | `scripts/load.sh` | 2026-11-30 | 1.12 |\n", 0},
+		{"not a timing", "| figure | command | date | load |\n|---|---|---|---|\n| 68 of 74 | `go test ./x` | 2026-11-30 | — (exact) |\n", 0},
+		{"no date", "| figure | command | date | load |\n|---|---|---|---|\n| 540/s | `scripts/load.sh` | last week | 0.9 |\n", 1},
+		{"no command", "| figure | command | date | load |\n|---|---|---|---|\n| 540/s | see below | 2026-11-30 | 0.9 |\n", 1},
+		{"no load", "| figure | command | date | load |\n|---|---|---|---|\n| 540/s | `scripts/load.sh` | 2026-11-30 | not recorded |\n", 1},
+		{"none of them, twice", "| f | c |\n|---|---|\n| a | b |\n| c | d |\n", 6},
 		{"no table", "# B\n\nprose only\n", 1},
 	}
 	for _, tt := range tests {
@@ -207,6 +218,14 @@ func TestFrontPageNeedsDateAndCommand(t *testing.T) {
 				t.Errorf("got %d problems %q, want %d", len(got), got, tt.want)
 			}
 		})
+	}
+}
+
+func TestUnrecordedLoadsAreFound(t *testing.T) {
+	md := "# B\n\n520/s (2026-12-01, load 0.9).\n\n440/s (2026-12-02, load not recorded).\n| a | 2026-12-01, Not recorded |\n"
+	got := unrecordedLoads("B.md", md)
+	if len(got) != 2 || !strings.Contains(got[0], "B.md:5:") || !strings.Contains(got[1], "B.md:6:") {
+		t.Errorf("got %q, want problems on lines 5 and 6", got)
 	}
 }
 

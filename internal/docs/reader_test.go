@@ -38,6 +38,8 @@ var (
 	testBinary  = regexp.MustCompile(`\.test\b.*-test\.(run|bench|fuzz)\b`)
 	otherModule = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)+/`)
 	date        = regexp.MustCompile(`\b20\d\d-[01]\d-[0-3]\d\b`)
+	loadFigure  = regexp.MustCompile(`\b\d+\.\d\d?\b`)
+	unrecorded  = regexp.MustCompile(`(?i)\bnot recorded\b`)
 )
 
 // quotes returns the document's code: every line of a fenced or indented code block (a
@@ -434,6 +436,27 @@ func frontPage(name, md string) []string {
 		}
 		if !hasCommand(r.text) {
 			problems = append(problems, fmt.Sprintf("%s:%d: a front-page figure without its command (`go test …` or `scripts/….sh`)", name, r.line))
+		}
+		if load := lastCell(r.text); !loadFigure.MatchString(load) && !strings.HasPrefix(load, "—") {
+			problems = append(problems, fmt.Sprintf("%s:%d: a front-page figure without the load average it was taken at (or \"—\" for one that is not a timing)", name, r.line))
+		}
+	}
+	return problems
+}
+
+// lastCell is the text of a table row's last cell.
+func lastCell(row string) string {
+	cells := strings.Split(strings.TrimSuffix(strings.TrimSpace(row), "|"), "|")
+	return strings.TrimSpace(cells[len(cells)-1])
+}
+
+// unrecordedLoads finds figures published without the load average they were taken at: on
+// a shared machine a timing means little without it, so none is published "not recorded".
+func unrecordedLoads(name, md string) []string {
+	var problems []string
+	for i, line := range strings.Split(md, "\n") {
+		if unrecorded.MatchString(line) {
+			problems = append(problems, fmt.Sprintf("%s:%d: a figure whose load average was not recorded: retake it", name, i+1))
 		}
 	}
 	return problems

@@ -21,7 +21,7 @@ import (
 // store call a submission's request makes, one call at a time on one connection, for
 // BENCHMARKS.md: the idempotency key's check, the write of a submission that does not
 // improve the player's best (the common case), one that does, and the board reads the
-// load generator makes. It runs only with BP_MEASURE=1:
+// load generator makes; then both writes again while a season runs. It runs only with BP_MEASURE=1:
 //
 //	BP_MEASURE=1 go test -run TestMeasureStoreCosts -v ./internal/store/pgstore/
 func TestMeasureStoreCosts(t *testing.T) {
@@ -105,6 +105,17 @@ func TestMeasureStoreCosts(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// The same writes while a season runs: what the season's trigger adds to a submission
+	// (its bests, its total and the total's rank buckets).
+	schedule, err := game.ParseSeasonSchedule("monthly", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnsureSeasons(ctx, schedule); err != nil {
+		t.Fatal(err)
+	}
+	measure("submission, a new best, in a season", func(i int) { submit(i, int64(200+calls+i)) })
+	measure("submission, not better, in a season", func(i int) { submit(i, 50) })
 }
 
 // backendCPU returns the user and system time a local process has used.
