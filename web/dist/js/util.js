@@ -199,6 +199,9 @@ export function fmtWhen(iso) {
 export function fmtSpan(from, to) {
   if (!from || !to) return [fmtWhen(from), ' – ', fmtWhen(to)];
   const sameDay = new Date(from).toDateString() === new Date(to).toDateString();
+  // An event shorter than two minutes would read "11:43 AM – 11:43 AM": say how long instead.
+  const seconds = Math.round((Date.parse(to) - Date.parse(from)) / 1000);
+  if (sameDay && seconds >= 0 && seconds < 120) return [fmtWhen(from), `, for ${seconds} s`];
   const end = sameDay ? new Date(to).toLocaleTimeString(undefined, { timeStyle: 'short' }) : whenText(to);
   return [fmtWhen(from), ' – ', h('time', { datetime: to }, end)];
 }

@@ -26,7 +26,7 @@ export async function duelsView(main) {
   const cleanups = [];
   const intro = h('section', { class: 'panel intro' },
     h('h1', {}, 'Duels'),
-    h('p', {}, 'Challenge another player on a level. You each hand in a design before the deadline; the same traffic hits both and, on a level with chaos, one surprise chaos event neither of you knows in advance. The better verdict wins, and both ratings move. Your opponent\u2019s design stays hidden until the end.'),
+    h('p', {}, 'Challenge another player on a level. You each hand in a design before the deadline; the same traffic hits both and, on a level with chaos, one surprise chaos event neither of you knows in advance. The better verdict wins. A duel moves ratings once both of you have played five different opponents, and only one duel a day between the same two players does. Your opponent\u2019s design stays hidden until the end.'),
     h('p', {}, h('a', { href: '#/ratings' }, 'The ratings board')));
   const youBox = h('section', { class: 'panel', 'aria-labelledby': 'you-h' });
   const challengeBox = h('section', { class: 'panel', 'aria-labelledby': 'challenge-h' });
