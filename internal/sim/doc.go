@@ -230,7 +230,15 @@
 //
 // Elastic and protective components (seed simulation-design):
 //
-//   - An API gateway admits at most its rate limit per second (the excess gets 429), adds its
+//   - An API gateway's rate limit is a token bucket, as a real gateway's is (a rate and a
+//     burst): refilled at the rate, holding at most one second's tokens, full at the start.
+//     A tick lets in at most what the bucket holds plus what it refills over the tick, and
+//     the excess gets 429 at once; so a spike after a quiet spell passes up to a second's
+//     worth above the rate before the limit bites, and what lies behind the gateway must
+//     take that burst, as it must in front of the per-request reference's bucket
+//     (TestGatewayRateLimitIsATokenBucket, worked by hand; the rate-limit rows of
+//     TestOverloadScenarios). A bucket standing full or empty is the same from tick to tick,
+//     and a repeated tick spends what the tick it repeats let in. The gateway adds its
 //     authentication latency to every request, and has a circuit breaker: when the error rate
 //     of what it sent downstream, averaged over its window, exceeds the threshold, it opens
 //     and answers 503 at once for breaker_open_sec, sending nothing downstream; then it lets

@@ -35,6 +35,7 @@ func (m *model) postTick(t int, st *runState) {
 		c := &m.comps[i]
 		switch {
 		case c.gate != nil:
+			c.gate.spend(m.dt)
 			if c.gate.threshold <= 0 {
 				continue // no breaker: the downstream's outcome moves nothing
 			}

@@ -36,24 +36,44 @@ type gateState struct {
 	// change of state, a filter that depends on the time since it.
 	filtering bool
 	nowSec    []float64 // scratch: per node below, a request sent now takes this long to get there
+
+	// The rate limit is a token bucket, as real gateways' are: refilled at rateLimit a
+	// second, holding at most one second's tokens, full at the start. tokens is what it holds
+	// at the start of the tick; admitted, what the last computed tick let in (a tick's passes
+	// over the pools set it, the last one's stands), which a repeated tick spends again.
+	tokens, admitted float64
 }
 
 func newGate(p paramValues, dt, timeout float64) *gateState {
 	g := &gateState{rateLimit: p.f("rate_limit_rps"), threshold: p.f("breaker_error_threshold"),
 		probe: p.f("breaker_probe_ratio"), openSec: p.f("breaker_open_sec"), timeout: timeout,
 		state: BreakerClosed, probeAt: -1, verdictAt: -1, share: 1}
+	g.tokens = g.rateLimit // a second's tokens: the bucket is full
 	g.window = make([]float64, 2*max(1, int(math.Round(p.f("breaker_window_sec")/dt))))
 	g.partial = make([]float64, len(g.window)+2)
 	return g
 }
 
-// admit is how many of in requests the gateway lets in this tick.
+// admit is how many of in requests the gateway lets in this tick: the breaker's share, and
+// of that no more than the bucket holds plus what it refills over the tick. Requests coming
+// in evenly over the tick drain the bucket before any is refused, so a burst after a quiet
+// spell passes up to a second's worth over the rate before the limit bites.
 func (g *gateState) admit(in, dt float64) float64 {
 	in *= g.share // an open breaker answers 503 at once; half-open it lets a probe share in
 	if g.rateLimit > 0 {
-		in = min(in, g.rateLimit*dt) // the excess gets 429
+		in = min(in, g.tokens+g.rateLimit*dt) // the excess gets 429
 	}
 	return in
+}
+
+// spend takes what the tick let in out of the bucket and refills it for the tick, up to a
+// second's tokens. A bucket full under a load below the rate stays full, and one emptied by
+// a load above it stays empty: both the same from tick to tick, to the bit, so a repeated
+// tick, spending what the tick it repeats let in, leaves it as that tick did.
+func (g *gateState) spend(dt float64) {
+	if g.rateLimit > 0 {
+		g.tokens = min(g.rateLimit, max(0, g.tokens+g.rateLimit*dt-g.admitted))
+	}
 }
 
 // begin walks the breaker through the tick [t0, t1) as far as what is known at its start

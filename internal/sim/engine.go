@@ -352,9 +352,12 @@ func (m *model) resolvePool(p int, st *runState) {
 	}
 	pl.wProc, pl.ghostProcessed, pl.keeps = 0, 0, false
 	gated := 0.0 // refused at the door: rate limit (429) or open breaker (503)
-	if g := m.comps[pl.comp].gate; g != nil && !pl.failed {
-		admitted := g.admit(pl.in, dt)
-		gated, pl.in = max(0, pl.in-admitted), admitted
+	if g := m.comps[pl.comp].gate; g != nil {
+		g.admitted = 0 // a failed gateway lets nothing in, and its bucket refills
+		if !pl.failed {
+			g.admitted = g.admit(pl.in, dt)
+			gated, pl.in = max(0, pl.in-g.admitted), g.admitted
+		}
 	}
 	pl.gated = gated
 	lambda := pl.in / dt

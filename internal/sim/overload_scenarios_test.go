@@ -212,6 +212,25 @@ func breakerOverSlowCall(load float64) func() (Design, Config) {
 	}
 }
 
+// rateLimitStep is a gateway limiting to 300 rps in front of an app that can serve far more
+// (4 × 8 workers), its static traffic stepped at 5 s from 200 rps to mult × 300; nobody
+// retries. The token bucket, full when the step comes, lets the step through until it is
+// empty: at 3× for half a second (a third of the first second refused), at 1.5× for two
+// seconds; then the excess is refused, two thirds of 900 a second or a third of 450.
+func rateLimitStep(mult float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[
+		 {"id":"gw","type":"api_gateway","params":{"rate_limit_rps":300}},
+		 {"id":"app","type":"app_service","params":{"replicas":4}}],
+		 "edges":[{"from":"gw","to":"app"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 12, Mix: Mix{Static: 1}, Client: Client{TimeoutMs: 1000},
+			Traffic: Traffic{Kind: "step", RPS: 200, Steps: []TrafficStep{{AtSec: 5, RPS: mult * 300}}}}
+		return des, cfg
+	}
+}
+
 // roundRobinNoRoom is a balancer dealing static requests in turn to three app servers of
 // 6 workers at 15 ms with no waiting room (1,200 rps in all), as three components or as one
 // app of three replicas; nobody retries.
@@ -326,6 +345,8 @@ var overloadScenarios = []overloadScenario{
 	{name: "breaker over a failed app at 80% load", build: breakerOverFailedApp(0.8), metrics: breakerMetrics},
 	{name: "breaker over a slow call at 40% load", build: breakerOverSlowCall(0.4), metrics: breakerMetrics},
 	{name: "breaker over a slow call at 80% load", build: breakerOverSlowCall(0.8), metrics: breakerMetrics},
+	{name: "rate limit, traffic stepped to 1.5× it", build: rateLimitStep(1.5), metrics: rateLimitMetrics},
+	{name: "rate limit, traffic stepped to 3× it", build: rateLimitStep(3), metrics: rateLimitMetrics},
 	{name: "round-robin, no room, three components at 90% load", build: roundRobinNoRoom(0.9, false), metrics: noRoomMetrics},
 	{name: "round-robin, no room, three components at 110% load", build: roundRobinNoRoom(1.1, false), metrics: noRoomMetrics},
 	{name: "round-robin, no room, three replicas at 90% load", build: roundRobinNoRoom(0.9, true), metrics: noRoomMetrics},
@@ -374,6 +395,13 @@ func slowDatabaseAt(rps float64) func() (Design, Config) {
 		cfg.Traffic.RPS = rps
 		return d, cfg
 	}
+}
+
+// rateLimitMetrics are the rows of a rate limit the traffic steps over at 5 s.
+var rateLimitMetrics = []overloadMetric{
+	{name: "failed share 5–6 s", tol: tolRate, measure: failShare(5, 6)},
+	{name: "failed share 6–8 s", tol: tolRate, measure: failShare(6, 8)},
+	{name: "failed share 9–12 s", tol: tolRate, measure: failShare(9, 12)},
 }
 
 var noRoomMetrics = []overloadMetric{

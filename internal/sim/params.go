@@ -77,7 +77,7 @@ var paramTable = map[Kind][]ParamSpec{
 	},
 	KindAPIGateway: {
 		integer("instances", 1, 1000, 1, "gateway instances; capacity and buffer scale with them"),
-		num("rate_limit_rps", 0, 1e7, 0, "requests per second admitted; the excess gets 429 (0 = no limit)"),
+		num("rate_limit_rps", 0, 1e7, 0, "requests per second admitted, as a token bucket holding one second's worth, full at the start: after a quieter spell up to a second's worth more passes at once; the excess gets 429 (0 = no limit)"),
 		num("auth_latency_ms", 0, 10_000, 5, "authentication overhead added to every request"),
 		num("breaker_error_threshold", 0, 1, 0.5, "downstream error rate that opens the circuit breaker (0 = no breaker)"),
 		num("breaker_window_sec", 0.1, 3600, 10, "window over which the downstream error rate is averaged"),
