@@ -407,6 +407,37 @@ func TestServerlessColdStartsExecutionLimitAndPrice(t *testing.T) {
 	}
 }
 
+// A cold start counts against the function's concurrency, as on the public platforms: the
+// new instance holds its slot for the cold start and its first execution. Worked by hand:
+// 50 slots, 20 ms executions, 250 ms cold starts, 1,000 rps from the start, when no instance
+// exists, ticks of 100 ms. The first 50 invocations start 50 instances, which hold every slot
+// until 0.27 s; the other 50 of the first tick and all 100 of the second are throttled; in
+// the third, the 70 arriving before 0.27 s are throttled and the 30 after find 50 ready
+// instances at 20 Erlangs (Erlang B); from the fourth on, only Erlang B.
+func TestServerlessColdStartsHoldTheirSlots(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"fn","type":"serverless","params":{"max_concurrency":50,
+	  "service_time_ms":20,"cold_start_ms":250,"memory_mb":1024}}],"edges":[]}`)
+	cfg := constant(1000, 2)
+	cfg.Mix = Mix{Static: 1}
+	r := mustRun(t, d, cfg)
+	b := directErlangB(50, 20)
+	for k, want := range []float64{500, 1000, 700 + 300*b, 1000 * b, 1000 * b} {
+		if got := r.Ticks[k].RejectedRPS; !near(got, want, 1e-6) {
+			t.Errorf("tick %d: %.3f rps throttled, want %.3f", k, got, want)
+		}
+	}
+	fn := comp(r, "fn")
+	if cold := r.Ticks[0].Components[fn].ColdStartShare; !near(cold, 1, 1e-9) {
+		t.Errorf("first tick: cold start share %v, want 1 (every invocation served started an instance)", cold)
+	}
+	if cold := r.Ticks[2].Components[fn].ColdStartShare; cold != 0 {
+		t.Errorf("third tick: cold start share %v, want 0 (no slot free to start one)", cold)
+	}
+	if !(r.Ticks[0].P99Ms > 250) {
+		t.Errorf("first tick p99 %.0f ms, want the 250 ms cold start in the tail", r.Ticks[0].P99Ms)
+	}
+}
+
 func TestServerlessThrottlesBeyondMaxConcurrency(t *testing.T) {
 	d := mustDesign(t, `{"components":[{"id":"fn","type":"serverless","params":{"max_concurrency":10,"service_time_ms":100}}],"edges":[]}`)
 	cfg := constant(200, 10) // needs 20 concurrent executions

@@ -268,11 +268,20 @@
 //     TestCircuitBreakerOpensOnFailingDownstreamAndClosesAfterRecovery,
 //     TestBreakerProbesAreJudgedWhenTheyAnswer, and the breaker rows of TestOverloadScenarios).
 //   - A serverless function runs up to max_concurrency executions and throttles beyond it
-//     (Erlang B: no queue). Instances used within the idle timeout stay warm; invocations
-//     beyond the warm instances start cold and pay cold_start_ms (exponentially distributed).
-//     Executions longer than max_execution_ms are killed (errors). It is priced per invocation
-//     and per GB-second (TestServerlessColdStartsExecutionLimitAndPrice; the function rows of
-//     TestOverloadScenarios hold its throttling and cold starts against the reference's).
+//     (Erlang B: no queue). Instances used within the idle timeout stay warm and are reused;
+//     an invocation beyond what the ready instances serve starts a new instance and pays
+//     cold_start_ms (exponentially distributed). As on the public platforms, a cold start
+//     counts against the concurrency: the new instance holds its slot for the cold start and
+//     its first execution, and while it starts every further invocation the ready instances
+//     cannot take starts another, until the slots run out. So a spike fills the slots with
+//     cold starts and throttles until they are ready: the tick is taken piece by piece
+//     between the times the starting instances come free, each piece a loss system on the
+//     slots they do not hold (loss is convex in the slots: their mean would refuse too
+//     little). Executions longer than max_execution_ms are killed (errors). It is priced per
+//     invocation and per GB-second (TestServerlessColdStartsExecutionLimitAndPrice,
+//     TestServerlessColdStartsHoldTheirSlots worked by hand; the function rows of
+//     TestOverloadScenarios hold its throttling, stepped and started cold, against the
+//     reference's).
 //   - A container pool's autoscaler wants ceil(replicas × utilisation ÷ target) replicas,
 //     within its bounds, reading the busy share of its workers as a real autoscaler reads
 //     its replicas' CPU: a saturated pool reads 100%, not the demand it refuses, so it grows

@@ -352,16 +352,33 @@ func (m *model) autoscale(c *component, t0 float64) {
 	c.units = float64(s.replicas)
 }
 
-// fnState tracks a serverless function's warm instances: an instance used within the idle
-// timeout stays warm; every instance beyond them starts cold, and its first invocation pays
-// the cold start (taken as exponentially distributed with mean cold_start_ms).
+// fnState tracks a serverless function's instances as a real platform keeps them: an
+// instance used within the idle timeout stays warm and is reused; an invocation that finds
+// no warm instance free starts a new one, which first runs its cold start (taken as
+// exponentially distributed with mean cold_start_ms), and the cold start counts against the
+// function's concurrency: the new instance holds its slot for the cold start and the first
+// execution together. While new instances warm, every further invocation that finds no warm
+// instance free starts another, until the concurrency runs out, so a spike fills the slots
+// with cold starts and throttles until they are ready.
 type fnState struct {
 	coldSec, maxExecSec float64
 	window              int        // ticks an idle instance is kept
-	maxNeed             slidingMax // concurrent executions needed, over the window
+	maxNeed             slidingMax // instances in use at once (executing or starting), over the window
 	tick                int
-	warm                float64
-	coldShare           float64 // share of this tick's invocations that start cold
+	warm                float64 // instances kept: the most in use at once within the idle timeout
+	// starting are the cohorts of instances still in their first invocation (cold start
+	// and execution), oldest first.
+	starting []fnCohort
+	// This tick's, from its start (coldStarts): the invocations that start a new instance,
+	// when their first invocations end, and the instances still starting from earlier ticks.
+	started, startedUntil, warming float64
+	coldShare                      float64 // share of this tick's invocations that start cold
+}
+
+// fnCohort is the instances started in one tick, holding their slots until the first
+// invocation ends, until seconds from the run's start.
+type fnCohort struct {
+	n, until float64
 }
 
 func newFn(p paramValues, dt float64) *fnState {
@@ -370,14 +387,79 @@ func newFn(p paramValues, dt float64) *fnState {
 		window: w, maxNeed: newSlidingMax(w)}
 }
 
+// coldStarts decides, before the tick's admission, how many of its invocations start a new
+// instance. The instances ready are the warm ones not still starting; invocations beyond
+// what they serve (λ − ready ÷ execution time) start new instances for as long as it takes
+// a new one to be ready (the tick, or the cold start and first execution if shorter), in as
+// many slots as are free. Each holds its slot for the cold start and its first execution.
+func (f *fnState) coldStarts(pl *pool, lambda, dt float64) {
+	execSec := pl.serviceSec + pl.holdSec
+	t0 := float64(f.tick) * dt
+	warming := 0.0
+	for _, c := range f.starting {
+		if c.until > t0 {
+			warming += c.n
+		}
+	}
+	ready := max(0, f.warm-warming)
+	overflow := max(0, lambda-ready/execSec)
+	free := max(0, float64(pl.workers)-ready-warming)
+	f.started = min(free, overflow*min(dt, f.coldSec+execSec), pl.in)
+	f.warming = warming
+	f.startedUntil = t0 + f.coldSec + execSec
+}
+
+// throttled is the share of a function's invocations refused (429). Those not starting a
+// new instance find the slots the starting instances do not hold: a loss system (Erlang B,
+// between the whole numbers of slots around a fractional count) whose slots come free as
+// each cohort's first invocation ends, so the tick is taken piece by piece between those
+// times, each piece with its own slots, rather than with their mean (loss is convex in the
+// slots: averaging them would refuse too little).
+func (f *fnState) throttled(pl *pool, mu, cv2, dt float64) float64 {
+	if !(pl.in > 0) {
+		return 0
+	}
+	rest := pl.in - f.started
+	a := rest / dt / mu
+	t0 := float64(f.tick) * dt
+	t1 := t0 + dt
+	loss, from := 0.0, t0
+	for from < t1 {
+		held, next := 0.0, t1
+		for _, c := range f.starting {
+			if c.until > from {
+				held += c.n
+				next = min(next, c.until)
+			}
+		}
+		if f.started > 0 && f.startedUntil > from {
+			held += f.started
+			next = min(next, f.startedUntil)
+		}
+		loss += (next - from) / dt * fracLoss(float64(pl.workers)-held, a, cv2)
+		from = next
+	}
+	return rest * loss / pl.in
+}
+
+// fracLoss is regularLoss for a fractional number of slots, between the whole numbers
+// around it.
+func fracLoss(slots, a, cv2 float64) float64 {
+	slots = max(0, slots)
+	lo := math.Floor(slots)
+	loss := regularLoss(int(lo), a, cv2)
+	if frac := slots - lo; frac > 0 {
+		loss += frac * (regularLoss(int(lo)+1, a, cv2) - loss)
+	}
+	return loss
+}
+
 // shape adds cold starts and execution-time limits to a function's pool after queueing.
 func (f *fnState) shape(pl *pool, dt float64) {
-	invocations := pl.processed
 	execSec := pl.serviceSec + pl.holdSec
-	need := min(invocations/dt*execSec, float64(pl.workers)) // Little's law
 	f.coldShare = 0
-	if invocations > 0 && need > f.warm {
-		f.coldShare = min(1, (need-f.warm)/invocations)
+	if pl.processed > 0 {
+		f.coldShare = min(1, f.started/pl.processed)
 	}
 	if f.coldSec > 0 && f.coldShare > 0 {
 		pl.stage.WaitProb, pl.stage.WaitRate = f.coldShare, 1/f.coldSec
@@ -387,12 +469,27 @@ func (f *fnState) shape(pl *pool, dt float64) {
 	pl.errRate = min(1, pl.errRate+math.Exp(-f.maxExecSec/execSec))
 }
 
-// settle records the tick's need; instances idle longer than the timeout are reclaimed, so
-// the warm instances are the most needed at once within the timeout.
+// settle records the instances in use this tick (executing, or starting since this tick
+// or earlier) and the tick's new cohort; instances idle longer than the timeout are
+// reclaimed, so the warm instances are the most in use at once within the timeout.
 func (f *fnState) settle(pl *pool, dt float64) {
-	need := min(pl.processed/dt*(pl.serviceSec+pl.holdSec), float64(pl.workers))
-	f.warm = f.maxNeed.push(f.tick, need, f.window)
+	execSec := pl.serviceSec + pl.holdSec
+	executing := max(0, pl.processed-f.started) / dt * execSec // Little's law
+	inUse := min(executing+f.warming+f.started, float64(pl.workers))
+	f.warm = f.maxNeed.push(f.tick, inUse, f.window)
+	t0 := float64(f.tick) * dt
 	f.tick++
+	t1 := t0 + dt
+	kept := f.starting[:0]
+	for _, c := range f.starting {
+		if c.until > t1 {
+			kept = append(kept, c)
+		}
+	}
+	f.starting = kept
+	if until := t0 + f.coldSec + execSec; f.started > 0 && until > t1 {
+		f.starting = append(f.starting, fnCohort{f.started, until})
+	}
 }
 
 // slidingMax is the maximum of the values pushed in the last window ticks, kept in a

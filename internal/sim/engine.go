@@ -384,11 +384,15 @@ func (m *model) resolvePool(p int, st *runState) {
 	if pl.rooms > 1 {
 		cv2 /= float64(pl.rooms) // each replica's room is dealt every rooms-th arrival
 	}
+	fn := m.comps[pl.comp].fn
+	if fn != nil {
+		fn.coldStarts(pl, lambda, dt)
+	}
 	m.queueing(pl, lambda, cv2)
 	m.fifo(pl, pl.in-pl.rejected)
 	m.queueWait(pl)
-	if f := m.comps[pl.comp].fn; f != nil {
-		f.shape(pl, dt)
+	if fn != nil {
+		fn.shape(pl, dt)
 	}
 	pl.meanSec = stageMean(pl.stage)
 	pl.holdMean = pl.meanSec + pl.holdExtra
@@ -573,6 +577,10 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 		}
 	case pl.closed.population > 0 && m.closedQueue(pl, lambda, mu):
 		// Reached only by held calls: a closed loop of the callers' workers (closedloop.go).
+	case pl.buffer == 0 && m.comps[pl.comp].fn != nil:
+		// A function's starting instances hold slots of its concurrency (elastic.go).
+		pl.rejected = pl.in * m.comps[pl.comp].fn.throttled(pl, mu, cv2, dt)
+		pl.processed = pl.in - pl.rejected
 	case pl.buffer == 0:
 		// Each replica's workers lose their share as a loss system fed every rooms-th
 		// arrival: a regular stream refuses less than Erlang B says (regularLoss).

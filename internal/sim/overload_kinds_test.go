@@ -63,6 +63,20 @@ func functionStep(rps float64) func() (Design, Config) {
 	}
 }
 
+// functionCold is the same function offered rps from the start, when it has no instance:
+// the first invocations start cold, each holding a slot of the 50 for its cold start and
+// execution, and the rest are throttled until the first instances are ready. No retries.
+func functionCold(rps float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[{"id":"fn","type":"serverless","params":{"max_concurrency":50,"service_time_ms":20,"cold_start_ms":250}}],"edges":[]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 5, Traffic: Traffic{Kind: "constant", RPS: rps},
+			Mix: Mix{Static: 1}, Client: Client{TimeoutMs: 1000}}
+		return des, cfg
+	}
+}
+
 // autoscaledStep is a container pool (2 to 10 replicas of 8 workers at 20 ms, 400 rps
 // each, target 60%, new replicas after 5 s, removed after 10 s low) offered 400 rps,
 // stepped to rps from 10 to 30 s; the clients retry once.
@@ -109,6 +123,11 @@ var throughputMetrics = []overloadMetric{
 var functionStepMetrics = []overloadMetric{
 	{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20)},
 	{name: "p99 (ms)", tol: tolTime, measure: p99Ms},
+}
+
+var functionColdMetrics = []overloadMetric{
+	{name: "failed share 0–0.5 s", tol: tolRate, measure: failShare(0, 0.5)},
+	{name: "failed share 0.5–5 s", tol: tolRate, measure: failShare(0.5, 5)},
 }
 
 // Why the engine misses the rows of these kinds marked as gaps.

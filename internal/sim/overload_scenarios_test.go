@@ -361,6 +361,8 @@ var overloadScenarios = []overloadScenario{
 	{name: "app calling an app, 950 rps", build: appCallsApp(950), metrics: throughputMetrics},
 	{name: "function stepped to 2,000 rps", build: functionStep(2000), metrics: functionStepMetrics},
 	{name: "function stepped to 3,000 rps", build: functionStep(3000), metrics: functionStepMetrics},
+	{name: "function started cold, 1,000 rps", build: functionCold(1000), metrics: functionColdMetrics},
+	{name: "function started cold, 2,000 rps", build: functionCold(2000), metrics: functionColdMetrics},
 	{name: "autoscaled pool stepped to 1,500 rps", build: autoscaledStep(1500), metrics: autoscaledStepMetricsGap},
 	{name: "autoscaled pool stepped to 2,500 rps", build: autoscaledStep(2500), metrics: autoscaledStepMetrics},
 	{name: "read replicas, 900 rps", build: readReplicas(900), metrics: readReplicaMetrics},

@@ -454,6 +454,13 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 			at := buf[len(buf)-int(unsafe.Sizeof(*f)):]
 			clear(at[unsafe.Offsetof(f.tick):][:unsafe.Sizeof(f.tick)])
 			clear(at[unsafe.Offsetof(f.maxNeed):][:unsafe.Sizeof(f.maxNeed)])
+			clear(at[unsafe.Offsetof(f.starting):][:unsafe.Sizeof(f.starting)])
+			// The starting instances by what is left of their first invocation.
+			t0 := float64(t) * m.dt
+			for _, c := range f.starting {
+				e := [2]float64{c.until - t0, c.n}
+				buf = appendValue(buf, &e)
+			}
 			mx := &f.maxNeed
 			n := len(mx.vals)
 			for k := 0; k < mx.size; k++ {
@@ -526,7 +533,7 @@ func (m *model) carriedLen(st *runState) int {
 			n += int(unsafe.Sizeof(*s))
 		}
 		if f := c.fn; f != nil {
-			n += int(unsafe.Sizeof(*f)) + len(f.maxNeed.vals)*int(unsafe.Sizeof([2]float64{}))
+			n += int(unsafe.Sizeof(*f)) + (len(f.maxNeed.vals)+len(f.starting))*int(unsafe.Sizeof([2]float64{}))
 		}
 	}
 	for _, slot := range st.retries {
