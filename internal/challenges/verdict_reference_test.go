@@ -111,7 +111,6 @@ var knownVerdictGaps = map[string]string{
 	"the-queue-remembers/starting": "through the queue's partition the per-request p99 climbs from 150 to 200 ms; the engine's stands at 138.5 ms",
 	"a-long-partition/starting":    "through the partition the per-request p99 over the window reads 215 ms against the engine's 138.5 ms",
 	"storm-at-the-gate/solution":   "the rate limit's full bucket lets a second's tokens through as the spike strikes: 1.5 s at 100% busy",
-	"uneven-failover/solution":     "least-connections sends a backend that fails fast nearly everything until the checks notice",
 	"ticket-drop/solution":         "a spike's cold starts hold a function's concurrency: the first tick of each spike throttles",
 	"scale-sooner/starting":        "the per-second autoscaler: fewer failed attempts at each step",
 	"scale-sooner/hinted":          "the per-second autoscaler: more replicas kept, over the budget",
