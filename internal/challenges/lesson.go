@@ -111,7 +111,7 @@ var mechanics = map[string]mechanic{
 			}
 			return out
 		}},
-	"capacity_balancing": {"a balancer that shares requests by what each backend can carry (not round robin)",
+	"capacity_balancing": {"a balancer that sees how busy each backend is (least-connections, not round robin)",
 		func(l *Level, _, d sim.Design) bool {
 			return anyParam(d, sim.KindLoadBalancer, "algorithm", func(x any) bool { return x != "round_robin" })
 		},

@@ -110,7 +110,6 @@ var knownVerdictGaps = map[string]string{
 	"lose-a-node/starting":         "a tier near saturation through a failure: the per-request tick p99 wanders, the level reads its peaks",
 	"the-queue-remembers/starting": "through the queue's partition the per-request p99 climbs from 150 to 200 ms; the engine's stands at 138.5 ms",
 	"a-long-partition/starting":    "through the partition the per-request p99 over the window reads 215 ms against the engine's 138.5 ms",
-	"uneven-failover/solution":     "least-connections sends a backend that fails fast nearly everything until the checks notice",
 	"ticket-drop/solution":         "a spike's cold answers land in one tick; three seeds read a tick's quantiles over its neighbours too, so three ticks a spike",
 	"scale-sooner/starting":        "the per-second autoscaler: fewer failed attempts at each step",
 	"scale-sooner/hinted":          "the per-second autoscaler: more replicas kept, over the budget",

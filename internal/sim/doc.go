@@ -129,8 +129,8 @@
 // writes (queue, whose workers write to the database later; without a queue the app writes
 // synchronously). A service with no database of its own passes its reads and writes on to the
 // services it calls, holding its worker through the call (the app-calling-an-app rows of
-// TestOverloadScenarios; the CDN rows hold a CDN's purge). Balancers split by their algorithm: round-robin evenly, least-connections in
-// proportion to capacity, consistent hashing by each backend's share of a hash ring with 64
+// TestOverloadScenarios; the CDN rows hold a CDN's purge). Balancers split by their algorithm: round-robin evenly, least-connections so
+// that the backends' outstanding requests are level (below), consistent hashing by each backend's share of a hash ring with 64
 // virtual nodes per backend (a documented skew). With health checks a balancer routes around
 // failed or unreachable backends once it notices (below). A database spreads reads over its
 // primary and replicas in proportion to their spare capacity (or over its replicas only,
@@ -158,6 +158,23 @@
 //     what it is; σ shapes the stochastic wait S before the one wait (above) takes max(w, S).
 //     One backend, least-connections and consistent hashing stay exact (ca² = 1). The dealing
 //     counts the backends with a share, a dead one included while it still gets requests.
+//   - Least-connections sends each request to the backend with the fewest requests
+//     outstanding, so it keeps their outstanding counts level, not their utilisation
+//     (outstanding.go). By Little's law a backend with L outstanding whose requests stay T
+//     in it (own service, the calls its worker is held through, a fixed latency and the
+//     link's injected delay, as the tick has them) answers L ÷ T a second up to its
+//     capacity; the engine finds the common level L at which these sum to what the balancer
+//     passes on. Below saturation the shares go as 1 ÷ T whatever a backend's size: over a
+//     fast backend of 12 workers at 10 ms and a slow one of 6 at 20 ms, the slow one draws a
+//     third at 600 rps, not the fifth its capacity is, and at 1,200 rps it runs full with 3
+//     requests waiting while the fast one takes the other 900 (TestBalancerSplits,
+//     TestLeastConnectionsLevelsOutstanding; the reference's slow backend draws 0.33 and
+//     0.25 in the least-connections rows of TestOverloadScenarios). A backend the level
+//     saturates waits in a room of L − capacity × T places, the balancer sending it nothing
+//     more while it holds more than the others. When the balancer passes on more than every
+//     capacity, the shares are by capacity. A backend that answers at once, dead or behind a
+//     cut link, never has a request outstanding: it draws every request (shared with any
+//     other such) until the health checks take it out, and for good without them.
 //   - Health checks probe every backend every health_check_interval_sec at a phase of their
 //     own, which nothing in a design fixes, and take it out after unhealthy_threshold failed
 //     probes in a row; one passing probe lets it back in. The engine takes the expectation

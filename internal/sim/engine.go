@@ -327,6 +327,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	pl := &m.pools[p]
 	dt := m.dt
 	var in, backlog0, wIn float64
+	levelPlaces := math.Inf(1)
 	cv2In := 0.0 // arrivals weighted by the squared coefficient of variation of their interarrival times
 	for _, n := range pl.nodes {
 		nd := &m.nodes[n]
@@ -338,6 +339,9 @@ func (m *model) resolvePool(p int, st *runState) {
 				nd.held, nd.in = nd.in, 0
 			}
 		}
+		if nd.leveled {
+			levelPlaces = min(levelPlaces, nd.levelPlaces)
+		}
 		in += nd.in + nd.gin
 		cv2In += (nd.in + nd.gin) * nd.arrivalCV2() // ghost work comes down the same route
 		backlog0 += nd.backlog
@@ -345,7 +349,7 @@ func (m *model) resolvePool(p int, st *runState) {
 			wIn += nd.in + nd.gin
 		}
 	}
-	pl.in, pl.backlog0, pl.wIn = in, backlog0, wIn
+	pl.in, pl.backlog0, pl.wIn, pl.levelPlaces = in, backlog0, wIn, levelPlaces
 	cv2 := 1.0 // of the arrivals' interarrival times, squared (1: Poisson)
 	if pl.in > 0 {
 		cv2 = cv2In / pl.in
@@ -586,7 +590,7 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 		// arrival: a regular stream refuses less than Erlang B says (regularLoss).
 		pl.rejected = pl.in * regularLoss(c/rooms, a/float64(rooms), cv2)
 		pl.processed = pl.in - pl.rejected
-	case lambda < pl.capRate && pl.backlog0 <= 0:
+	case lambda < pl.capRate && pl.backlog0 <= 0 && math.IsInf(pl.levelPlaces, 1):
 		r := room{workers: c / rooms, places: pl.buffer / float64(rooms), mu: mu, cv2: cv2}
 		capped := r.offer(a / float64(rooms))
 		pl.rejected = pl.in * m.stochasticQueue(pl, r, true)
@@ -601,8 +605,10 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 		pl.rejected = min(pl.in, max(0, left-pl.buffer))
 		pl.backlog1 = left - pl.rejected
 		// A saturated pool's stochastic wait is a room's at 98%, without a bound of places:
-		// what bounds it is the backlog's (queueWait), which refuses past its buffer above.
-		r := room{workers: c / rooms, places: math.Inf(1), mu: mu, cv2: cv2}
+		// what bounds it is the backlog's (queueWait), which refuses past its buffer above,
+		// or a least-connections balancer's level, which sends it nothing more while it holds
+		// more than the others (outstanding.go).
+		r := room{workers: c / rooms, places: pl.levelPlaces / float64(rooms), mu: mu, cv2: cv2}
 		r.offer(a / float64(rooms))
 		m.stochasticQueue(pl, r, false)
 		pl.boundClosedWait() // held callers queue no more than their workers (closedloop.go)
@@ -871,12 +877,15 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 		return m.evenShares(nd), 0
 	}
 	partial := false
+	if nd.split == splitOutstanding {
+		m.outstandingShares(n, st)
+	}
 	for k, ch := range nd.children {
 		c := &m.nodes[ch]
 		w := 1.0
 		switch nd.split {
-		case splitCapacity:
-			w = m.capacityOf(c)
+		case splitOutstanding:
+			w = c.share // outstandingShares: +Inf for a backend that answers at once
 		case splitRing:
 			w = nd.weights[k]
 		case splitSpare:
@@ -903,7 +912,11 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 		total += w
 	}
 	if partial {
-		return m.expectedShares(nd)
+		total, nowhere = m.expectedShares(nd)
+		return takeAll(m, nd, total), nowhere
+	}
+	if nd.split == splitOutstanding {
+		total = takeAll(m, nd, total)
 	}
 	if total == 0 && nd.split == splitSpare {
 		// Every node is busy with writes: share in proportion to capacity.
@@ -931,17 +944,6 @@ func (m *model) evenShares(nd *node) float64 {
 // balancers only, and only while a backend is or was just down.
 func (m *model) checksHealth(nd *node, st *runState) bool {
 	return st.events.outages && m.comps[nd.comp].healthChecks
-}
-
-func (m *model) capacityOf(nd *node) float64 {
-	if nd.pool < 0 {
-		return 1
-	}
-	pl := &m.pools[nd.pool]
-	if pl.unlimited {
-		return pl.nominalRPS
-	}
-	return float64(pl.workers) / (pl.serviceSec + pl.holdSec)
 }
 
 // updateHoldTimes recomputes mean response times bottom-up and, from them, how long each

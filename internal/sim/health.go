@@ -131,7 +131,7 @@ func (m *model) prepareSplit(n int) {
 // has taken out) and m.splitOut (the share of phases that have taken a backend out, where
 // it is neither 0 nor 1) into the expected split over the checks' phases, which are
 // independent per backend: in each combination of undecided backends in or out, the ones
-// in share by weight. It returns the total of the shares (with the shares as fractions)
+// in share by weight (those of weight +Inf, if any is in, share everything evenly). It returns the total of the shares (with the shares as fractions)
 // and nowhere, the chance that none is in.
 func (m *model) expectedShares(nd *node) (total, nowhere float64) {
 	var undecided [maxPartialBackends]int
@@ -156,7 +156,7 @@ func (m *model) expectedShares(nd *node) (total, nowhere float64) {
 		m.nodes[ch].share = 0
 	}
 	for mask := 0; mask < 1<<u; mask++ {
-		p, sum := 1.0, 0.0
+		p, sum, atOnce := 1.0, 0.0, 0
 		for i := 0; i < u; i++ {
 			if o := m.splitOut[undecided[i]]; mask&(1<<i) != 0 {
 				p *= o // taken out in these phases
@@ -166,6 +166,9 @@ func (m *model) expectedShares(nd *node) (total, nowhere float64) {
 		}
 		for k := range nd.children {
 			if m.splitOut[k] == 0 || !taken(mask, undecided[:u], k) {
+				if math.IsInf(m.splitW[k], 1) {
+					atOnce++
+				}
 				sum += m.splitW[k]
 			}
 		}
@@ -175,7 +178,12 @@ func (m *model) expectedShares(nd *node) (total, nowhere float64) {
 		}
 		for k, ch := range nd.children {
 			if m.splitOut[k] == 0 || !taken(mask, undecided[:u], k) {
-				m.nodes[ch].share += p * m.splitW[k] / sum
+				switch w := m.splitW[k]; {
+				case atOnce == 0:
+					m.nodes[ch].share += p * w / sum
+				case math.IsInf(w, 1): // least-connections: it draws everything (outstanding.go)
+					m.nodes[ch].share += p / float64(atOnce)
+				}
 			}
 		}
 	}

@@ -21,10 +21,10 @@ const (
 type splitRule uint8
 
 const (
-	splitEven     splitRule = iota // round-robin balancers, gateways, calls
-	splitCapacity                  // least-connections balancers: in proportion to capacity
-	splitRing                      // consistent-hash balancers: each child's share of the ring
-	splitSpare                     // database reads: in proportion to spare capacity
+	splitEven        splitRule = iota // round-robin balancers, gateways, calls
+	splitOutstanding                  // least-connections balancers: outstanding requests level (outstanding.go)
+	splitRing                         // consistent-hash balancers: each child's share of the ring
+	splitSpare                        // database reads: in proportion to spare capacity
 )
 
 // node is one visit of one request class to one pool along a path; the nodes of a class form
@@ -85,6 +85,10 @@ type nodeFlows struct {
 	keep                 float64 // replication a replica queues instead of refusing
 	inAge, outAge        float64 // mean age (s since the client sent it) of live work arriving, and served
 	expired              float64 // live work whose client timeout passed while it waited
+	// A least-connections balancer's level saturates this backend: it holds levelPlaces
+	// waiting and no more (outstanding.go).
+	leveled     bool
+	levelPlaces float64
 }
 
 // pool is a pool of workers: an M/M/c queue below saturation, a fluid backlog above it.
@@ -125,6 +129,7 @@ type pool struct {
 	fracEnd                                 int       // last position with a share
 	keeps                                   bool      // a replica queues refused replication this tick
 	wait                                    float64   // mean time the served work waited in the queue
+	levelPlaces                             float64   // waiting places a least-connections level leaves it; +Inf: unbounded
 	ghostProcessed                          float64   // served work whose client had given up: wasted
 }
 

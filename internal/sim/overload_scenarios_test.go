@@ -68,6 +68,22 @@ type overloadScenario struct {
 	slowDatabase bool // the reference reads an injected delay into a database as a slow database
 }
 
+// leastConnectionsMetrics: the slow backend's share of the fresh requests, and the run's p99.
+var leastConnectionsMetrics = []overloadMetric{
+	{name: "slow backend's share", tol: tolRate, measure: storedShare("slow")},
+	{name: "p99 (ms)", tol: tolTime, measure: p99Ms, gap: gapLeastConnectionsWaits},
+}
+
+// gapLeastConnectionsWaits: the split is right, the waits are each backend's own room's.
+const gapLeastConnectionsWaits = "least-connections queues a request at a backend only when it holds no fewer than the others, so a backend's waits follow the others' counts; the engine waits in each backend's own room: at 50% the slow backend, 83% busy, waits as an M/M/6 (p99 99 ms against 73), at 80% the saturated one holds the level's mean 3 waiting where the reference's count wanders with the fast backend's (72 against 88)"
+
+// failFastMetrics: the attempts failed while no phase of the checks can have noticed (the
+// first second), and over the whole failure.
+var failFastMetrics = []overloadMetric{
+	{name: "failed share 10–11 s", tol: tolRate, measure: failShare(10, 11)},
+	{name: "failed share during the failure", tol: tolRate, measure: failShare(10, 20)},
+}
+
 // referenceSeeds are the seeds whose mean is the reference's value: ten, so that a
 // random-phase timing (a health check's probes) wanders well under its tolerance.
 var referenceSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
@@ -107,6 +123,46 @@ func threeBackends(load float64) func() (Design, Config) {
 		cfg := Config{TickMs: 100, DurationSec: 45, Traffic: Traffic{Kind: "constant", RPS: load * 1200}, Mix: Mix{Static: 1},
 			Client: Client{TimeoutMs: 1000, MaxRetries: 1},
 			Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 15, DurationSec: 15, Target: "a"}}}
+		return des, cfg
+	}
+}
+
+// leastConnections puts a least-connections balancer over a fast, large backend (two
+// replicas of 6 workers at 10 ms: 1,200 rps) and a slow, small one (6 workers at 20 ms: 300
+// rps), offered the given share of their 1,500 rps. Below saturation the balancer keeps
+// their outstanding requests level, so the slow one draws a third (1 ÷ T), not the fifth its
+// capacity would; near saturation its queue holds it back.
+func leastConnections(load float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[
+		 {"id":"lb","type":"load_balancer","params":{"algorithm":"least_connections"}},
+		 {"id":"fast","type":"app_service","params":{"replicas":2,"service_time_ms":10}},
+		 {"id":"slow","type":"app_service","params":{"service_time_ms":20}}],
+		 "edges":[{"from":"lb","to":"fast"},{"from":"lb","to":"slow"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 30, Traffic: Traffic{Kind: "constant", RPS: load * 1500}, Mix: Mix{Static: 1},
+			Client: Client{TimeoutMs: 1000, MaxRetries: 1}}
+		return des, cfg
+	}
+}
+
+// leastConnectionsFailFast fails one of two equal backends (6 workers at 15 ms each) behind
+// a least-connections balancer checking every second, out after two failed probes: the dead
+// backend answers at once, so it never has a request outstanding and draws everything until
+// the checks take it out, 1 to 2 s after it fails.
+func leastConnectionsFailFast(load float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[
+		 {"id":"lb","type":"load_balancer","params":{"algorithm":"least_connections","health_check_interval_sec":1}},
+		 {"id":"a","type":"app_service"},
+		 {"id":"b","type":"app_service"}],
+		 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 30, Traffic: Traffic{Kind: "constant", RPS: load * 800}, Mix: Mix{Static: 1},
+			Client: Client{TimeoutMs: 1000, MaxRetries: 1},
+			Chaos:  []ChaosEvent{{Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "a"}}}
 		return des, cfg
 	}
 }
@@ -322,6 +378,10 @@ var overloadScenarios = []overloadScenario{
 		{name: "failed share during the failure", tol: tolRate, measure: failShare(15, 30)},
 		{name: "recovery from the repair (s)", tol: tolRecovery, measure: recoverySec(30)},
 	}},
+	{name: "least-connections, fast and slow backends at 50% load", build: leastConnections(0.5), metrics: leastConnectionsMetrics},
+	{name: "least-connections, fast and slow backends at 80% load", build: leastConnections(0.8), metrics: leastConnectionsMetrics},
+	{name: "least-connections over a backend that fails fast at 40% load", build: leastConnectionsFailFast(0.4), metrics: failFastMetrics},
+	{name: "least-connections over a backend that fails fast at 80% load", build: leastConnectionsFailFast(0.8), metrics: failFastMetrics},
 	{name: "slow held call, no retry budget", build: slowCall(0), metrics: []overloadMetric{
 		{name: "peak retry amplification", tol: tolAmplification, measure: peakAmplification},
 		{name: "recovery after the injection (s)", tol: tolRecovery, measure: recoverySec(20)},

@@ -70,7 +70,7 @@ var paramTable = map[Kind][]ParamSpec{
 	KindLoadBalancer: {
 		integer("instances", 1, 1000, 1, "balancer instances; capacity and buffer scale with them"),
 		enum("algorithm", "round_robin", []string{"round_robin", "least_connections", "consistent_hash"},
-			"how requests are split over backends: round-robin splits evenly and deals each backend a more regular stream (shorter waits), least-connections in proportion to capacity, consistent hash by each backend's share of a hash ring"),
+			"how requests are split over backends: round-robin splits evenly and deals each backend a more regular stream (shorter waits), least-connections to the backend with the fewest requests outstanding (a slow backend gets less, a dead one that fails at once everything until the health checks notice), consistent hash by each backend's share of a hash ring"),
 		boolean("health_checks", true, "route around failed or cut-off backends once the checks notice; without them a failed backend still receives its share, which fails"),
 		num("health_check_interval_sec", 0.1, 3600, 5, "time between two health checks of a backend"),
 		integer("unhealthy_threshold", 1, 100, 2, "failed checks in a row before a backend is taken out: until then, (threshold − 1) to threshold intervals after it fails (the checks' phase decides), its share still fails; a repaired backend is let back in at its next passing check"),

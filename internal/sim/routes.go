@@ -41,7 +41,7 @@ func (m *model) sink() int {
 func balancerSplit(algorithm string) splitRule {
 	switch algorithm {
 	case "least_connections":
-		return splitCapacity
+		return splitOutstanding
 	case "consistent_hash":
 		return splitRing
 	}

@@ -385,8 +385,10 @@ func TestBalancerSplits(t *testing.T) {
 	if got := inputs("round_robin"); !near(got[0], 200, 1e-9) || !near(got[2], 200, 1e-9) {
 		t.Errorf("round robin = %v, want 200 each", got)
 	}
-	if got := inputs("least_connections"); !near(got[0], 150, 1e-6) || !near(got[2], 300, 1e-6) {
-		t.Errorf("least connections = %v, want 150/150/300 by capacity", got)
+	// Least-connections levels outstanding requests: all three take 15 ms and none is near
+	// its capacity (3 outstanding each), so they draw alike whatever their size.
+	if got := inputs("least_connections"); !near(got[0], 200, 1e-6) || !near(got[2], 200, 1e-6) {
+		t.Errorf("least connections = %v, want 200 each (outstanding requests level)", got)
 	}
 	got := inputs("consistent_hash")
 	shares := ringShares([]string{"a", "b", "c"})

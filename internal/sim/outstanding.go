@@ -1,0 +1,140 @@
+package sim
+
+import "math"
+
+// Least-connections. The balancer sends each request to the backend with the fewest
+// requests outstanding (sent and not yet answered), so what it keeps level is the backends'
+// outstanding counts, not their utilisation. By Little's law a backend with L outstanding
+// whose requests stay T in it answers L ÷ T a second, up to its capacity: at a common
+// level L each backend draws min(L ÷ T, capacity), and L is the level at which their sum
+// is the balancer's throughput λ. Below saturation the shares go as 1 ÷ T (a backend twice
+// as slow gets half as much, whatever its size); a backend whose L ÷ T would pass its
+// capacity runs full, its extra outstanding requests waiting there, and the rest share
+// what is left; when λ passes every capacity they share by capacity. A backend that answers
+// at once (a dead one, or one behind a cut link, both failing at once) never has anything
+// outstanding and draws everything until the health checks take it out
+// (TestLeastConnectionsLevelsOutstanding).
+//
+// T is what a request spends from the balancer's send to its answer besides waiting for a
+// worker: the backend's own service, the calls its worker is held through, a fixed latency
+// and the link's injected delay, as the tick's state has them.
+
+// outstandingShares sets the share weight of each of node n's children by least-connections:
+// min(L ÷ T, capacity) at the common level L, +Inf for a backend that answers at once. If a
+// child has no pool of its own (a database's nodes behind it), the balancer sees no level
+// the engine can reckon, and every child weighs 1.
+func (m *model) outstandingShares(n int, st *runState) {
+	nd := &m.nodes[n]
+	lambda := 0.0
+	if nd.pool >= 0 {
+		lambda = m.pools[nd.pool].processed / m.dt // what the balancer passes on, ghosts included
+	}
+	// First pass: every backend unsaturated, L = λ ÷ Σ 1/T.
+	inv := 0.0
+	for _, ch := range nd.children {
+		c := &m.nodes[ch]
+		t, ok := m.timeInSystem(c, st)
+		switch {
+		case !ok:
+			m.evenShares(nd)
+			return
+		case t <= 0:
+			c.share = math.Inf(1)
+		default:
+			c.share = 1 / t // 1/T for now
+			inv += 1 / t
+		}
+	}
+	if inv <= 0 || !(lambda > 0) {
+		return // no backend with a time in system, or no traffic: shares as 1 ÷ T
+	}
+	// The level rises as backends saturate: each round takes the backends that L ÷ T would
+	// push past their capacity out of the unsaturated sum. It ends within one round per
+	// backend, since the level never falls.
+	level := lambda / inv
+	for range nd.children {
+		full, rest := 0.0, 0.0
+		for _, ch := range nd.children {
+			c := &m.nodes[ch]
+			if math.IsInf(c.share, 1) {
+				continue
+			}
+			if capRate := m.backendCapacity(c); level*c.share >= capRate {
+				full += capRate
+			} else {
+				rest += c.share
+			}
+		}
+		if rest <= 0 {
+			break // all saturated: by capacity
+		}
+		next := (lambda - full) / rest
+		if next <= level {
+			break
+		}
+		level = next
+	}
+	for _, ch := range nd.children {
+		c := &m.nodes[ch]
+		if math.IsInf(c.share, 1) {
+			continue
+		}
+		capRate := m.backendCapacity(c)
+		if level*c.share < capRate {
+			c.share *= level
+			continue
+		}
+		// Saturated: it serves at capacity with level requests outstanding, capacity × T of
+		// them in service or on their way, the rest waiting.
+		c.leveled, c.levelPlaces = true, max(0, level-capRate/c.share)
+		c.share = capRate
+	}
+}
+
+// backendCapacity is the rate a backend answers at when every worker is busy: its workers ÷
+// the time each request holds one (+Inf for a pool without a worker limit), as its queue
+// reckons it.
+func (m *model) backendCapacity(c *node) float64 {
+	pl := &m.pools[c.pool]
+	if pl.unlimited {
+		return math.Inf(1)
+	}
+	return float64(pl.workers) * (1 / (pl.serviceSec + pl.holdSec))
+}
+
+// takeAll settles the weights of node nd's children when a least-connections backend that
+// answers at once (+Inf) is in the rotation: those share everything evenly. It returns the
+// total of the weights.
+func takeAll(m *model, nd *node, total float64) float64 {
+	if !math.IsInf(total, 1) {
+		return total
+	}
+	total = 0
+	for _, ch := range nd.children {
+		c := &m.nodes[ch]
+		if math.IsInf(c.share, 1) {
+			c.share = 1
+			total++
+		} else {
+			c.share = 0
+		}
+	}
+	return total
+}
+
+// timeInSystem is T for child c of a least-connections balancer (above); ok is false for a
+// child without a pool of its own. A failed backend, or one behind a cut link, answers at once: T = 0.
+func (m *model) timeInSystem(c *node, st *runState) (t float64, ok bool) {
+	if c.pool < 0 {
+		return 0, false
+	}
+	pl := &m.pools[c.pool]
+	if pl.failed || st.cutOff(c.edge) {
+		return 0, true
+	}
+	t = pl.serviceSec + pl.holdSec + pl.fixedSec
+	if c.edge >= 0 {
+		t += st.extraSec[c.edge]
+	}
+	return t, true
+}
