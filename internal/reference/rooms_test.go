@@ -40,7 +40,8 @@ func replicaOccupancy(t *testing.T, d sim.Design, cfg sim.Config, id string, see
 // A replica's room filling from empty spreads as a diffusion whose rate is the arrivals'
 // variability plus the departures': λ·ca² + c·μ·cs² a second, with ca² = 1/n for a room dealt
 // every n-th request by round-robin and cs² = (S² + H²) ÷ (S + H)² for workers held through
-// calls (the same factor the queue's spread takes, doc.go). A Poisson-fed room of
+// calls to a saturated database, the hold taken as exponential (the engine's spread takes
+// the busy time's cs² from the hold's own variance, internal/sim's doc.go). A Poisson-fed room of
 // exponential workers, the exact transient M/M/c/K, spreads at λ + c·μ, about three times as
 // fast. So rooms per replica carried with the Poisson spread fill too wide: on the seed's
 // default, exact transient M/M/c/K rooms at the closed loop's rate read 95% full at 2.5 s,

@@ -38,9 +38,14 @@
 //   - That queue is carried from tick to tick, not taken at once: the mean wait a room's queue
 //     has built (stochasticQueue in engine.go) is at most the stationary one, and from where
 //     it stood at the last tick it grows as a reflected random walk's mean grows from empty,
-//     s√(2t/π) requests (s² = λ·ca² + c·μ a second) drained at c·μ, or falls as the spare
-//     capacity drains it; the chance to wait stays the stationary one, and the room refuses in
-//     proportion to how near its queue stands to the stationary one. A run starts in the
+//     s√(2t/π) requests (s² = λ·ca² + c·μ·cs² a second, cs² of the workers' busy time, below)
+//     drained at c·μ, or falls as the spare capacity drains it; the chance to wait stays the
+//     stationary one, and the room refuses in proportion to how near its queue stands to the
+//     stationary one. Workers held mostly by a fixed delay depart nearly in step, so a tier a
+//     slow network call pushes just past saturation builds the fluid backlog's wait with
+//     little spread beside it: 3 s into Slow neighbour's 42 ms delay its solution's p99 reads
+//     450 ms against the reference's 435 ms (10 seeds); with exponential departures the
+//     stochastic wait grew twice as fast and its tail read 807 ms. A run starts in the
 //     middle of a day whose traffic has been flowing, so a pool below saturation in its first
 //     tick stands at its stationary state there (a constant load's first tick is its last,
 //     exactly M/M/c/K); a pool its first tick overloads has no such state and starts empty, as
@@ -71,9 +76,18 @@
 //   - The queue's wait is spread. The work a pool serves waited w behind its backlog on
 //     average, not each request alike: behind n requests drained at rate R by exponential
 //     workers a wait is the time of n departures, Erlang(n, R), of variance w ÷ R. A worker
-//     held through calls is busy for its service S plus its hold H, less variable than one
-//     exponential of that mean, and over a long wait the departures of many such workers vary
-//     by (S² + H²) ÷ (S + H)² of that (the hold taken as exponential). Replicas with a room
+//     held through calls is busy for its service S plus its hold H, and over a long wait the
+//     departures of many such workers vary by the busy time's squared coefficient of
+//     variation, cs² = (S² + Var H) ÷ (S + H)², of that. The hold varies as its calls do:
+//     each hop below adds its exponential service's and wait's variance and its backlog's
+//     spread, a fixed delay (an injected latency) nothing, and a split mixes its routes
+//     (holdVar, taken with the hold and moved only past the hold's tolerance, so that a
+//     standing queue stands still bit for bit). So a worker held 65 ms by 15 ms of its own work, an
+//     8 ms read and a 42 ms slower network varies by 0.068, not the 0.645 of a hold taken as
+//     exponential (TestHeldBusyTimeVariesAsItsCall), and an app of 5 × 6 such workers with
+//     32 places each, offered 480 or 500 rps while the delay lasts, has a p99 of 463 and 458
+//     ms against the reference's 422 and 434, where with the hold taken as exponential it
+//     read 689 and 553 (the slow network call rows of TestOverloadScenarios). Replicas with a room
 //     each (an app's or a container pool's, dealt requests in turn) drain theirs at R ÷
 //     replicas, so their waits vary that many times more than one pooled room's would. A hop
 //     carries the variance as a shifted Erlang of 8 phases with the wait's mean, which the
@@ -85,7 +99,7 @@
 //     (TestOverloadScenarios, TestTimeoutsRiseSmoothly). Behind a full replica room the
 //     reference's wait varies by 0.40 of w ÷ R per room for the seed's default, 0.56 for the
 //     held chain of the overload table and about 0.65 after the flush, where the rule says
-//     0.52, 0.50, 0.50 (TestReferenceReplicaRoomSpreadsAsItsStreams).
+//     0.38, 0.43, 0.43 (TestReferenceReplicaRoomSpreadsAsItsStreams).
 //   - Synchronous calls hold the caller's worker: an app worker is busy for its own service
 //     time plus the mean response time of its synchronous calls (Little's law). A slow
 //     database therefore fills the app tier above it. A hand-off to a queue does not hold

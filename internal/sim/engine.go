@@ -524,11 +524,7 @@ func (pl *pool) spreadVar(w float64) float64 {
 	if !(pl.capRate > 0) || math.IsInf(pl.capRate, 1) {
 		return 0
 	}
-	cv2 := 1.0
-	if s, h := pl.serviceSec, pl.holdSec; h > 0 {
-		cv2 = (s*s + h*h) / ((s + h) * (s + h))
-	}
-	return w * cv2 * float64(max(1, pl.rooms)) / pl.capRate
+	return w * pl.busyCV2() * float64(max(1, pl.rooms)) / pl.capRate
 }
 
 // oneWait combines a queue's wait w (at most most) with a stochastic wait (probability p,
@@ -591,7 +587,7 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 		pl.rejected = pl.in * regularLoss(c/rooms, a/float64(rooms), cv2)
 		pl.processed = pl.in - pl.rejected
 	case lambda < pl.capRate && pl.backlog0 <= 0 && math.IsInf(pl.levelPlaces, 1):
-		r := room{workers: c / rooms, places: pl.buffer / float64(rooms), mu: mu, cv2: cv2}
+		r := room{workers: c / rooms, places: pl.buffer / float64(rooms), mu: mu, cv2: cv2, cs2: pl.busyCV2()}
 		capped := r.offer(a / float64(rooms))
 		pl.rejected = pl.in * m.stochasticQueue(pl, r, true)
 		pl.processed = pl.in - pl.rejected
@@ -608,7 +604,7 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 		// what bounds it is the backlog's (queueWait), which refuses past its buffer above,
 		// or a least-connections balancer's level, which sends it nothing more while it holds
 		// more than the others (outstanding.go).
-		r := room{workers: c / rooms, places: pl.levelPlaces / float64(rooms), mu: mu, cv2: cv2}
+		r := room{workers: c / rooms, places: pl.levelPlaces / float64(rooms), mu: mu, cv2: cv2, cs2: pl.busyCV2()}
 		r.offer(a / float64(rooms))
 		m.stochasticQueue(pl, r, false)
 		pl.boundClosedWait() // held callers queue no more than their workers (closedloop.go)
@@ -631,6 +627,7 @@ type room struct {
 	workers    int
 	places, mu float64
 	cv2        float64
+	cs2        float64 // of the workers' busy time per request, squared (1: exponential)
 	lambda     float64 // arrivals a second, at most the 98% the queue stops growing at
 	waitChance float64 // the chance that an admitted arrival waits
 	meanWait   float64 // an admitted arrival's mean wait (s)
@@ -680,7 +677,7 @@ func (m *model) stochasticQueue(pl *pool, r room, stationary bool) float64 {
 	case w > target:
 		w = max(target, w-(r.capacity-r.lambda)/r.capacity*m.dt)
 	case w < target:
-		variance := r.lambda*min(1, r.cv2) + r.capacity // a second, of arrivals and departures
+		variance := r.lambda*min(1, r.cv2) + r.capacity*min(1, r.cs2) // a second, of arrivals and departures
 		if grown := w*w + 2/math.Pi*variance/(r.capacity*r.capacity)*m.dt; grown < target*target {
 			w = math.Sqrt(grown)
 		} else {
@@ -951,30 +948,105 @@ func (m *model) checksHealth(nd *node, st *runState) bool {
 func (m *model) updateHoldTimes(st *runState) bool {
 	for _, i := range m.holding { // children first; no other node's response is read
 		nd := &m.nodes[i]
-		nd.downMean = 0
+		nd.downMean, nd.downVar = 0, 0
 		if len(nd.children) > 0 {
 			nd.downMean = m.downstream(i, st, false)
+			nd.downVar = m.downstreamVar(i, st, nd.downMean)
 		}
 		nd.meanResp = m.hopHoldMean(i, st) + nd.downMean
+		nd.respVar = m.hopVar(i) + nd.downVar
 	}
 	converged := true
 	for _, p := range m.holders {
 		pl := &m.pools[p]
-		var w, sum float64
+		var w, sum, sum2 float64
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
 			in := nd.in + nd.gin // ghost work holds workers as long as live work does
 			sum += in * nd.downMean
+			sum2 += in * (nd.downVar + nd.downMean*nd.downMean)
 			w += in
 		}
 		if w <= 0 {
 			continue // no traffic: keep the last estimate
 		}
-		if !pl.nextHold(sum / w) {
+		mean := sum / w
+		// The variance moves only the spread of the queue's wait, and a change within the
+		// hold's tolerance is none: a standing queue stands still, bit for bit.
+		if v := nonNegative(sum2/w - mean*mean); math.Abs(v-pl.holdVar) > holdTolerance*(pl.serviceSec+mean)*(pl.serviceSec+mean) {
+			pl.holdVar = v
+		}
+		if !pl.nextHold(mean) {
 			converged = false
 		}
 	}
 	return converged
+}
+
+// downstreamVar is the variance of the time a request at node n spends in its calls below,
+// whose mean is mean: the mixture over the children it splits its calls between (and, for
+// a cache, the hits that call nothing), each child's response its own variance about its
+// own mean.
+func (m *model) downstreamVar(n int, st *runState, mean float64) float64 {
+	nd := &m.nodes[n]
+	frac := 1.0
+	switch nd.role {
+	case roleCache:
+		frac = 1 - m.comps[nd.comp].hitNow
+	case roleEnqueue, roleUnrouted:
+		return 0
+	}
+	var total, sum2 float64
+	for _, ch := range nd.children {
+		c := &m.nodes[ch]
+		if st.cutOff(c.edge) {
+			continue
+		}
+		total += c.share
+		sum2 += c.share * (c.respVar + c.meanResp*c.meanResp)
+	}
+	if total <= 0 {
+		for _, ch := range nd.children {
+			c := &m.nodes[ch]
+			sum2 += c.respVar + c.meanResp*c.meanResp
+		}
+		total = float64(len(nd.children))
+	}
+	return nonNegative(frac*sum2/total - mean*mean)
+}
+
+// hopVar is the variance of node n's own part of a call's response: its pool's stage (an
+// exponential service, an exponential wait taken with its chance, a backlog's spread); the
+// fixed parts (an injected delay, authentication) vary not at all.
+func (m *model) hopVar(n int) float64 {
+	nd := &m.nodes[n]
+	if nd.pool < 0 {
+		return 0
+	}
+	s := &m.pools[nd.pool].stage
+	v := 0.0
+	if s.ServiceRate > 0 {
+		v += 1 / (s.ServiceRate * s.ServiceRate)
+	}
+	if p, th := s.WaitProb, s.WaitRate; p > 0 && th > 0 {
+		v += (2*p - p*p) / (th * th)
+	}
+	if s.SpreadRate > 0 {
+		v += spreadStages / (s.SpreadRate * s.SpreadRate)
+	}
+	return v
+}
+
+// busyCV2 is the squared coefficient of variation of a worker's busy time per request: its
+// own exponential service and, for a pool that holds its workers through calls, the hold,
+// of the variance its calls' responses have. A hold that is mostly a fixed delay (a slow
+// network) makes the workers' departures nearly regular.
+func (pl *pool) busyCV2() float64 {
+	s, h := pl.serviceSec, pl.holdSec
+	if !(h > 0) {
+		return 1
+	}
+	return (s*s + pl.holdVar) / ((s + h) * (s + h))
 }
 
 // downstream averages the children's mean response (their bare one if bare) over the calls

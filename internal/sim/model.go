@@ -62,6 +62,8 @@ type node struct {
 	held       float64 // replay held back by a cut link
 	meanResp   float64 // mean seconds from arrival here to the answer, downstream included
 	downMean   float64 // mean seconds spent in calls below this node
+	downVar    float64 // their variance (s²)
+	respVar    float64 // the variance of meanResp's time (s²)
 	pathMean   float64 // mean seconds from the ingress to this node's answer
 	share      float64 // scratch split weight
 	shareTotal float64 // sum of the children's shares
@@ -111,6 +113,7 @@ type pool struct {
 	// Scratch of the current tick.
 	failed                                  bool
 	holdSec                                 float64 // mean time a worker waits on downstream calls
+	holdVar                                 float64 // its variance (s²), for the busy time's (busyCV2)
 	holdLo, holdHi, gLo, gHi                float64 // this tick's bracket of the hold time (holdtime.go)
 	holdSide                                int
 	stochWait, stochNext                    float64 // mean stochastic wait (s) a room's queue has built: carried, and as this tick leaves it

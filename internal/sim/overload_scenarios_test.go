@@ -338,6 +338,26 @@ func sharedPrimary(rps float64) func() (Design, Config) {
 	}
 }
 
+// slowNetworkCall is an app of 5 replicas × 6 workers at 15 ms with 32 places each, holding
+// every worker through a read from the database (10 × 8 ms), whose edge is 42 ms slower from
+// 10 to 20 s: a worker is held about 65 ms, most of it a fixed delay, so the tier passes
+// about 460 rps. Nobody retries.
+func slowNetworkCall(rps float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[
+		 {"id":"app","type":"app_service","params":{"replicas":5,"queue_per_replica":32}},
+		 {"id":"db","type":"database"}],
+		 "edges":[{"from":"app","to":"db"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 250, DurationSec: 30, Traffic: Traffic{Kind: "constant", RPS: rps}, Mix: Mix{Read: 1},
+			Client: Client{TimeoutMs: 1000},
+			Chaos: []ChaosEvent{{Kind: ChaosLatencyInjection, AtSec: 10, DurationSec: 10, From: "app", To: "db",
+				Params: ChaosParams{ExtraLatencyMs: 42}}}}
+		return des, cfg
+	}
+}
+
 // Why the engine misses the rows marked as gaps.
 const (
 	gapRoomFill = "above saturation the engine's rooms are one fluid backlog for the tier, which starts filling at once, while the reference's first requests take idle workers (after the first step its room reads 7% full, the engine's 15%), and the engine's backlog then stands full, while the reference's rooms, one per replica, hover below full (98.7% without retries, 99.6% with one, over 40 seeds): reading 99% full is a fluctuation there, first seen after 2.4 s without retries and 2.2 s with one (2.1 s with the four rooms pooled into one); a model matching the reference's mean fill would never read 99% without retries"
@@ -427,6 +447,8 @@ var overloadScenarios = []overloadScenario{
 	{name: "autoscaled pool stepped to 2,500 rps", build: autoscaledStep(2500), metrics: autoscaledStepMetrics},
 	{name: "read replicas, 900 rps", build: readReplicas(900), metrics: readReplicaMetrics},
 	{name: "read replicas, 1,300 rps", build: readReplicas(1300), metrics: readReplicaMetrics},
+	{name: "held workers behind a slow network call, 480 rps", build: slowNetworkCall(480), metrics: slowNetworkCallMetrics},
+	{name: "held workers behind a slow network call, 500 rps", build: slowNetworkCall(500), metrics: slowNetworkCallMetrics},
 	{name: "held chain over a smaller database", build: heldChain, metrics: []overloadMetric{
 		{name: "served ÷ offered", tol: tolRate, measure: servedShare},
 		{name: "p99 (ms)", tol: tolTime, measure: p99Ms},
@@ -464,6 +486,12 @@ var rateLimitMetrics = []overloadMetric{
 	{name: "failed share 5–6 s", tol: tolRate, measure: failShare(5, 6)},
 	{name: "failed share 6–8 s", tol: tolRate, measure: failShare(6, 8)},
 	{name: "failed share 9–12 s", tol: tolRate, measure: failShare(9, 12)},
+}
+
+// slowNetworkCallMetrics are the rows of held workers behind a slow network call.
+var slowNetworkCallMetrics = []overloadMetric{
+	{name: "p99 (ms)", tol: tolTime, measure: p99Ms},
+	{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20)},
 }
 
 var noRoomMetrics = []overloadMetric{

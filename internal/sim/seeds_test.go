@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -529,5 +530,44 @@ func TestTimeoutsRiseSmoothly(t *testing.T) {
 	}
 	if between < 5 {
 		t.Errorf("timed-out shares %v: want a gradual rise, not a step", shares)
+	}
+}
+
+// A worker held through a call is busy for its own exponential service and the call's
+// response, which varies as the call does: an injected network delay not at all. Worked by
+// hand: 15 ms of own work, a database read of 8 ms (exponential, hardly queued at 8% load)
+// behind a 42 ms delay hold a worker 65 ms with a variance of 15² + 8² = 289 ms², a squared
+// coefficient of variation of 289 ÷ 65² = 0.068, not the 0.645 of a hold taken as
+// exponential ((15² + 50²) ÷ 65²). Over a backlog's wait w the departures of the pool's c
+// workers vary by that share of w ÷ (c ÷ 65 ms), and so does the wait.
+func TestHeldBusyTimeVariesAsItsCall(t *testing.T) {
+	d := mustDesign(t, `{"components":[
+	 {"id":"app","type":"app_service","params":{"replicas":1}},
+	 {"id":"db","type":"database"}],
+	 "edges":[{"from":"app","to":"db"}]}`)
+	cfg := constant(100, 5)
+	cfg.Chaos = []ChaosEvent{{Kind: ChaosLatencyInjection, AtSec: 0, DurationSec: 5, From: "app", To: "db",
+		Params: ChaosParams{ExtraLatencyMs: 42}}}
+	p, err := Prepare(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var app *pool
+	for i := range p.m.comps {
+		if p.m.comps[i].id == "app" {
+			app = &p.m.pools[p.m.comps[i].pools[0]]
+		}
+	}
+	busy := app.serviceSec + app.holdSec
+	if !near(busy, 0.065, 0.01) {
+		t.Fatalf("held worker busy %.2f ms a request, want 65", busy*1000)
+	}
+	const w = 1.0 // s of backlog
+	cv2 := app.spreadVar(w) * app.capRate / w
+	if want := 289.0 / (65 * 65); !near(cv2, want, 0.02) {
+		t.Errorf("the busy time's squared coefficient of variation reads %.4f, want %.4f", cv2, want)
 	}
 }
