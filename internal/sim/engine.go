@@ -373,6 +373,7 @@ func (m *model) resolvePool(p int, st *runState) {
 			pl.backlog1 = pl.backlog0
 		}
 		pl.stage, pl.meanSec, pl.holdMean, pl.wait, pl.ownSec = Stage{}, 0, 0, 0, 0
+		pl.stageVar = 0
 		pl.nodeRejected, pl.nodeFailed = 0, 0
 		for _, n := range pl.nodes {
 			nd := &m.nodes[n]
@@ -400,6 +401,9 @@ func (m *model) resolvePool(p int, st *runState) {
 	}
 	pl.meanSec = stageMean(pl.stage)
 	pl.holdMean = pl.meanSec + pl.holdExtra
+	if pl.heldVar {
+		pl.stageVar = stageVar(&pl.stage)
+	}
 	pl.ownSec = nonNegative(pl.meanSec - pl.wait)
 
 	total := pl.in + gated
@@ -949,12 +953,48 @@ func (m *model) updateHoldTimes(st *runState) bool {
 	for _, i := range m.holding { // children first; no other node's response is read
 		nd := &m.nodes[i]
 		nd.downMean, nd.downVar = 0, 0
-		if len(nd.children) > 0 {
-			nd.downMean = m.downstream(i, st, false)
-			nd.downVar = m.downstreamVar(i, st, nd.downMean)
+		if len(nd.children) > 0 && nd.role != roleEnqueue && nd.role != roleUnrouted {
+			// downstream's mean (not bare) and, in the same pass over the children, the
+			// variance of the time spent in the calls below: the mixture over the children
+			// the node splits its calls between (and, for a cache, the hits that call
+			// nothing), each child's response its own variance about its own mean.
+			frac := 1.0
+			if nd.role == roleCache {
+				frac = 1 - m.comps[nd.comp].hitNow
+			}
+			var total, sum, sum2 float64
+			for _, ch := range nd.children {
+				c := &m.nodes[ch]
+				if st.cutOff(c.edge) {
+					continue
+				}
+				total += c.share
+				sum += c.share * c.meanResp
+				sum2 += c.share * (c.respVar + c.meanResp*c.meanResp)
+			}
+			if total <= 0 {
+				// No split yet (nothing arrived): assume an even one.
+				for _, ch := range nd.children {
+					c := &m.nodes[ch]
+					sum += c.meanResp
+					sum2 += c.respVar + c.meanResp*c.meanResp
+				}
+				total = float64(len(nd.children))
+			}
+			nd.downMean = frac * sum / total
+			nd.downVar = nonNegative(frac*sum2/total - nd.downMean*nd.downMean)
 		}
-		nd.meanResp = m.hopHoldMean(i, st) + nd.downMean
-		nd.respVar = m.hopVar(i) + nd.downVar
+		// The node's own part: hopHoldMean's mean, and its pool's stage's variance.
+		mean, variance := 0.0, 0.0
+		if nd.pool >= 0 {
+			pl := &m.pools[nd.pool]
+			mean, variance = pl.holdMean, pl.stageVar
+		}
+		if nd.edge >= 0 {
+			mean += st.extraSec[nd.edge]
+		}
+		nd.meanResp = mean + nd.downMean
+		nd.respVar = variance + nd.downVar
 	}
 	converged := true
 	for _, p := range m.holders {
@@ -983,47 +1023,10 @@ func (m *model) updateHoldTimes(st *runState) bool {
 	return converged
 }
 
-// downstreamVar is the variance of the time a request at node n spends in its calls below,
-// whose mean is mean: the mixture over the children it splits its calls between (and, for
-// a cache, the hits that call nothing), each child's response its own variance about its
-// own mean.
-func (m *model) downstreamVar(n int, st *runState, mean float64) float64 {
-	nd := &m.nodes[n]
-	frac := 1.0
-	switch nd.role {
-	case roleCache:
-		frac = 1 - m.comps[nd.comp].hitNow
-	case roleEnqueue, roleUnrouted:
-		return 0
-	}
-	var total, sum2 float64
-	for _, ch := range nd.children {
-		c := &m.nodes[ch]
-		if st.cutOff(c.edge) {
-			continue
-		}
-		total += c.share
-		sum2 += c.share * (c.respVar + c.meanResp*c.meanResp)
-	}
-	if total <= 0 {
-		for _, ch := range nd.children {
-			c := &m.nodes[ch]
-			sum2 += c.respVar + c.meanResp*c.meanResp
-		}
-		total = float64(len(nd.children))
-	}
-	return nonNegative(frac*sum2/total - mean*mean)
-}
-
-// hopVar is the variance of node n's own part of a call's response: its pool's stage (an
-// exponential service, an exponential wait taken with its chance, a backlog's spread); the
-// fixed parts (an injected delay, authentication) vary not at all.
-func (m *model) hopVar(n int) float64 {
-	nd := &m.nodes[n]
-	if nd.pool < 0 {
-		return 0
-	}
-	s := &m.pools[nd.pool].stage
+// stageVar is the variance of a stage's time: an exponential service, an exponential wait
+// taken with its chance, a backlog's spread; the fixed part (an injected delay,
+// authentication) varies not at all.
+func stageVar(s *Stage) float64 {
 	v := 0.0
 	if s.ServiceRate > 0 {
 		v += 1 / (s.ServiceRate * s.ServiceRate)

@@ -23,6 +23,9 @@ func (m *model) initHolding() {
 	for i := len(m.nodes) - 1; i >= 0; i-- { // children always follow their parent
 		if m.heldBelow(i) {
 			lists = append(lists, i)
+			if p := m.nodes[i].pool; p >= 0 {
+				m.pools[p].heldVar = true
+			}
 		}
 	}
 	m.holding = lists[:len(lists):len(lists)]

@@ -109,6 +109,7 @@ type pool struct {
 	loadErr    float64
 	nodes      []int
 	closed     closedLoop // the held callers that are its only sources (closedloop.go)
+	heldVar    bool       // a node of its is one whose response a hold reads (holdtime.go): it keeps stageVar
 
 	// Scratch of the current tick.
 	failed                                  bool
@@ -126,6 +127,7 @@ type pool struct {
 	stage                                   Stage
 	nodeRejected, nodeFailed                float64   // over its nodes: refused (rejects, a full queue's push-back), failed (errors, nowhere to go)
 	meanSec                                 float64   // stageMean(stage)
+	stageVar                                float64   // stageVar(stage), kept only if heldVar
 	holdMean, holdExtra                     float64   // mean time of a call arriving now (queueWait), and its difference from meanSec
 	ownSec                                  float64   // meanSec less the queue's wait: what a request's age gains here besides waiting
 	frac                                    []float64 // share of each queue position served this tick (backlog.go)
