@@ -29,7 +29,7 @@ import (
 // The tick computation must also not depend on the tick's number or time, which it does only
 // through state that names a time: a warming cache, a failure or cut the health checks have
 // not fully noticed, an autoscaler in the tick its delay runs out, a breaker open, probing or
-// just closed.
+// just closed, a function starting instances or refusing invocations.
 // A tick with any of those is always computed (timeInvariant). Queues name none: their
 // cohorts are kept by age, and sameState compares the rings by age.
 // Accumulation over the run (totals, peaks, the latency histogram, the diagnosis of a failing
@@ -402,6 +402,11 @@ func (m *model) timeInvariant(st *runState) bool {
 		// before it, its timer (a time on the clock, carried as it is) stands still.
 		if s := c.scaler; s != nil && (s.pending != 0 && st.tickStart >= s.readyAt ||
 			s.lowSince >= 0 && st.tickStart-s.lowSince >= s.inDelay) {
+			return false
+		}
+		// A function's tick names the time while instances start or invocations are
+		// refused: the cohorts' ends and the pieces of the tick between them (elastic.go).
+		if f := c.fn; f != nil && !f.quiet {
 			return false
 		}
 		if g := c.gate; g != nil && g.threshold > 0 && (g.state != BreakerClosed || g.filtering || !uniformWindow(g.window)) {
