@@ -438,7 +438,9 @@
 // ends of the starting instances' first invocations are times, and a refusal weighs them);
 // timeInvariant lists those, and such ticks are always computed. A function with every
 // instance warm that refuses nothing carries no time (its starting instances' end is kept
-// only while some start), so its ticks are repeated (TestQuietFunctionIsReused). A queue names no
+// only while some start, and the instances kept from a busier tick by the tick they expire
+// after, which stands still until the tick that reclaims them, always computed), so its
+// ticks are repeated (TestQuietFunctionIsReused). A queue names no
 // time: where its ring starts moves on with each computed tick (the same slot for every
 // node's), so a carried state holds the rings as they lie with where they start, and
 // sameState compares each ring by age from there.

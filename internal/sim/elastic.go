@@ -554,6 +554,12 @@ func (s *slidingMax) push(tick int, v float64, window int) float64 {
 	return s.vals[s.head]
 }
 
+// expires reports whether the push of tick reclaims an entry older than the latest, which
+// the same value pushed again does not replace.
+func (s *slidingMax) expires(tick, window int) bool {
+	return s.size > 1 && s.ticks[s.head] <= tick-window
+}
+
 // gateTick sums what happened below a gateway this tick, over its nodes (one per request
 // class): what was let through, what failed at once, timed out or was answered. A node's
 // subtree is the run of nodes after it up to subtreeEnd (routes are built depth first,

@@ -406,7 +406,9 @@ func (m *model) timeInvariant(st *runState) bool {
 		}
 		// A function's tick names the time while instances start or invocations are
 		// refused: the cohorts' ends and the pieces of the tick between them (elastic.go).
-		if f := c.fn; f != nil && !f.quiet {
+		// Its warm instances are kept from a busier tick until the idle timeout: the tick
+		// they are reclaimed in is the one that names the time.
+		if f := c.fn; f != nil && (!f.quiet || f.maxNeed.expires(f.tick, f.window)) {
 			return false
 		}
 		if g := c.gate; g != nil && g.threshold > 0 && (g.state != BreakerClosed || g.filtering || !uniformWindow(g.window)) {
@@ -454,7 +456,9 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 			buf = appendValue(buf, s)
 		}
 		if f := c.fn; f != nil {
-			// The sliding maximum by age rather than tick, from its oldest entry on.
+			// The sliding maximum from its oldest entry on: the latest by age, and those
+			// before it, the instances kept from a busier tick, by the tick they expire
+			// after, which stands still until they do (timeInvariant).
 			buf = appendValue(buf, f)
 			at := buf[len(buf)-int(unsafe.Sizeof(*f)):]
 			clear(at[unsafe.Offsetof(f.tick):][:unsafe.Sizeof(f.tick)])
@@ -470,7 +474,10 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 			n := len(mx.vals)
 			for k := 0; k < mx.size; k++ {
 				j := (mx.head + k) % n
-				e := [2]float64{float64(f.tick - mx.ticks[j]), mx.vals[j]}
+				e := [2]float64{float64(mx.ticks[j]), mx.vals[j]}
+				if k == mx.size-1 {
+					e[0] = float64(f.tick - mx.ticks[j])
+				}
 				buf = appendValue(buf, &e)
 			}
 		}
