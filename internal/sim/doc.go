@@ -433,8 +433,14 @@
 // not depend on its own number or time except through state that says so (a warm-up, a
 // failure not yet noticed by the health checks, a breaker open, probing or just closed (its
 // window still leaving out answers to requests sent before), an autoscaler in the tick
-// its delay runs out: the ticks it waits through before are the same computation);
-// timeInvariant lists those, and such ticks are always computed. A queue names no
+// its delay runs out: the ticks it waits through before are the same computation, a
+// function starting instances or refusing invocations: the pieces of the tick between the
+// ends of the starting instances' first invocations are times, and a refusal weighs them);
+// timeInvariant lists those, and such ticks are always computed. A function with every
+// instance warm that refuses nothing carries no time (its starting instances' end is kept
+// only while some start, and the instances kept from a busier tick by the tick they expire
+// after, which stands still until the tick that reclaims them, always computed), so its
+// ticks are repeated (TestQuietFunctionIsReused). A queue names no
 // time: where its ring starts moves on with each computed tick (the same slot for every
 // node's), so a carried state holds the rings as they lie with where they start, and
 // sameState compares each ring by age from there.

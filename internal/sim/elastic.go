@@ -373,6 +373,10 @@ type fnState struct {
 	// when their first invocations end, and the instances still starting from earlier ticks.
 	started, startedUntil, warming float64
 	coldShare                      float64 // share of this tick's invocations that start cold
+	// quiet: this tick named no time. No instance was starting or started and none of its
+	// invocations was refused (a refusal weighs pieces of the tick, which are times), so
+	// the next tick on the same state and inputs is the same computation (timeInvariant).
+	quiet bool
 }
 
 // fnCohort is the instances started in one tick, holding their slots until the first
@@ -406,7 +410,13 @@ func (f *fnState) coldStarts(pl *pool, lambda, dt float64) {
 	free := max(0, float64(pl.workers)-ready-warming)
 	f.started = min(free, overflow*min(dt, f.coldSec+execSec), pl.in)
 	f.warming = warming
-	f.startedUntil = t0 + f.coldSec + execSec
+	// A time is carried only while instances start: a tick with none leaves the same state
+	// at any time, and can be repeated (state.go).
+	f.startedUntil = 0
+	if f.started > 0 {
+		f.startedUntil = t0 + f.coldSec + execSec
+	}
+	f.quiet = !(f.started > 0) && len(f.starting) == 0
 }
 
 // throttled is the share of a function's invocations refused (429). Those not starting a
@@ -424,6 +434,7 @@ func (f *fnState) throttled(pl *pool, mu, cv2, dt float64) float64 {
 	t0 := float64(f.tick) * dt
 	t1 := t0 + dt
 	loss, from := 0.0, t0
+	memo := lossMemo{a: a, cv2: cv2}
 	for from < t1 {
 		held, next := 0.0, t1
 		for _, c := range f.starting {
@@ -436,20 +447,44 @@ func (f *fnState) throttled(pl *pool, mu, cv2, dt float64) float64 {
 			held += f.started
 			next = min(next, f.startedUntil)
 		}
-		loss += (next - from) / dt * fracLoss(float64(pl.workers)-held, a, cv2)
+		loss += (next - from) / dt * memo.fracLoss(float64(pl.workers)-held)
 		from = next
 	}
+	f.quiet = f.quiet && loss == 0
 	return rest * loss / pl.in
+}
+
+// lossMemo is regularLoss at one offered load and variation, kept for the slot counts the
+// pieces of a tick ask for: neighbouring pieces share whole numbers of slots, and each
+// count is worked out once.
+type lossMemo struct {
+	a, cv2 float64
+	n      int
+	slots  [4]int
+	loss   [4]float64
+}
+
+func (lm *lossMemo) regularLoss(c int) float64 {
+	for k := range min(lm.n, len(lm.slots)) {
+		if lm.slots[k] == c {
+			return lm.loss[k]
+		}
+	}
+	loss := regularLoss(c, lm.a, lm.cv2)
+	k := lm.n % len(lm.slots)
+	lm.slots[k], lm.loss[k] = c, loss
+	lm.n++
+	return loss
 }
 
 // fracLoss is regularLoss for a fractional number of slots, between the whole numbers
 // around it.
-func fracLoss(slots, a, cv2 float64) float64 {
+func (lm *lossMemo) fracLoss(slots float64) float64 {
 	slots = max(0, slots)
 	lo := math.Floor(slots)
-	loss := regularLoss(int(lo), a, cv2)
+	loss := lm.regularLoss(int(lo))
 	if frac := slots - lo; frac > 0 {
-		loss += frac * (regularLoss(int(lo)+1, a, cv2) - loss)
+		loss += frac * (lm.regularLoss(int(lo)+1) - loss)
 	}
 	return loss
 }
@@ -517,6 +552,12 @@ func (s *slidingMax) push(tick int, v float64, window int) float64 {
 		s.size--
 	}
 	return s.vals[s.head]
+}
+
+// expires reports whether the push of tick reclaims an entry older than the latest, which
+// the same value pushed again does not replace.
+func (s *slidingMax) expires(tick, window int) bool {
+	return s.size > 1 && s.ticks[s.head] <= tick-window
 }
 
 // gateTick sums what happened below a gateway this tick, over its nodes (one per request

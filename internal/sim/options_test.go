@@ -66,7 +66,9 @@ func encodeTick(t *testing.T, tk Tick) []byte {
 // back holding buffers to lend.
 func TestScratchChangesNothing(t *testing.T) {
 	cases := goldenCases()
-	names := []string{"random/1", "random/2/constant", "random/7", "random/11/constant", "random/1"}
+	// Designs whose runs check ticks for reuse, and so take buffers: a function that refuses
+	// invocations or starts instances in every tick names the time and is never checked.
+	names := []string{"random/22", "random/8/constant", "random/6", "random/11/constant", "random/22"}
 	sc := &Scratch{}
 	for i, name := range names {
 		d, cfg := cases[name]()

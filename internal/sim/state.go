@@ -29,7 +29,7 @@ import (
 // The tick computation must also not depend on the tick's number or time, which it does only
 // through state that names a time: a warming cache, a failure or cut the health checks have
 // not fully noticed, an autoscaler in the tick its delay runs out, a breaker open, probing or
-// just closed.
+// just closed, a function starting instances or refusing invocations.
 // A tick with any of those is always computed (timeInvariant). Queues name none: their
 // cohorts are kept by age, and sameState compares the rings by age.
 // Accumulation over the run (totals, peaks, the latency histogram, the diagnosis of a failing
@@ -404,6 +404,13 @@ func (m *model) timeInvariant(st *runState) bool {
 			s.lowSince >= 0 && st.tickStart-s.lowSince >= s.inDelay) {
 			return false
 		}
+		// A function's tick names the time while instances start or invocations are
+		// refused: the cohorts' ends and the pieces of the tick between them (elastic.go).
+		// Its warm instances are kept from a busier tick until the idle timeout: the tick
+		// they are reclaimed in is the one that names the time.
+		if f := c.fn; f != nil && (!f.quiet || f.maxNeed.expires(f.tick, f.window)) {
+			return false
+		}
 		if g := c.gate; g != nil && g.threshold > 0 && (g.state != BreakerClosed || g.filtering || !uniformWindow(g.window)) {
 			// An open breaker waits for a time; a closed one writes its window in turn and,
 			// just after it closed, leaves out the answers to requests sent before.
@@ -449,7 +456,9 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 			buf = appendValue(buf, s)
 		}
 		if f := c.fn; f != nil {
-			// The sliding maximum by age rather than tick, from its oldest entry on.
+			// The sliding maximum from its oldest entry on: the latest by age, and those
+			// before it, the instances kept from a busier tick, by the tick they expire
+			// after, which stands still until they do (timeInvariant).
 			buf = appendValue(buf, f)
 			at := buf[len(buf)-int(unsafe.Sizeof(*f)):]
 			clear(at[unsafe.Offsetof(f.tick):][:unsafe.Sizeof(f.tick)])
@@ -465,7 +474,10 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 			n := len(mx.vals)
 			for k := 0; k < mx.size; k++ {
 				j := (mx.head + k) % n
-				e := [2]float64{float64(f.tick - mx.ticks[j]), mx.vals[j]}
+				e := [2]float64{float64(mx.ticks[j]), mx.vals[j]}
+				if k == mx.size-1 {
+					e[0] = float64(f.tick - mx.ticks[j])
+				}
 				buf = appendValue(buf, &e)
 			}
 		}
