@@ -373,9 +373,9 @@ type fnState struct {
 	// when their first invocations end, and the instances still starting from earlier ticks.
 	started, startedUntil, warming float64
 	coldShare                      float64 // share of this tick's invocations that start cold
-	// quiet: this tick named no time. No instance was starting or started and none of its
-	// invocations was refused (a refusal weighs pieces of the tick, which are times), so
-	// the next tick on the same state and inputs is the same computation (timeInvariant).
+	// quiet: this tick named no time. No instance was starting or started, so its refusals,
+	// if any, were taken over the tick in one piece, and the next tick on the same state and
+	// inputs is the same computation (timeInvariant).
 	quiet bool
 }
 
@@ -447,10 +447,15 @@ func (f *fnState) throttled(pl *pool, mu, cv2, dt float64) float64 {
 			held += f.started
 			next = min(next, f.startedUntil)
 		}
-		loss += (next - from) / dt * memo.fracLoss(float64(pl.workers)-held)
+		weight := (next - from) / dt
+		if from == t0 && next == t1 {
+			// The tick in one piece weighs exactly 1, not (t1 − t0) ÷ dt, which differs from 1
+			// in its last bits and would make the loss depend on the tick's number.
+			weight = 1
+		}
+		loss += weight * memo.fracLoss(float64(pl.workers)-held)
 		from = next
 	}
-	f.quiet = f.quiet && loss == 0
 	return rest * loss / pl.in
 }
 
