@@ -57,10 +57,7 @@ func (m *model) outstandingShares(n int, st *runState) {
 		c.share = 1 / t // 1/T for now
 		inv += 1 / t
 		if i < len(caps) {
-			caps[i] = math.Inf(1)
-			if !pl.unlimited {
-				caps[i] = float64(pl.workers) * (1 / busy)
-			}
+			caps[i] = poolCapacity(pl, busy)
 		}
 	}
 	if inv <= 0 || !(lambda > 0) {
@@ -114,10 +111,15 @@ func (m *model) outstandingShares(n int, st *runState) {
 // reckons it.
 func (m *model) backendCapacity(c *node) float64 {
 	pl := &m.pools[c.pool]
+	return poolCapacity(pl, pl.serviceSec+pl.holdSec)
+}
+
+// poolCapacity is backendCapacity for pool pl whose requests hold a worker busy seconds.
+func poolCapacity(pl *pool, busy float64) float64 {
 	if pl.unlimited {
 		return math.Inf(1)
 	}
-	return float64(pl.workers) * (1 / (pl.serviceSec + pl.holdSec))
+	return float64(pl.workers) * (1 / busy)
 }
 
 // backendCaps keeps the capacities of a balancer's first backends for one call of
