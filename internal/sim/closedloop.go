@@ -49,9 +49,10 @@ const closedDrain = 1e-3
 
 // closedLoop is what a pool knows about the held callers that feed it.
 type closedLoop struct {
-	holders    []int // pools whose held workers are its only sources; nil: open
-	anc        []int // per node of the pool: the node of the nearest holding pool above it
-	population int   // the holders' workers this tick
+	holders    []int             // pools whose held workers are its only sources; nil: open
+	anc        []int             // per node of the pool: the node of the nearest holding pool above it
+	population int               // the holders' workers this tick
+	memo       *finiteSourceMemo // shared by every closed pool of the model
 }
 
 // initClosedLoops finds, for every pool, the holding pools whose workers are the only ones
@@ -83,9 +84,18 @@ func (m *model) initClosedLoops() {
 		}
 		pl.closed.anc = append(pl.closed.anc, ancNode[i])
 	}
+	var memo *finiteSourceMemo
 	for p := range m.pools {
+		cl := &m.pools[p].closed
 		if open[p] || m.pools[p].unlimited {
-			m.pools[p].closed.holders, m.pools[p].closed.anc = nil, nil
+			cl.holders, cl.anc = nil, nil
+			continue
+		}
+		if len(cl.holders) > 0 {
+			if memo == nil {
+				memo = new(finiteSourceMemo)
+			}
+			cl.memo = memo
 		}
 	}
 }
@@ -103,10 +113,11 @@ func containsInt(xs []int, x int) bool {
 func (m *model) setPopulations() {
 	for _, p := range m.closedSet { // an open pool's population stays 0
 		cl := &m.pools[p].closed
-		cl.population = 0
+		population := 0
 		for _, h := range cl.holders {
-			cl.population += m.pools[h].workers
+			population += m.pools[h].workers
 		}
+		cl.population = population
 	}
 }
 
@@ -169,20 +180,27 @@ func (fs *finiteSource) eval(r float64) {
 	if below == k && j >= k && j > mode {
 		full = q // the room is full below the workers: the run ended at K
 	}
-	for ; up && j <= k; j++ {
-		q *= float64(n-j+1) * r / float64(c)
-		sum += q
-		in += float64(j) * q
-		if j > c {
-			queued += float64(j-c) * q
-		}
-		if j < k {
-			waitSend += float64(n-j) * q
-		} else {
-			full = q
-		}
-		if q < closedTermEps*sum {
-			break
+	if up {
+		// Here too the counts are carried as floats, and the differences of two are taken
+		// as floats: whole numbers far below 2⁵³, so each is exactly the converted count.
+		fc := float64(c)
+		for fj, fnj := float64(j), float64(n-j+1); j <= k; j++ {
+			q *= fnj * r / fc
+			sum += q
+			in += fj * q
+			if j > c {
+				queued += (fj - fc) * q
+			}
+			if j < k {
+				waitSend += (fnj - 1) * q
+			} else {
+				full = q
+			}
+			if q < closedTermEps*sum {
+				break
+			}
+			fj++
+			fnj--
 		}
 	}
 	// Downwards: state j − 1 < mode ≤ K is never the full one; from c down nobody waits.
@@ -201,15 +219,55 @@ func (fs *finiteSource) eval(r float64) {
 			break
 		}
 	}
-	for ; j >= 1; j-- {
-		q *= float64(j) / (float64(n-j+1) * r)
+	for fj, fnj := float64(j), float64(n-j+1); j >= 1; j-- {
+		q *= fj / (fnj * r)
 		sum += q
-		in += float64(j-1) * q
+		in += (fj - 1) * q
 		if q < closedTermEps*sum {
 			break
 		}
+		fj--
+		fnj++
 	}
 	fs.sum, fs.in, fs.queued, fs.waitSend, fs.full = sum, in, queued, waitSend, full
+}
+
+// finiteSourceMemo keeps the last finite-source states the model evaluated, whichever pool
+// asked for them. Pools that mirror each other (a tier's replicas, the stores of a sharded
+// database, the callees of one caller's split) are closed loops of the same population,
+// workers and room, sent the same share of the same calls: within a tick's pass they ask
+// for the very same state, one after the other or a pool or two apart, and eval is the
+// closed loop's main cost. The state is a function of (N, c, K, r) alone, so a state kept
+// for the same four inputs, r compared bit for bit, is exactly what eval would compute
+// again.
+type finiteSourceMemo struct {
+	rBits  [finiteSourceMemoSize]uint64 // each slot's r, bit for bit, for a short scan
+	states [finiteSourceMemoSize]finiteSource
+	last   int // the slot written last: the scan starts there, the newest first
+}
+
+// finiteSourceMemoSize (a power of two) is the states kept: enough for mirrors asked for a
+// pool or two apart, few enough that a state nobody asked for yet is looked for quickly.
+const finiteSourceMemoSize = 4
+
+// state returns the finite-source state for (n, c, k, r), from the memo or evaluated. An
+// empty slot has n = 0, which no closed pool asks for.
+func (fm *finiteSourceMemo) state(n, c, k int, r float64) *finiteSource {
+	bits := math.Float64bits(r)
+	for d := range finiteSourceMemoSize {
+		i := (fm.last - d) & (finiteSourceMemoSize - 1)
+		if fm.rBits[i] == bits {
+			if fs := &fm.states[i]; fs.n == n && fs.c == c && fs.k == k {
+				return fs
+			}
+		}
+	}
+	fm.last = (fm.last + 1) & (finiteSourceMemoSize - 1)
+	fm.rBits[fm.last] = bits
+	fs := &fm.states[fm.last]
+	fs.n, fs.c, fs.k = n, c, k
+	fs.eval(r)
+	return fs
 }
 
 // busy is Σ min(n, c) q(n): the mean of busy workers times the sum.
@@ -271,8 +329,7 @@ func (m *model) closedQueue(pl *pool, lambda, mu float64) bool {
 		inPool += (nd.in + nd.gin) / m.dt * t
 	}
 	away := max(float64(nPop)-inPool, 1e-9*float64(nPop))
-	fs := finiteSource{n: nPop, c: c, k: k}
-	fs.eval(lambda / away / mu)
+	fs := cl.memo.state(nPop, c, k, lambda/away/mu)
 	out := float64(nPop)*fs.sum - fs.in // Σ (N − n) q(n): attempts ÷ γ
 	lost := 0.0
 	if out > 0 {

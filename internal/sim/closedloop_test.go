@@ -168,3 +168,25 @@ func TestFiniteSourceSumsTermByTerm(t *testing.T) {
 		}
 	}
 }
+
+// The memo gives exactly the state eval computes, whether it has it or not: mirrors asking
+// in turn and a pool or two apart, more distinct states than it keeps, an r one ulp apart,
+// and the same r for another population, another worker count or another room.
+func TestFiniteSourceMemoIsExact(t *testing.T) {
+	type ask struct {
+		n, c, k int
+		r       float64
+	}
+	a, b, c := ask{224, 12, 140, 0.0115}, ask{224, 400, 224, 0.0115}, ask{64, 30, 30, 4.3e-4}
+	next := ask{a.n, a.c, a.k, math.Nextafter(a.r, 1)}
+	asks := []ask{a, a, a, b, c, b, c, next, a, {225, 12, 140, a.r}, {224, 13, 140, a.r}, {224, 12, 141, a.r},
+		{10, 4, 10, 1}, {16, 4, 8, 0.5}, {500, 10, 500, 0.5}, a, b, c, c, b, a}
+	var memo finiteSourceMemo
+	for i, q := range asks {
+		want := finiteSource{n: q.n, c: q.c, k: q.k}
+		want.eval(q.r)
+		if got := *memo.state(q.n, q.c, q.k, q.r); got != want {
+			t.Errorf("ask %d %+v: %+v, eval %+v", i, q, got, want)
+		}
+	}
+}

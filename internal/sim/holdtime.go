@@ -31,8 +31,9 @@ func (m *model) initHolding() {
 	m.holding = lists[:len(lists):len(lists)]
 	lists = lists[len(lists):]
 	for p := range m.pools {
-		if m.pools[p].holds {
+		if pl := &m.pools[p]; pl.holds {
 			lists = append(lists, p)
+			pl.holdLo, pl.holdHi = math.NaN(), math.NaN() // no bracket yet (resetHoldBrackets)
 		}
 	}
 	m.holders = lists[:len(lists):len(lists)]
@@ -57,12 +58,16 @@ func (m *model) heldBelow(n int) bool {
 
 // resetHoldBrackets forgets the last tick's brackets: each tick solves from its own start.
 // It also counts the held workers that bound each closed loop this tick (closedloop.go).
+// Most ticks' solves end on their first pass, which leaves the bracket alone: nextHold
+// marks every bracket it changes with a side, so a pool with none (holdSide 0) still has
+// the empty one it was given (initHolding) or last reset to.
 func (m *model) resetHoldBrackets() {
 	m.setPopulations()
 	for _, p := range m.holders { // no other pool has a hold to solve
-		pl := &m.pools[p]
-		pl.holdLo, pl.holdHi = math.NaN(), math.NaN()
-		pl.holdSide = 0
+		if pl := &m.pools[p]; pl.holdSide != 0 {
+			pl.holdLo, pl.holdHi = math.NaN(), math.NaN()
+			pl.holdSide = 0
+		}
 	}
 }
 

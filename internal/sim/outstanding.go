@@ -29,20 +29,35 @@ func (m *model) outstandingShares(n int, st *runState) {
 	if nd.pool >= 0 {
 		lambda = m.pools[nd.pool].processed / m.dt // what the balancer passes on, ghosts included
 	}
-	// First pass: every backend unsaturated, L = λ ÷ Σ 1/T.
+	// First pass: every backend unsaturated, L = λ ÷ Σ 1/T. It also keeps the capacities
+	// the rounds below compare with, worked out once per backend from the same reads as T:
+	// nothing here changes what backendCapacity reads, so each is the value it would give.
+	var caps backendCaps
 	inv := 0.0
-	for _, ch := range nd.children {
+	for i, ch := range nd.children {
 		c := &m.nodes[ch]
-		t, ok := m.timeInSystem(c, st)
-		switch {
-		case !ok:
+		if c.pool < 0 {
 			m.evenShares(nd)
 			return
-		case t <= 0:
+		}
+		pl := &m.pools[c.pool]
+		if pl.failed || st.cutOff(c.edge) {
+			c.share = math.Inf(1) // a failed backend, or one behind a cut link, answers at once
+			continue
+		}
+		busy := pl.serviceSec + pl.holdSec // T's first sum, and backendCapacity's
+		t := busy + pl.fixedSec
+		if c.edge >= 0 {
+			t += st.extraSec[c.edge]
+		}
+		if t <= 0 {
 			c.share = math.Inf(1)
-		default:
-			c.share = 1 / t // 1/T for now
-			inv += 1 / t
+			continue
+		}
+		c.share = 1 / t // 1/T for now
+		inv += 1 / t
+		if i < len(caps) {
+			caps[i] = poolCapacity(pl, busy)
 		}
 	}
 	if inv <= 0 || !(lambda > 0) {
@@ -54,12 +69,12 @@ func (m *model) outstandingShares(n int, st *runState) {
 	level := lambda / inv
 	for range nd.children {
 		full, rest := 0.0, 0.0
-		for _, ch := range nd.children {
+		for i, ch := range nd.children {
 			c := &m.nodes[ch]
 			if math.IsInf(c.share, 1) {
 				continue
 			}
-			if capRate := m.backendCapacity(c); level*c.share >= capRate {
+			if capRate := caps.of(m, i, c); level*c.share >= capRate {
 				full += capRate
 			} else {
 				rest += c.share
@@ -74,12 +89,12 @@ func (m *model) outstandingShares(n int, st *runState) {
 		}
 		level = next
 	}
-	for _, ch := range nd.children {
+	for i, ch := range nd.children {
 		c := &m.nodes[ch]
 		if math.IsInf(c.share, 1) {
 			continue
 		}
-		capRate := m.backendCapacity(c)
+		capRate := caps.of(m, i, c)
 		if level*c.share < capRate {
 			c.share *= level
 			continue
@@ -96,10 +111,29 @@ func (m *model) outstandingShares(n int, st *runState) {
 // reckons it.
 func (m *model) backendCapacity(c *node) float64 {
 	pl := &m.pools[c.pool]
+	return poolCapacity(pl, pl.serviceSec+pl.holdSec)
+}
+
+// poolCapacity is backendCapacity for pool pl whose requests hold a worker busy seconds.
+func poolCapacity(pl *pool, busy float64) float64 {
 	if pl.unlimited {
 		return math.Inf(1)
 	}
-	return float64(pl.workers) * (1 / (pl.serviceSec + pl.holdSec))
+	return float64(pl.workers) * (1 / busy)
+}
+
+// backendCaps keeps the capacities of a balancer's first backends for one call of
+// outstandingShares, on the stack: the rounds read each up to once a round, and working it
+// out costs a division. Backends past the first len(backendCaps) (few balancers have so
+// many) have theirs worked out each time.
+type backendCaps [16]float64
+
+// of is the capacity of child i, c, as backendCapacity gives it.
+func (bc *backendCaps) of(m *model, i int, c *node) float64 {
+	if i < len(bc) {
+		return bc[i]
+	}
+	return m.backendCapacity(c)
 }
 
 // takeAll settles the weights of node nd's children when a least-connections backend that
@@ -120,21 +154,4 @@ func takeAll(m *model, nd *node, total float64) float64 {
 		}
 	}
 	return total
-}
-
-// timeInSystem is T for child c of a least-connections balancer (above); ok is false for a
-// child without a pool of its own. A failed backend, or one behind a cut link, answers at once: T = 0.
-func (m *model) timeInSystem(c *node, st *runState) (t float64, ok bool) {
-	if c.pool < 0 {
-		return 0, false
-	}
-	pl := &m.pools[c.pool]
-	if pl.failed || st.cutOff(c.edge) {
-		return 0, true
-	}
-	t = pl.serviceSec + pl.holdSec + pl.fixedSec
-	if c.edge >= 0 {
-		t += st.extraSec[c.edge]
-	}
-	return t, true
 }
