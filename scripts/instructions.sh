@@ -21,10 +21,11 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (Debian: apt
 
 count() {
 	# Valgrind 3.19 stops a run with SIGILL at RDTSCP, which the Go runtime's lock spinning
-	# sometimes executes; such a run still reports a (short) count, so it is taken again.
+	# may execute: cpu.rdtscp=off keeps the runtime from it, and a run that stops all the
+	# same still reports a (short) count, so it is taken again.
 	local out try
 	for try in 1 2 3 4 5 6 7 8 9 10 11 12; do
-		out=$(GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+		out=$(GOGC=off GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 			"$binary" -test.run '^$' -test.bench "$pattern" -test.benchtime "$1x" -test.cpu 1 2>&1 || true)
 		if ! grep -q SIGILL <<<"$out" && grep -q '^PASS' <<<"$out"; then
 			sed -n 's/.*Collected : \([0-9]*\).*/\1/p' <<<"$out"
