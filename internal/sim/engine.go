@@ -324,6 +324,7 @@ func (m *model) resetFlows() {
 // resolvePool runs one pool for one tick: admission, service, backlog, then hands each
 // node's finished requests on along its route.
 func (m *model) resolvePool(p int, st *runState) {
+	m.resolving++
 	pl := &m.pools[p]
 	dt := m.dt
 	var in, backlog0, wIn float64

@@ -202,6 +202,14 @@ type model struct {
 	tooManyRoutes bool
 	sinkNode      int
 
+	resolving uint64 // counts the calls of resolvePool: what a kept level was set in (outstanding.go)
+	// Least-connections balancer nodes that set the same level (outstanding.go), by node:
+	// the group's first node (-1 for other nodes), and on the first the shares it set last
+	// and the call of resolvePool they were set in.
+	sameLevel []int
+	levelOut  [][]levelShare
+	levelAt   []uint64
+
 	splitOut []float64 // scratch of a split: each child's share of phases with it out (health.go)
 	splitW   []float64
 
@@ -264,6 +272,7 @@ func compile(v *validated) (*model, error) {
 	m.initQueues()
 	m.initClosedLoops()
 	m.initHolding()
+	m.initSameLevels()
 	for i := range m.nodes {
 		nd := &m.nodes[i]
 		if !nd.background && (nd.role == roleCache || nd.role == roleEnqueue || nd.role == roleServe && len(nd.children) == 0) {

@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Least-connections. The balancer sends each request to the backend with the fewest
 // requests outstanding (sent and not yet answered), so what it keeps level is the backends'
@@ -25,6 +28,40 @@ import "math"
 // the engine can reckon, and every child weighs 1.
 func (m *model) outstandingShares(n int, st *runState) {
 	nd := &m.nodes[n]
+	f := m.sameLevel[n]
+	if f < 0 {
+		m.levelOutstanding(nd, st)
+		return
+	}
+	// A level already set in this call of resolvePool, by this node (its ghost work is
+	// shared after its live work) or by another node of its group, was set from the same
+	// reads: the balancer's pool, resolved before its nodes are finished, and the backends'
+	// pools and links, which nothing in a pool's resolution changes.
+	out := m.levelOut[f]
+	if m.levelAt[f] != m.resolving {
+		m.levelOutstanding(nd, st)
+		for i, ch := range nd.children {
+			c := &m.nodes[ch]
+			out[i] = levelShare{share: c.share, leveled: c.leveled, places: c.levelPlaces}
+		}
+		m.levelAt[f] = m.resolving
+		return
+	}
+	for i, ch := range nd.children {
+		c, o := &m.nodes[ch], &out[i]
+		c.share, c.leveled, c.levelPlaces = o.share, o.leveled, o.places
+	}
+}
+
+// levelShare is what a least-connections level set on one backend (outstandingShares).
+type levelShare struct {
+	share   float64
+	leveled bool
+	places  float64
+}
+
+// levelOutstanding sets the shares of node nd's children (outstandingShares).
+func (m *model) levelOutstanding(nd *node, st *runState) {
 	lambda := 0.0
 	if nd.pool >= 0 {
 		lambda = m.pools[nd.pool].processed / m.dt // what the balancer passes on, ghosts included
@@ -154,4 +191,34 @@ func takeAll(m *model, nd *node, total float64) float64 {
 		}
 	}
 	return total
+}
+
+// initSameLevels groups the least-connections balancer nodes that would set the same level:
+// those of one pool (or none) whose children are the same pools over the same links, in
+// the same order (the balancer's routes for each class of request). The first of each
+// group keeps the level for the others.
+func (m *model) initSameLevels() {
+	first := map[string]int{}
+	var key []byte
+	m.sameLevel = make([]int, len(m.nodes))
+	m.levelOut = make([][]levelShare, len(m.nodes))
+	m.levelAt = make([]uint64, len(m.nodes))
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		m.sameLevel[i] = -1
+		if nd.split != splitOutstanding {
+			continue
+		}
+		key = fmt.Appendf(key[:0], "%d", nd.pool)
+		for _, ch := range nd.children {
+			key = fmt.Appendf(key, " %d/%d", m.nodes[ch].pool, m.nodes[ch].edge)
+		}
+		f, ok := first[string(key)]
+		if !ok {
+			f = i
+			first[string(key)] = i
+			m.levelOut[i] = make([]levelShare, len(nd.children))
+		}
+		m.sameLevel[i] = f
+	}
 }

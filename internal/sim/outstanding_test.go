@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"bytes"
+	"context"
+	"testing"
+)
 
 // Least-connections keeps the backends' outstanding requests level (outstanding.go), worked
 // by hand. Behind the balancer, fast has two replicas of 6 workers at 10 ms (1,200 rps) and
@@ -66,5 +70,57 @@ func TestLeastConnectionsLevelsOutstanding(t *testing.T) {
 	}
 	if f := failedShare(false, 10, 30); !near(f, 1, 1e-9) {
 		t.Errorf("without health checks: %.4f of the attempts fail, want all", f)
+	}
+}
+
+// The balancer's route nodes of one group set one level (initSameLevels): a run with every
+// node working its level out alone gives the same bytes. The designs send several classes
+// of request, live and ghost work, through least-connections balancers whose backends fail,
+// are cut off, slow down and saturate.
+func TestSameLevelIsExact(t *testing.T) {
+	cfg := benchConfig(6000)
+	cfg.Chaos = benchChaos()
+	for _, c := range []struct {
+		name string
+		d    Design
+		cfg  Config
+	}{
+		{"service", serviceDesign(20), cfg},
+		{"flat", benchDesign(12), benchConfig(600)},
+		{"a backend saturated by the level", mustDesign(t, `{"components":[
+		 {"id":"lb","type":"load_balancer","params":{"algorithm":"least_connections"}},
+		 {"id":"fast","type":"app_service","params":{"replicas":2,"service_time_ms":10}},
+		 {"id":"slow","type":"app_service","params":{"service_time_ms":20}}],
+		 "edges":[{"from":"lb","to":"fast"},{"from":"lb","to":"slow"}]}`),
+			Config{TickMs: 100, DurationSec: 20, Traffic: Traffic{Kind: "constant", RPS: 1200},
+				Mix: Mix{Static: 0.5, Read: 0.3, Write: 0.2}, Client: Client{TimeoutMs: 2000}}},
+	} {
+		var runs [2][]byte
+		for i, alone := range []bool{false, true} {
+			p, err := Prepare(c.d, c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shared := 0
+			for n, f := range p.m.sameLevel {
+				if f >= 0 && f != n {
+					shared++
+				}
+				if alone {
+					p.m.sameLevel[n] = -1
+				}
+			}
+			if shared == 0 {
+				t.Fatalf("%s: no balancer node shares another's level: the test compares nothing", c.name)
+			}
+			r, err := p.RunWith(context.Background(), RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs[i] = encode(t, r)
+		}
+		if !bytes.Equal(runs[0], runs[1]) {
+			t.Errorf("%s: the run with shared levels differs from the one with every level worked out alone", c.name)
+		}
 	}
 }
