@@ -434,10 +434,11 @@
 // failure not yet noticed by the health checks, a breaker open, probing or just closed (its
 // window still leaving out answers to requests sent before), an autoscaler in the tick
 // its delay runs out: the ticks it waits through before are the same computation, a
-// function starting instances or refusing invocations: the pieces of the tick between the
-// ends of the starting instances' first invocations are times, and a refusal weighs them);
+// function starting instances: the pieces of the tick between the ends of the starting
+// instances' first invocations are times, and its refusals weigh them);
 // timeInvariant lists those, and such ticks are always computed. A function with every
-// instance warm that refuses nothing carries no time (its starting instances' end is kept
+// instance warm carries no time, refusing or not (it refuses over the tick in one piece,
+// which weighs exactly 1; its starting instances' end is kept
 // only while some start, and the instances kept from a busier tick by the tick they expire
 // after, which stands still until the tick that reclaims them, always computed), so its
 // ticks are repeated (TestQuietFunctionIsReused). A queue names no
