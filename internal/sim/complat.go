@@ -104,13 +104,15 @@ func (cl *compLatency) stale(m *model, c *component, i int, in, inAt float64, se
 	if settled {
 		tol, scale = 0, 0
 	}
+	// An equal stage moves by nothing at a scale of 0 or more: it is passed without the call.
 	if len(c.pools) == 1 { // all of its input: no share to compare
 		p := c.pools[0]
-		return stageMoved(&cl.stageAt[p], &m.pools[p].stage, scale)
+		a, b := &cl.stageAt[p], &m.pools[p].stage
+		return (!sameStage(a, b) || scale < 0) && stageMoved(a, b, scale)
 	}
 	for _, p := range c.pools {
 		pl := &m.pools[p]
-		if stageMoved(&cl.stageAt[p], &pl.stage, scale) {
+		if a := &cl.stageAt[p]; (!sameStage(a, &pl.stage) || scale < 0) && stageMoved(a, &pl.stage, scale) {
 			return true
 		}
 		w, w0 := servingInput(pl)/in, cl.inAt[p]/inAt

@@ -62,9 +62,8 @@ func histBin(x float64) int {
 	return min(b, histBins-1)
 }
 
-// bins are the bins of [lo, hi], in order.
-func bins(lo, hi float64) [2]int {
-	a, b := histBin(lo), histBin(hi)
+// binRange is bins a to b, in order.
+func binRange(a, b int) [2]int {
 	if b < a {
 		a, b = b, a
 	}
@@ -96,7 +95,9 @@ func (h *latencyHistogram) add(weight float64, q [3]float64, timeout float64) {
 	h.total += weight
 	if !h.haveLast || q != h.lastQ || top != h.lastTop {
 		h.lastQ, h.lastTop, h.haveLast = q, top, true
-		h.lastBins = [4][2]int{bins(q[0]/4, q[0]), bins(q[0], q[1]), bins(q[1], q[2]), bins(q[2], top)}
+		// The ranges share their ends: each point's bin (a logarithm) is found once.
+		b0, b1, b2, b3, b4 := histBin(q[0]/4), histBin(q[0]), histBin(q[1]), histBin(q[2]), histBin(top)
+		h.lastBins = [4][2]int{binRange(b0, b1), binRange(b1, b2), binRange(b2, b3), binRange(b3, b4)}
 	}
 	h.spread(h.lastBins[0], 0.5*weight)
 	h.spread(h.lastBins[1], 0.45*weight)
