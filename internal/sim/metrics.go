@@ -167,7 +167,8 @@ func (m *model) accumulate(t int, tick *Tick, st *runState, repeated bool) {
 		ct := &tick.Components[i]
 		ctot := &st.compTot[i]
 		a := &st.acc.comps[i]
-		if steadyTick && m.comps[i].kind == KindQueue {
+		if steadyTick {
+			// Only a queue's are ever set (recordComponents): another's stay 0, as they were.
 			a.enqueued += ctot.enqueued
 			a.drainable += ctot.drainable
 		}
