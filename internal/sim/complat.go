@@ -149,11 +149,11 @@ func (cl *compLatency) stale(m *model, c *component, i int, in, inAt float64, se
 	}
 	// An equal stage moves by nothing at a scale of 0 or more: it is passed without the call.
 	for _, p := range c.pools {
-		pl := &m.pools[p]
-		if a := &cl.stageAt[p]; (!sameStage(a, &pl.stage) || scale < 0) && stageMoved(a, &pl.stage, scale) {
+		s := &m.pools[p].stage
+		if a := &cl.stageAt[p]; (!sameStage(a, s) || scale < 0) && stageMoved(a, s, scale) {
 			return true
 		}
-		w, w0 := servingInput(pl)/in, cl.inAt[p]/inAt
+		w, w0 := cl.prevIn[p]/in, cl.inAt[p]/inAt // prevIn: what it takes in this tick, recorded
 		if math.Abs(w-w0) > tol*max(w, w0) || (tol == 0 && w != w0) {
 			return true
 		}

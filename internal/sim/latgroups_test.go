@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -74,11 +75,93 @@ func refEqualStages(a, b []Stage) bool {
 	return true
 }
 
-// latenciesReference is latencies as it computed a stale tick before paths were interned:
-// every node's path walked hop by hop, for its group and for the pools' scales.
-func (m *model) latenciesReference(st *runState, answered float64) {
+// staleReference is latencyCache.stale as it read before its shortcuts for stages equal to
+// their record and for no injected latency.
+func (lc *latencyCache) staleReference(m *model, st *runState, answered float64) bool {
+	settled := answered == lc.prevAnswered
+	lc.prevAnswered = answered
+	settled = settled && slices.Equal(st.extraSec, lc.prevExtra)
+	copy(lc.prevExtra, st.extraSec)
+	// A path's share of the answers w = t/A against w0 = t0/A0 at the last computation:
+	// |w − w0| > tol·max(w, w0, 0.001), multiplied through by A·A0.
+	a0, shareMoved := lc.answeredAt, false
+	floor := latencyTolerance * 0.001 * answered * a0
+	for _, i := range m.answering { // no other node answers: its share stays 0
+		t := m.nodes[i].terminal
+		settled = settled && t == lc.prevTerm[i]
+		lc.prevTerm[i] = t
+		if !shareMoved {
+			x, y := t*a0, lc.termAt[i]*answered
+			d := math.Abs(x - y)
+			shareMoved = d > floor && d > latencyTolerance*max(x, y)
+		}
+	}
+	// Nothing on record, or answers start or stop: no share can be compared.
+	fresh := !lc.valid || (answered > 0) != (lc.answeredAt > 0)
+	// The pools are compared as they are recorded, while the tick still looks unsettled:
+	// within the tolerance until one has moved. The pools passed before a first difference
+	// from the previous tick are compared then.
+	moved := fresh
+	for p := range m.pools {
+		s := &m.pools[p].stage
+		if settled && !sameStage(s, &lc.prev[p]) {
+			settled = false
+			for q := 0; q < p && !moved; q++ {
+				moved = stageMoved(&lc.stages[q], &lc.prev[q], latencyTolerance*lc.hopScale[q])
+			}
+		}
+		lc.prev[p] = *s
+		if !settled && !moved {
+			moved = stageMoved(&lc.stages[p], s, latencyTolerance*lc.hopScale[p]) // +Inf for a pool no answered path crosses
+		}
+	}
+	if fresh {
+		return true
+	}
+	if settled {
+		for p := range m.pools {
+			if !sameStage(&lc.stages[p], &lc.prev[p]) {
+				return true
+			}
+		}
+		for e, x := range lc.prevExtra {
+			if lc.extra[e] != x {
+				return true
+			}
+		}
+		if answered != lc.answeredAt {
+			return true
+		}
+		for i, t := range lc.prevTerm {
+			if t != lc.termAt[i] {
+				return true
+			}
+		}
+		return false
+	}
+	if moved {
+		return true
+	}
+	for e, x := range lc.prevExtra {
+		// An unchanged injection of 0 or more (most are 0) is within any tolerance.
+		if lc.extra[e] == x && x >= 0 {
+			continue
+		}
+		if math.Abs(lc.extra[e]-x) > latencyTolerance*max(lc.extra[e], x) {
+			return true
+		}
+	}
+	return shareMoved
+}
+
+// latenciesReference is latencies as it read before paths were interned and before the
+// shortcuts of stale: every node's path walked hop by hop, for its group and for the pools'
+// scales. With always, it computes the tick whether or not its inputs moved.
+func (m *model) latenciesReference(st *runState, answered float64, always bool) {
 	lc := &st.lat
-	lc.stale(m, st, answered) // records the tick, as latencies does
+	if !lc.staleReference(m, st, answered) && !always {
+		return
+	}
 	lc.valid = true
 	for p := range m.pools {
 		lc.stages[p] = m.pools[p].stage
@@ -179,7 +262,7 @@ func TestPathClassesGroupAsBefore(t *testing.T) {
 			got.lat.init(m)
 			want.lat.init(m)
 			m.latencies(&got, answered)
-			m.latenciesReference(&want, answered)
+			m.latenciesReference(&want, answered, true)
 			g, w := &got.lat, &want.lat
 			if len(got.mix.paths) != len(want.mix.paths) || len(got.mix.stages) != len(want.mix.stages) {
 				t.Fatalf("%s tick %d: %d paths of %d hops, want %d of %d", tc.name, tk,
@@ -239,5 +322,112 @@ func TestPathClassesAreBitForBit(t *testing.T) {
 	}
 	if x, y := pg.intern(ca, &a), pg.intern(0, &a); x == y {
 		t.Errorf("a hop after another and alone: one class %d", x)
+	}
+}
+
+// TestLatencyCacheAsBefore follows every tick of the latencyCases with two latency caches,
+// one kept by latencies, the other by the reference, and wants them to compute at the same
+// ticks and hold the same figures, bit for bit: the shortcuts of stale decide as its
+// checks did.
+func TestLatencyCacheAsBefore(t *testing.T) {
+	computed, ticks := 0, 0
+	for _, tc := range latencyCases() {
+		m, v := compileCase(t, tc.d, tc.cfg)
+		st := m.newRunState()
+		got, want := *st, *st
+		got.lat, got.mix = latencyCache{}, LatencyMix{}
+		want.lat, want.mix = latencyCache{}, LatencyMix{}
+		got.lat.init(m)
+		want.lat.init(m)
+		records := make([]ComponentTick, len(m.comps))
+		for tk := range v.ticks {
+			tick := Tick{Components: records}
+			m.step(tk, &tick, st)
+			answered := 0.0
+			for i := range m.nodes {
+				answered += m.answers(i)
+			}
+			got.extraSec, want.extraSec = st.extraSec, st.extraSec
+			before := got.lat.meanAt
+			m.latencies(&got, answered)
+			m.latenciesReference(&want, answered, false)
+			g, w := &got.lat, &want.lat
+			scalars := func(lc *latencyCache) []float64 {
+				return []float64{lc.lateAll, lc.quantiles[0], lc.quantiles[1], lc.quantiles[2], lc.meanAt, lc.answeredAt, lc.prevAnswered}
+			}
+			if !sameFloats(scalars(g), scalars(w)) || !sameFloats(g.late, w.late) || !sameFloats(g.hopScale, w.hopScale) ||
+				!sameFloats(g.termAt, w.termAt) || !sameFloats(g.extra, w.extra) || g.valid != w.valid {
+				t.Fatalf("%s tick %d: quantiles %v, late %v at a mean of %v; want %v, %v at %v", tc.name, tk,
+					g.quantiles, g.lateAll, g.meanAt, w.quantiles, w.lateAll, w.meanAt)
+			}
+			ticks++
+			if math.Float64bits(g.meanAt) != math.Float64bits(before) {
+				computed++
+			}
+		}
+	}
+	if computed == 0 || computed == ticks {
+		t.Errorf("%d of %d ticks computed: the cache was not exercised", computed, ticks)
+	}
+	t.Logf("%d of %d ticks computed", computed, ticks)
+}
+
+// TestInjectedLatencyCheckedAsBefore records a tick with one injected latency, then checks
+// the same tick with another, both ways: injections of 0, -0, more than 0, less than 0
+// and NaN, before and after, must make stale decide as its reference does.
+func TestInjectedLatencyCheckedAsBefore(t *testing.T) {
+	m, _ := compileCase(t, serviceDesign(20), benchConfig(60))
+	st := m.newRunState()
+	records := make([]ComponentTick, len(m.comps))
+	for tk := range 30 {
+		tick := Tick{Components: records}
+		m.step(tk, &tick, st)
+	}
+	answered := 0.0
+	for i := range m.nodes {
+		answered += m.answers(i)
+	}
+	edge := -1
+	for _, i := range m.answering {
+		for _, pn := range m.paths[m.nodes[i].pathStart : m.nodes[i].pathStart+m.nodes[i].pathLen] {
+			if e := m.nodes[pn].edge; e >= 0 && m.nodes[i].terminal > 0 {
+				edge = e
+			}
+		}
+	}
+	if edge < 0 {
+		t.Fatal("no edge on an answered path")
+	}
+	vals := []float64{0, math.Copysign(0, -1), 0.05, 0.0501, -0.05, math.NaN(), 1e-300}
+	decided := map[bool]int{}
+	// The tick is checked as it was recorded, and with its answers a trace apart (it is
+	// then not settled, and the injections decide).
+	for _, again := range []float64{answered, answered * (1 + 1e-9)} {
+		for _, before := range vals {
+			for _, now := range vals {
+				extra := func(x float64) []float64 {
+					e := make([]float64, len(st.extraSec))
+					e[edge] = x
+					return e
+				}
+				got, want := *st, *st
+				got.lat, got.mix = latencyCache{}, LatencyMix{}
+				want.lat, want.mix = latencyCache{}, LatencyMix{}
+				got.lat.init(m)
+				want.lat.init(m)
+				got.extraSec, want.extraSec = extra(before), extra(before)
+				m.latencies(&got, answered)
+				m.latenciesReference(&want, answered, true)
+				got.extraSec, want.extraSec = extra(now), extra(now)
+				g, w := got.lat.stale(m, &got, again), want.lat.staleReference(m, &want, again)
+				if g != w {
+					t.Errorf("injected %v, then %v, answers %v then %v: stale %v, want %v", before, now, answered, again, g, w)
+				}
+				decided[w]++
+			}
+		}
+	}
+	if decided[true] == 0 || decided[false] == 0 {
+		t.Errorf("decisions %v: both are wanted", decided)
 	}
 }
