@@ -31,6 +31,9 @@ func (cl *compLatency) init(m *model) {
 func (m *model) componentLatency(i int, st *runState) (mean, p99 float64) {
 	cl := &st.lat.comps
 	c := &m.comps[i]
+	if len(c.pools) == 1 {
+		return m.onePoolLatency(i, c.pools[0], st)
+	}
 	var in, sum, inAt float64
 	settled := true
 	for _, p := range c.pools {
@@ -49,31 +52,71 @@ func (m *model) componentLatency(i int, st *runState) (mean, p99 float64) {
 	}
 	mean = sum / in
 	if cl.stale(m, c, i, in, inAt, settled) {
-		st.compMix.Reset()
-		for _, p := range c.pools {
-			pl := &m.pools[p]
-			cl.stageAt[p], cl.inAt[p] = pl.stage, servingInput(pl)
-			if w := cl.inAt[p]; w > 0 {
-				st.compMix.BeginPath(w)
-				st.compMix.AddStage(pl.stage)
-			}
-		}
-		// Over the requests answered within the client timeout, like the system's.
-		p := p99Only[0]
-		if to := m.timeoutSec; to > 0 {
-			p *= 1 - st.compMix.Tail(to)
-		}
-		var q [1]float64
-		ps := [1]float64{p}
-		st.compMix.Quantiles(ps[:], q[:])
-		cl.p99At[i], cl.meanAt[i], cl.computed[i] = q[0], mean, true
-		return mean, m.belowTimeout(q[0])
+		return mean, m.computeP99(i, st, mean)
 	}
-	p99 = cl.p99At[i]
+	return mean, cl.scaledP99(m, i, mean)
+}
+
+// onePoolLatency is componentLatency for a component of one pool p: the same sums and
+// checks, over one pool, without the loops (most components have one pool).
+func (m *model) onePoolLatency(i, p int, st *runState) (mean, p99 float64) {
+	cl := &st.lat.comps
+	pl := &m.pools[p]
+	w := servingInput(pl)
+	prev := &cl.prev[p]
+	settled := sameStage(&pl.stage, prev) && w == cl.prevIn[p]
+	*prev, cl.prevIn[p] = pl.stage, w
+	in := 0 + w
+	if in <= 0 {
+		cl.computed[i] = false
+		return 0, 0
+	}
+	mean = (0 + w*pl.meanSec) / in
+	if cl.computed[i] {
+		// stale for one pool, which holds all of the input: no share to compare. An equal
+		// stage moves by nothing at a scale of 0 or more.
+		scale := 0.0
+		if !settled {
+			scale = latencyTolerance * cl.meanAt[i]
+		}
+		if at := &cl.stageAt[p]; (sameStage(at, &pl.stage) && !(scale < 0)) || !stageMoved(at, &pl.stage, scale) {
+			return mean, cl.scaledP99(m, i, mean)
+		}
+	}
+	return mean, m.computeP99(i, st, mean)
+}
+
+// computeP99 computes component i's p99 afresh from its pools, and records them.
+func (m *model) computeP99(i int, st *runState, mean float64) float64 {
+	cl := &st.lat.comps
+	st.compMix.Reset()
+	for _, p := range m.comps[i].pools {
+		pl := &m.pools[p]
+		cl.stageAt[p], cl.inAt[p] = pl.stage, servingInput(pl)
+		if w := cl.inAt[p]; w > 0 {
+			st.compMix.BeginPath(w)
+			st.compMix.AddStage(pl.stage)
+		}
+	}
+	// Over the requests answered within the client timeout, like the system's.
+	p := p99Only[0]
+	if to := m.timeoutSec; to > 0 {
+		p *= 1 - st.compMix.Tail(to)
+	}
+	var q [1]float64
+	ps := [1]float64{p}
+	st.compMix.Quantiles(ps[:], q[:])
+	cl.p99At[i], cl.meanAt[i], cl.computed[i] = q[0], mean, true
+	return m.belowTimeout(q[0])
+}
+
+// scaledP99 is component i's last p99 carried to this tick's mean.
+func (cl *compLatency) scaledP99(m *model, i int, mean float64) float64 {
+	p99 := cl.p99At[i]
 	if cl.meanAt[i] > 0 {
 		p99 *= mean / cl.meanAt[i]
 	}
-	return mean, m.belowTimeout(p99)
+	return m.belowTimeout(p99)
 }
 
 // belowTimeout caps a successful latency at the client timeout: nothing slower is a success.
@@ -95,7 +138,7 @@ func servingInput(pl *pool) float64 {
 
 // stale reports whether component c's p99 must be recomputed: in is what its pools take in
 // this tick, inAt what they took in at the last computation, settled whether they are
-// exactly as in the previous tick.
+// exactly as in the previous tick. (A component of one pool is checked by onePoolLatency.)
 func (cl *compLatency) stale(m *model, c *component, i int, in, inAt float64, settled bool) bool {
 	if !cl.computed[i] {
 		return true
@@ -104,16 +147,13 @@ func (cl *compLatency) stale(m *model, c *component, i int, in, inAt float64, se
 	if settled {
 		tol, scale = 0, 0
 	}
-	if len(c.pools) == 1 { // all of its input: no share to compare
-		p := c.pools[0]
-		return stageMoved(&cl.stageAt[p], &m.pools[p].stage, scale)
-	}
+	// An equal stage moves by nothing at a scale of 0 or more: it is passed without the call.
 	for _, p := range c.pools {
-		pl := &m.pools[p]
-		if stageMoved(&cl.stageAt[p], &pl.stage, scale) {
+		s := &m.pools[p].stage
+		if a := &cl.stageAt[p]; (!sameStage(a, s) || scale < 0) && stageMoved(a, s, scale) {
 			return true
 		}
-		w, w0 := servingInput(pl)/in, cl.inAt[p]/inAt
+		w, w0 := cl.prevIn[p]/in, cl.inAt[p]/inAt // prevIn: what it takes in this tick, recorded
 		if math.Abs(w-w0) > tol*max(w, w0) || (tol == 0 && w != w0) {
 			return true
 		}

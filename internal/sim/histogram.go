@@ -21,6 +21,7 @@ type latencyHistogram struct {
 	lastQ    [3]float64
 	lastTop  float64
 	lastBins [4][2]int
+	lastSpan [2]int // the first and the last of lastBins' bins
 	haveLast bool
 }
 
@@ -62,23 +63,19 @@ func histBin(x float64) int {
 	return min(b, histBins-1)
 }
 
-// bins are the bins of [lo, hi], in order.
-func bins(lo, hi float64) [2]int {
-	a, b := histBin(lo), histBin(hi)
+// binRange is bins a to b, in order.
+func binRange(a, b int) [2]int {
 	if b < a {
 		a, b = b, a
 	}
 	return [2]int{a, b}
 }
 
-// spread adds mass uniformly (in log space) over the bins ab (bins of [lo, hi]).
+// spread adds mass uniformly (in log space) over the bins ab (bins of [lo, hi]), which the
+// window holds, with the bin after them.
 func (h *latencyHistogram) spread(ab [2]int, mass float64) {
-	if mass <= 0 {
-		return
-	}
 	a, b := ab[0], ab[1]
 	per := mass / float64(b-a+1)
-	h.hold(a, b+1)
 	h.density[a-h.lo] += per
 	h.density[b+1-h.lo] -= per
 }
@@ -96,12 +93,28 @@ func (h *latencyHistogram) add(weight float64, q [3]float64, timeout float64) {
 	h.total += weight
 	if !h.haveLast || q != h.lastQ || top != h.lastTop {
 		h.lastQ, h.lastTop, h.haveLast = q, top, true
-		h.lastBins = [4][2]int{bins(q[0]/4, q[0]), bins(q[0], q[1]), bins(q[1], q[2]), bins(q[2], top)}
+		// The ranges share their ends: each point's bin (a logarithm) is found once.
+		b0, b1, b2, b3, b4 := histBin(q[0]/4), histBin(q[0]), histBin(q[1]), histBin(q[2]), histBin(top)
+		h.lastBins = [4][2]int{binRange(b0, b1), binRange(b1, b2), binRange(b2, b3), binRange(b3, b4)}
+		h.lastSpan = [2]int{min(b0, b1, b2, b3, b4), max(b0, b1, b2, b3, b4)}
 	}
-	h.spread(h.lastBins[0], 0.5*weight)
-	h.spread(h.lastBins[1], 0.45*weight)
-	h.spread(h.lastBins[2], 0.04*weight)
-	h.spread(h.lastBins[3], 0.01*weight)
+	mass := [4]float64{0.5 * weight, 0.45 * weight, 0.04 * weight, 0.01 * weight}
+	if hi := h.lo + len(h.density); h.density == nil || h.lastSpan[0] < h.lo || h.lastSpan[1]+1 >= hi {
+		// The window may have to grow: each range with mass is made part of it in turn.
+		// (Where a window ends depends on the windows before it, not on what they hold,
+		// so growing it before the masses are added makes the same window.) Once the
+		// window holds them all, as it mostly does, none of these would change it.
+		for k := range mass {
+			if !(mass[k] <= 0) {
+				h.hold(h.lastBins[k][0], h.lastBins[k][1]+1)
+			}
+		}
+	}
+	for k := range mass {
+		if !(mass[k] <= 0) {
+			h.spread(h.lastBins[k], mass[k])
+		}
+	}
 }
 
 // quantiles fills out with the run's quantiles (seconds) for ps, ascending.

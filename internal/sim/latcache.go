@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"bytes"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // Latency distributions are the costliest part of a tick: a mixture over every path a
@@ -35,6 +37,7 @@ type latencyCache struct {
 	prevTerm  []float64
 
 	answeredAt, prevAnswered float64
+	extraAtLeast0            bool // every injected latency in extra is 0 or more (none NaN): a function of extra
 
 	late      []float64  // per node: share of its answers slower than the client timeout
 	lateAll   float64    // share of all the tick's answers slower than the client timeout
@@ -53,85 +56,92 @@ func (lc *latencyCache) init(m *model) {
 	lc.prevExtra = make([]float64, len(m.edgeTo))
 	lc.prevTerm = make([]float64, len(m.nodes))
 	lc.late = make([]float64, len(m.nodes))
-	lc.groups.init(len(m.nodes))
+	lc.groups.init(m)
 	lc.comps.init(m)
 }
 
-// pathGroups gathers paths whose hops are identical, without allocating once grown.
+// pathGroups gathers the answering nodes whose paths have identical hops, without
+// allocating once grown. A path is its parent's path and one more hop (none if the node's
+// own stage is zero), so each distinct path is a class interned from its parent's class
+// and the node's stage: two nodes' paths are the same hops, bit for bit, exactly when
+// their classes are the same, found among the few classes that extend the parent's
+// instead of in a pass over each path's hops.
 type pathGroups struct {
-	stages []Stage // hops of each group's first path, back to back
-	list   []pathGroup
-	ofNode []int // group of each node, -1 if none
-	table  []int // open addressing: hash slot → group index + 1
+	list    []pathGroup
+	members []pathMember // the grouped nodes, in order
+	classes []pathClass  // class 0 is the path of no hops
+	need    []int        // nodes on the path of an answering node, parents first (fixed for the run)
+	classOf []int        // per node in need: the class of its path
+	stage   []Stage      // per node in need: its hop this tick
+	subMin  []float64    // per node in need: least path mean answered in its subtree
 }
 
 type pathGroup struct {
-	hash         uint64
-	start, end   int
+	first        int // node whose path stands for the group's
 	weight, late float64
 }
 
-func (pg *pathGroups) init(nodes int) {
-	pg.ofNode = make([]int, nodes)
-	size := 1
-	for size < 2*nodes {
-		size <<= 1
+type pathMember struct{ node, group int }
+
+// pathClass is one distinct path, ending in hop.
+type pathClass struct {
+	hop         Stage
+	child, next int  // its first extension and its parent's next one (0: none; class 0 extends nothing)
+	group       int  // the group of the nodes with this path, -1 if none yet
+	unique      bool // a hop holds NaN: no other path is the same, nor any path through it
+}
+
+func (pg *pathGroups) init(m *model) {
+	onPath := make([]bool, len(m.nodes))
+	for _, i := range m.answering {
+		for n := i; n >= 0 && !onPath[n]; n = m.nodes[n].parent {
+			onPath[n] = true
+		}
 	}
-	pg.table = make([]int, size)
+	for i, on := range onPath {
+		if on {
+			pg.need = append(pg.need, i)
+		}
+	}
+	pg.classOf = make([]int, len(m.nodes))
+	pg.stage = make([]Stage, len(m.nodes))
+	pg.subMin = make([]float64, len(m.nodes))
 }
 
 func (pg *pathGroups) reset() {
-	pg.stages, pg.list = pg.stages[:0], pg.list[:0]
-	for i := range pg.ofNode {
-		pg.ofNode[i] = -1
-	}
-	clear(pg.table)
+	pg.list, pg.members = pg.list[:0], pg.members[:0]
+	pg.classes = append(pg.classes[:0], pathClass{group: -1})
 }
 
-// add files node's path, whose hops were just appended from start, under its group.
-func (pg *pathGroups) add(node, start int, weight float64) {
-	hops := pg.stages[start:]
-	h := uint64(14695981039346656037)
-	for i := range hops {
-		s := &hops[i]
-		h = fnvMix(h, s.Fixed)
-		h = fnvMix(h, s.ServiceRate)
-		h = fnvMix(h, s.WaitProb)
-		h = fnvMix(h, s.WaitRate)
-		h = fnvMix(h, s.SpreadRate)
-	}
-	mask := uint64(len(pg.table) - 1)
-	for slot := h & mask; ; slot = (slot + 1) & mask {
-		g := pg.table[slot] - 1
-		if g < 0 {
-			pg.list = append(pg.list, pathGroup{hash: h, start: start, end: len(pg.stages), weight: weight})
-			pg.table[slot] = len(pg.list)
-			pg.ofNode[node] = len(pg.list) - 1
-			return
+// intern returns the class of the path parent's hops followed by hop. Hops are compared
+// bit for bit, and a hop holding NaN (which equals nothing) makes a class of its own, as
+// does every path through it.
+func (pg *pathGroups) intern(parent int, hop *Stage) int {
+	unique := pg.classes[parent].unique
+	if !unique {
+		for c := pg.classes[parent].child; c > 0; {
+			k := &pg.classes[c]
+			if sameBits(&k.hop, hop) && !k.unique {
+				return c
+			}
+			c = k.next
 		}
-		grp := &pg.list[g]
-		if grp.hash == h && equalStages(pg.stages[grp.start:grp.end], hops) {
-			grp.weight += weight
-			pg.ofNode[node] = g
-			pg.stages = pg.stages[:start] // the group keeps its own copy
-			return
-		}
+		unique = hop.Fixed != hop.Fixed || hop.ServiceRate != hop.ServiceRate || hop.WaitProb != hop.WaitProb ||
+			hop.WaitRate != hop.WaitRate || hop.SpreadRate != hop.SpreadRate
 	}
+	c := len(pg.classes)
+	pg.classes = append(pg.classes, pathClass{hop: *hop, next: pg.classes[parent].child, group: -1, unique: unique})
+	pg.classes[parent].child = c
+	return c
 }
 
-// fnvMix folds x into the FNV-1a-style hash h.
-func fnvMix(h uint64, x float64) uint64 { return (h ^ math.Float64bits(x)) * 1099511628211 }
-
-func equalStages(a, b []Stage) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !sameStage(&a[i], &b[i]) {
-			return false
-		}
-	}
-	return true
+// sameBits reports whether a and b are the same stage bit for bit.
+func sameBits(a, b *Stage) bool {
+	return math.Float64bits(a.Fixed) == math.Float64bits(b.Fixed) &&
+		math.Float64bits(a.ServiceRate) == math.Float64bits(b.ServiceRate) &&
+		math.Float64bits(a.WaitProb) == math.Float64bits(b.WaitProb) &&
+		math.Float64bits(a.WaitRate) == math.Float64bits(b.WaitRate) &&
+		math.Float64bits(a.SpreadRate) == math.Float64bits(b.SpreadRate)
 }
 
 // stageMoved reports whether hop b differs from a, the hop at the last computation, by
@@ -238,8 +248,10 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 			}
 		}
 		lc.prev[p] = *s
-		if !settled && !moved {
-			moved = stageMoved(&lc.stages[p], s, latencyTolerance*lc.hopScale[p]) // +Inf for a pool no answered path crosses
+		if r := &lc.stages[p]; !settled && !moved && (!sameStage(r, s) || lc.hopScale[p] < 0) {
+			// (An equal stage moves by nothing at a scale of 0 or more: two in three
+			// pools are as recorded, and they are passed here without the call.)
+			moved = stageMoved(r, s, latencyTolerance*lc.hopScale[p]) // +Inf for a pool no answered path crosses
 		}
 	}
 	if fresh {
@@ -269,6 +281,12 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	if moved {
 		return true
 	}
+	if lc.extraAtLeast0 && bytes.Equal(floatBytes(lc.prevExtra), floatBytes(lc.extra)) {
+		// The injected latencies are those of the last computation, bit for bit (most
+		// ticks: none), found in one comparison: each is an unchanged injection of 0 or
+		// more, passed below.
+		return shareMoved
+	}
 	for e, x := range lc.prevExtra {
 		// An unchanged injection of 0 or more (most are 0) is within any tolerance.
 		if lc.extra[e] == x && x >= 0 {
@@ -279,6 +297,11 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		}
 	}
 	return shareMoved
+}
+
+// floatBytes is the memory of xs, for a comparison of their bits.
+func floatBytes(xs []float64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs)*8)
 }
 
 // answers is how many of the tick's client requests node i answered (0 for background work).
@@ -302,40 +325,75 @@ func (m *model) latencies(st *runState, answered float64) {
 		lc.hopScale[p] = math.Inf(1)
 	}
 	copy(lc.extra, st.extraSec)
+	lc.extraAtLeast0 = true
+	for _, x := range lc.extra {
+		lc.extraAtLeast0 = lc.extraAtLeast0 && x >= 0
+	}
 	copy(lc.termAt, lc.prevTerm)
 	lc.answeredAt = answered
 	timeout := m.v.cfg.Client.TimeoutMs / 1000
 	// Paths with identical hops (identical replicas behind a balancer, say) have identical
 	// distributions: each distinct one is computed once.
-	lc.groups.reset()
-	for i := range m.nodes {
+	pg := &lc.groups
+	pg.reset()
+	for _, i := range pg.need {
 		nd := &m.nodes[i]
-		lc.late[i] = 0
+		parent := 0
+		if nd.parent >= 0 {
+			parent = pg.classOf[nd.parent]
+		}
+		pg.subMin[i] = math.Inf(1)
+		s := &pg.stage[i]
+		*s = m.stageOf(i, st)
+		if sameStage(s, &Stage{}) && !pg.classes[parent].unique {
+			pg.classOf[i] = parent // no hop here: the parent's path
+		} else {
+			pg.classOf[i] = pg.intern(parent, s)
+		}
+	}
+	clear(lc.late)
+	for _, i := range m.answering { // no other node answers
+		nd := &m.nodes[i]
 		if nd.background || nd.terminal <= 0 {
 			continue
 		}
-		start := len(lc.groups.stages)
-		for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
-			if s := m.stageOf(pn, st); !sameStage(&s, &Stage{}) {
-				lc.groups.stages = append(lc.groups.stages, s)
-			}
-			if p := m.nodes[pn].pool; p >= 0 {
-				lc.hopScale[p] = min(lc.hopScale[p], nd.pathMean)
-			}
+		pg.subMin[i] = nd.pathMean
+		k := &pg.classes[pg.classOf[i]]
+		if k.group < 0 {
+			k.group = len(pg.list)
+			pg.list = append(pg.list, pathGroup{first: i, weight: nd.terminal})
+		} else {
+			pg.list[k.group].weight += nd.terminal
 		}
-		lc.groups.add(i, start, nd.terminal)
+		pg.members = append(pg.members, pathMember{node: i, group: k.group})
+	}
+	// A pool's scale is the least mean of the answered paths through it: the least over the
+	// subtrees of its nodes, gathered children first (min is exact in any order).
+	for k := len(pg.need) - 1; k >= 0; k-- {
+		i := pg.need[k]
+		nd := &m.nodes[i]
+		least := pg.subMin[i]
+		if p := nd.pool; p >= 0 {
+			lc.hopScale[p] = min(lc.hopScale[p], least)
+		}
+		if nd.parent >= 0 {
+			pg.subMin[nd.parent] = min(pg.subMin[nd.parent], least)
+		}
 	}
 	st.mix.Reset()
-	for g := range lc.groups.list {
-		grp := &lc.groups.list[g]
+	for g := range pg.list {
+		grp := &pg.list[g]
 		st.mix.BeginPath(grp.weight)
-		for _, s := range lc.groups.stages[grp.start:grp.end] {
-			st.mix.AddStage(s)
+		nd := &m.nodes[grp.first]
+		for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
+			if s := &pg.stage[pn]; !sameStage(s, &Stage{}) {
+				st.mix.AddStage(*s)
+			}
 		}
 	}
 	var lateSum, weight float64
-	for g := range lc.groups.list {
-		grp := &lc.groups.list[g]
+	for g := range pg.list {
+		grp := &pg.list[g]
 		grp.late = 0
 		if timeout > 0 {
 			grp.late = st.mix.PathTail(g, timeout)
@@ -347,10 +405,8 @@ func (m *model) latencies(st *runState, answered float64) {
 	if weight > 0 {
 		lc.lateAll = min(1, lateSum/weight)
 	}
-	for i, g := range lc.groups.ofNode {
-		if g >= 0 {
-			lc.late[i] = lc.groups.list[g].late
-		}
+	for _, mb := range pg.members {
+		lc.late[mb.node] = pg.list[mb.group].late
 	}
 	// A timed-out attempt is an error, not a latency: the quantiles are those of the answers
 	// within the timeout, the mix's quantiles at p × (share within the timeout).

@@ -85,3 +85,31 @@ func TestStageMovedDecidesAsBefore(t *testing.T) {
 		t.Fatal("no case checked")
 	}
 }
+
+// TestEqualStagePassedAsStageMoved holds the checks that pass over a stage equal to its
+// record without calling stageMoved (the system's latencies with a pool's scale
+// latencyTolerance·h, a component's with scale itself) to stageMoved's decisions.
+func TestEqualStagePassedAsStageMoved(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	vals := []float64{0, math.Copysign(0, -1), 5e-324, 0.004, 1, 250, inf, -1, -5e-324, nan}
+	var stages []Stage
+	for i, x := range vals {
+		y := vals[(i*3+1)%len(vals)]
+		stages = append(stages, Stage{Fixed: x, ServiceRate: y}, Stage{Fixed: 0.01, ServiceRate: 100, WaitProb: x, WaitRate: y, SpreadRate: x})
+	}
+	for i := range stages {
+		for j := range stages {
+			a, b := &stages[i], &stages[j]
+			for _, h := range vals {
+				scale := latencyTolerance * h
+				want := stageMoved(a, b, scale)
+				if got := (!sameStage(a, b) || h < 0) && stageMoved(a, b, scale); got != want {
+					t.Fatalf("pool scale %g: %+v against %+v moved %v, stageMoved says %v", h, *b, *a, got, want)
+				}
+				if got := (!sameStage(a, b) || h < 0) && stageMoved(a, b, h); got != stageMoved(a, b, h) {
+					t.Fatalf("scale %g: %+v against %+v moved %v, stageMoved says %v", h, *b, *a, got, !got)
+				}
+			}
+		}
+	}
+}

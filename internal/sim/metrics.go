@@ -80,9 +80,19 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.ErrorRate = atMost((rej+errs)/in, 1)
 		}
 		if detail {
-			mean, p99 := m.componentLatency(i, st)
+			var mean, p99 float64
+			if len(c.pools) == 1 { // componentLatency's own dispatch, without its call
+				mean, p99 = m.onePoolLatency(i, c.pools[0], st)
+			} else {
+				mean, p99 = m.componentLatency(i, st)
+			}
 			ct.MeanMs, ct.P99Ms = mean*1000, p99*1000
 		}
+		// The tick's price: units at their hourly price plus per-use charges at the tick's
+		// rate, extrapolated to an hour, and what the kind adds (below, with its figures).
+		it := &c.it
+		handledRPS := handled / dt
+		cost := c.units*it.PricePerHour + handledRPS*3600/1e6*it.PricePerMillion
 		switch c.kind {
 		case KindCache, KindCDN:
 			ct.HitRatio = c.hitNow
@@ -93,12 +103,16 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 					ct.LagMs = max(ct.LagMs, nd.backlog/cp*1000)
 				}
 			}
+			cost += (c.units - 1) * (c.rit.PricePerHour - it.PricePerHour) // replicas at their own type's price
 		case KindAPIGateway:
 			ct.Breaker, ct.BreakerOpens = c.gate.during, c.gate.opens
 		case KindContainerPool:
 			ct.Replicas = c.scaler.replicas
 		case KindServerless:
 			ct.ColdStartShare = c.fn.coldShare
+			pl := &m.pools[c.pools[0]]
+			busy := handledRPS * (pl.serviceSec + pl.holdSec) // concurrent executions, by Little's law
+			cost += busy * c.memoryGB * 3600 * it.PricePerGBSecond
 		case KindQueue:
 			// A queue's backlog is its depth; its utilisation is that of its consumers.
 			consumers := &m.pools[c.pools[1]]
@@ -106,8 +120,11 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			st.compTot[i].enqueued, st.compTot[i].drainable = consumers.in, consumers.capRate*dt
 			buffer = c.queueBuffer
 			ct.QueueFill = atMost(backlog/buffer, 1)
+			cost += c.queueWorkers * it.PricePerWorkerHour
+		case KindLoadBalancer:
+			cost += ProbeCostPerHour(c.healthChecks, c.checkIntervalSec, len(c.edges), it.PricePerMillionProbes)
 		}
-		ct.CostPerHour = m.costPerHour(c, handled/dt, in/dt)
+		ct.CostPerHour = cost
 		switch {
 		case failed:
 			ct.Status = StatusFailed
@@ -150,7 +167,8 @@ func (m *model) accumulate(t int, tick *Tick, st *runState, repeated bool) {
 		ct := &tick.Components[i]
 		ctot := &st.compTot[i]
 		a := &st.acc.comps[i]
-		if steadyTick && m.comps[i].kind == KindQueue {
+		if steadyTick {
+			// Only a queue's are ever set (recordComponents): another's stay 0, as they were.
 			a.enqueued += ctot.enqueued
 			a.drainable += ctot.drainable
 		}
@@ -187,26 +205,6 @@ func (m *model) accumulate(t int, tick *Tick, st *runState, repeated bool) {
 }
 
 var p99Only = []float64{0.99}
-
-// costPerHour prices a component for one tick: units at their hourly price plus per-use
-// charges at the tick's rate, extrapolated to an hour.
-func (m *model) costPerHour(c *component, handledRPS, inRPS float64) float64 {
-	it := &c.it
-	cost := c.units*it.PricePerHour + handledRPS*3600/1e6*it.PricePerMillion
-	switch c.kind {
-	case KindDatabase:
-		cost += (c.units - 1) * (c.rit.PricePerHour - it.PricePerHour) // replicas at their own type's price
-	case KindQueue:
-		cost += c.queueWorkers * it.PricePerWorkerHour
-	case KindLoadBalancer:
-		cost += ProbeCostPerHour(c.healthChecks, c.checkIntervalSec, len(c.edges), it.PricePerMillionProbes)
-	case KindServerless:
-		pl := &m.pools[c.pools[0]]
-		busy := handledRPS * (pl.serviceSec + pl.holdSec) // concurrent executions, by Little's law
-		cost += busy * c.memoryGB * 3600 * it.PricePerGBSecond
-	}
-	return cost
-}
 
 // ProbeCostPerHour is what a balancer's health checks cost an hour: a probe of each of its
 // backends every intervalSec while they are on, at pricePerMillion dollars a million probes.

@@ -37,10 +37,11 @@ func TestCarriedStateClassified(t *testing.T) {
 		"runState.retryDelay": true, "runState.mix": true, "runState.compMix": true, "runState.tickStart": true,
 		"runState.hist": true, "runState.acc": true, "runState.tot": true, "runState.compTot": true,
 		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true,
-		"latencyCache.groups": true,
-		"gateState.partial":   true,                          // the window's sums: a function of gateState.window
-		"gateState.nowSec":    true,                          // scratch of the tick's observation
-		"slidingMax.ticks":    true, "slidingMax.vals": true, // compared by age through fnState.maxNeed
+		"latencyCache.groups":        true,
+		"latencyCache.extraAtLeast0": true,                          // a function of latencyCache.extra
+		"gateState.partial":          true,                          // the window's sums: a function of gateState.window
+		"gateState.nowSec":           true,                          // scratch of the tick's observation
+		"slidingMax.ticks":           true, "slidingMax.vals": true, // compared by age through fnState.maxNeed
 	}
 	refKinds := map[reflect.Kind]bool{reflect.Slice: true, reflect.Map: true, reflect.Pointer: true, reflect.String: true,
 		reflect.Interface: true, reflect.Func: true, reflect.Chan: true}
