@@ -12,10 +12,11 @@ import (
 // they cost at their ceilings with every per-request charge at the most requests the level
 // can send (its traffic's peak, with chaos spikes, times one plus the client's retries) and
 // every function execution as long as it may last (max_execution_ms). The engine's cost rule
-// is sim's costPerHour: units × price per hour, replicas at their own type's price, queue
-// workers per hour, per-request charges per million, functions per GB-second of execution,
-// and a balancer's health checks per million probes (a probe of each backend every interval:
-// sim.ProbeCostPerHour), which cost the same whatever the load, so Low and High both count them.
+// is the tick's price in sim's recordComponents: units × price per hour, replicas at their
+// own type's price, queue workers per hour, per-request charges per million, functions per
+// GB-second of execution, and a balancer's health checks per million probes (a probe of
+// each backend every interval: sim.ProbeCostPerHour), which cost the same whatever the
+// load, so Low and High both count them.
 // TestCostEstimateContainsTheMeasuredCost holds every reference solution and starting
 // design of the campaign inside its range.
 
