@@ -251,7 +251,11 @@
 // cohorts time out together, a storm comes in bursts of more than 1 + max_retries attempts per
 // fresh request. (Which retry an expiring attempt was is read from the generation mix of the
 // tick it expires in, not tracked per cohort; a ring keeps at most 256 ticks of cohorts,
-// beyond which a longer timeout expires the older work all at once.) Held by
+// beyond which a longer timeout expires the older work all at once. A tick's retries are
+// dealt over the request mix as its fresh requests are, not kept with the type of request
+// that failed: where one type alone fails, a full queue's enqueues, part of their retries
+// come back as other types that succeed, which a client retrying its own request does not
+// do; BENCHMARKS.md, "The campaign's verdicts the engine does not share".) Held by
 // TestAttemptsTimeOutAtTheirDeadlineWhileTheWorkStaysQueued,
 // TestRetriesLeaveAtTheDeadlinePlusBackoff, TestRetryStormBurstsAboveOnePlusMaxRetries.
 //
