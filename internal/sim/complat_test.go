@@ -54,6 +54,16 @@ func compileCase(t *testing.T, d Design, cfg Config) (*model, *validated) {
 	return m, v
 }
 
+// answeredNow is what the model's answering nodes answered in the tick just stepped, as the
+// step passes it to the latency cache.
+func answeredNow(m *model) float64 {
+	answered := 0.0
+	for i := range m.nodes {
+		answered += m.answers(i)
+	}
+	return answered
+}
+
 // A component's mean latency is exact every tick, and its p99, recomputed only when its
 // inputs move, stays within 1.5% of the exact value computed afresh from the tick's pools.
 func TestComponentLatencyTracksExact(t *testing.T) {
@@ -119,10 +129,7 @@ func TestSystemLatencyTracksExact(t *testing.T) {
 		for tk := range v.ticks {
 			tick := Tick{Components: records}
 			m.step(tk, &tick, st)
-			answered := 0.0
-			for i := range m.nodes {
-				answered += m.answers(i)
-			}
+			answered := answeredNow(m)
 			if answered == 0 || tick.ServedRPS == 0 {
 				continue
 			}

@@ -252,10 +252,7 @@ func TestPathClassesGroupAsBefore(t *testing.T) {
 		for tk := range v.ticks {
 			tick := Tick{Components: records}
 			m.step(tk, &tick, st)
-			answered := 0.0
-			for i := range m.nodes {
-				answered += m.answers(i)
-			}
+			answered := answeredNow(m)
 			got, want := *st, *st
 			got.lat, got.mix = latencyCache{}, LatencyMix{}
 			want.lat, want.mix = latencyCache{}, LatencyMix{}
@@ -343,10 +340,7 @@ func TestLatencyCacheAsBefore(t *testing.T) {
 		for tk := range v.ticks {
 			tick := Tick{Components: records}
 			m.step(tk, &tick, st)
-			answered := 0.0
-			for i := range m.nodes {
-				answered += m.answers(i)
-			}
+			answered := answeredNow(m)
 			got.extraSec, want.extraSec = st.extraSec, st.extraSec
 			before := got.lat.meanAt
 			m.latencies(&got, answered)
@@ -383,10 +377,7 @@ func TestInjectedLatencyCheckedAsBefore(t *testing.T) {
 		tick := Tick{Components: records}
 		m.step(tk, &tick, st)
 	}
-	answered := 0.0
-	for i := range m.nodes {
-		answered += m.answers(i)
-	}
+	answered := answeredNow(m)
 	edge := -1
 	for _, i := range m.answering {
 		for _, pn := range m.paths[m.nodes[i].pathStart : m.nodes[i].pathStart+m.nodes[i].pathLen] {
