@@ -66,12 +66,12 @@ func (m *model) onePoolLatency(i, p int, st *runState) (mean, p99 float64) {
 	prev := &cl.prev[p]
 	settled := sameStage(&pl.stage, prev) && w == cl.prevIn[p]
 	*prev, cl.prevIn[p] = pl.stage, w
-	in := 0 + w
-	if in <= 0 {
+	if w <= 0 {
 		cl.computed[i] = false
 		return 0, 0
 	}
-	mean = (0 + w*pl.meanSec) / in
+	// 0 + as componentLatency's sum starts: a mean of −0 reads 0, the same bits.
+	mean = (0 + w*pl.meanSec) / w
 	if cl.computed[i] {
 		// stale for one pool, which holds all of the input: no share to compare. An equal
 		// stage moves by nothing at a scale of 0 or more.
