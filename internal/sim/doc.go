@@ -249,15 +249,17 @@
 // client's limit, in the next tick or after an exponential backoff, optionally capped by a
 // retry budget; retries are load, so a slow tier can become a retry storm, and since a queue's
 // cohorts time out together, a storm comes in bursts of more than 1 + max_retries attempts per
-// fresh request. (Which retry an expiring attempt was is read from the generation mix of the
-// tick it expires in, not tracked per cohort; a ring keeps at most 256 ticks of cohorts,
-// beyond which a longer timeout expires the older work all at once. A tick's retries are
-// dealt over the request mix as its fresh requests are, not kept with the type of request
-// that failed: where one type alone fails, a full queue's enqueues, part of their retries
-// come back as other types that succeed, which a client retrying its own request does not
-// do; BENCHMARKS.md, "The campaign's verdicts the engine does not share".) Held by
+// fresh request. A client retries the request it sent: a tick's losses are counted by request
+// type, and each type's come back as that type, by generation in the shares its attempts
+// arrived in, so a full queue's refused enqueues come back as enqueues, refused again, and
+// not as reads that would succeed. (Which retry an expiring attempt was is read from the
+// generation mix of its type in the tick it expires in, not tracked per cohort; a ring keeps
+// at most 256 ticks of cohorts, beyond which a longer timeout expires the older work all at
+// once. Retries are counted in 2⁻²⁰ths of a request, so that a retry loop standing still
+// comes back bit for bit and its ticks are repeated.) Held by
 // TestAttemptsTimeOutAtTheirDeadlineWhileTheWorkStaysQueued,
-// TestRetriesLeaveAtTheDeadlinePlusBackoff, TestRetryStormBurstsAboveOnePlusMaxRetries.
+// TestRetriesLeaveAtTheDeadlinePlusBackoff, TestRetryStormBurstsAboveOnePlusMaxRetries,
+// TestRetriesKeepTheirRequestType.
 //
 // Conservation holds per tick and over the run (TestConservation): attempts offered = served +
 // rejected + failed + timed out + change in attempts queued (live work in queues and on

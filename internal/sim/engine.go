@@ -21,11 +21,17 @@ func Run(ctx context.Context, d Design, cfg Config) (*Result, error) {
 
 // runState is what the tick loop carries besides the model's own state.
 type runState struct {
-	retries     [][]float64 // ring over ticks × retry generation (1..max)
-	retryDelay  []int       // ticks from a failure to retry number g
+	// retries is a ring over ticks of the retries due, by generation (1..max) and request
+	// type: index g×numClasses + class. A client retries the request it sent, so a type's
+	// losses come back as that type (retrySlot).
+	retries    [][]float64
+	retryDelay []int // ticks from a failure to retry number g
+	// genShare is, per generation and type (retrySlot), the share of the tick's attempts of
+	// that type which are of that generation.
 	genShare    []float64
-	mix         LatencyMix // the tick's request mix
-	compMix     LatencyMix // one component, for its own p99
+	lostByType  [numClasses]float64 // the tick's failed attempts by request type
+	mix         LatencyMix          // the tick's request mix
+	compMix     LatencyMix          // one component, for its own p99
 	lat         latencyCache
 	partitioned []bool    // per design edge
 	extraSec    []float64 // per design edge
@@ -39,7 +45,7 @@ type runState struct {
 
 	tot         tickTotals // the last computed tick's amounts, folded into acc (state.go)
 	compTot     []compTotals
-	retryAmount []float64 // per generation: what the last computed tick scheduled
+	retryAmount []float64 // per generation and type (retrySlot): what the last computed tick scheduled
 	replayOf    [][]int   // per component: its replicas' replay nodes, in m.replay order
 	reuse       reuseState
 }
@@ -113,8 +119,8 @@ func (m *model) newRunState() *runState {
 	st := &runState{
 		retryDelay:  make([]int, cl.MaxRetries+1),
 		retries:     make([][]float64, maxDelay+1),
-		genShare:    make([]float64, cl.MaxRetries+1),
-		retryAmount: make([]float64, cl.MaxRetries+1),
+		genShare:    make([]float64, (cl.MaxRetries+1)*requestTypes),
+		retryAmount: make([]float64, (cl.MaxRetries+1)*requestTypes),
 		compTot:     make([]compTotals, len(m.comps)),
 		partitioned: make([]bool, len(m.edgeTo)),
 		extraSec:    make([]float64, len(m.edgeTo)),
@@ -122,10 +128,10 @@ func (m *model) newRunState() *runState {
 	}
 	// Rows of one block, and the per-edge buffers of another: a run's fixed cost is in its
 	// number of allocations as much as in their size.
-	gens := cl.MaxRetries + 1
-	rows := make([]float64, len(st.retries)*gens)
+	width := (cl.MaxRetries + 1) * requestTypes
+	rows := make([]float64, len(st.retries)*width)
 	for i := range st.retries {
-		st.retries[i] = rows[i*gens : (i+1)*gens : (i+1)*gens]
+		st.retries[i] = rows[i*width : (i+1)*width : (i+1)*width]
 	}
 	ne := len(m.edgeTo)
 	cuts := make([]float64, 2*ne)
@@ -154,6 +160,24 @@ func (m *model) newRunState() *runState {
 func (st *runState) cutOff(e int) bool {
 	return st.events.cut && e >= 0 && st.partitioned[e]
 }
+
+// retrySlot is where retry generation g of request type class sits in a row of
+// runState.retries, genShare and retryAmount.
+func retrySlot(g int, class Class) int { return g*requestTypes + int(class) }
+
+// retryGrain is how finely retries are counted: in 2⁻²⁰ths of a request (scheduleRetries).
+const retryGrain = 1 << 20
+
+// toRetryGrain rounds a count of retries to the nearest 2⁻²⁰th of a request. Added to
+// 1.5 × 2³², a count below 2³¹ keeps 20 bits after the point and no more, and taking the
+// constant off again is exact: two additions, where a rounding function costs a call.
+func toRetryGrain(x float64) float64 {
+	const shift = 1.5 * (1 << 32)
+	return (x + shift) - shift
+}
+
+// requestTypes is how many request types a retry row holds per generation.
+const requestTypes = int(numClasses)
 
 // retryDelayTicks is how many ticks after a failure retry number g arrives.
 func (m *model) retryDelayTicks(g int) int {
@@ -184,24 +208,31 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	check := m.beginTick(t, fresh, st)
 	m.preTick(t0, st)
 
-	// Arrivals: fresh requests from the curve plus retries due this tick, by generation.
+	// Arrivals: fresh requests from the curve in the level's mix, plus the retries due this
+	// tick, each of the type its client first sent.
 	slot := st.retries[t%len(st.retries)]
 	attempts := fresh
-	for g := 1; g < len(slot); g++ {
-		attempts += slot[g]
+	for i := requestTypes; i < len(slot); i++ {
+		attempts += slot[i]
 	}
 	retried := attempts - fresh
-	if attempts > 0 {
-		st.genShare[0] = fresh / attempts
-		for g := 1; g < len(slot); g++ {
-			st.genShare[g] = slot[g] / attempts
-			slot[g] = 0
-		}
-	}
 	shares := m.v.cfg.Mix.shares()
 	for class, roots := range m.roots {
+		typeFresh := fresh * shares[class]
+		typeAttempts := typeFresh
+		for g := 1; g < len(st.retryDelay); g++ {
+			typeAttempts += slot[retrySlot(g, Class(class))]
+		}
+		if typeAttempts > 0 {
+			st.genShare[class] = typeFresh / typeAttempts
+			for g := 1; g < len(st.retryDelay); g++ {
+				i := retrySlot(g, Class(class))
+				st.genShare[i] = slot[i] / typeAttempts
+				slot[i] = 0
+			}
+		}
 		for _, r := range roots {
-			m.nodes[r].in = attempts * shares[class] / float64(len(roots))
+			m.nodes[r].in = typeAttempts / float64(len(roots))
 		}
 	}
 
@@ -222,33 +253,63 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 
 	// Outcomes of the client's attempts, and the latency of those answered.
 	var served, timedOut, rejected, failed, queued, answered, lateDone float64
-	for i := range m.nodes {
-		nd := &m.nodes[i]
-		lateDone += nd.lateDone
-		if nd.background {
-			continue
+	// The attempts lost by request type: the nodes come type by type (model.classEnd), and
+	// background work, which no client retries, last.
+	var lostByType [numClasses + 1]float64
+	start := 0
+	for class := range lostByType {
+		end := len(m.nodes)
+		if class < int(numClasses) {
+			end = m.classEnd[class]
 		}
-		queued += nd.liveQueued + nd.pendingNext
-		rejected += nd.rejected + nd.pushback
-		failed += nd.errors + nd.lost
-		answered += nd.terminal
-		// Mean latency from the ingress to this node's answer: parents come first.
-		nd.pathMean = m.hopMean(i, st)
-		if nd.parent >= 0 {
-			nd.pathMean += m.nodes[nd.parent].pathMean
+		typeLost := 0.0
+		for k := range m.nodes[start:end] {
+			nd := &m.nodes[start+k]
+			lateDone += nd.lateDone
+			if nd.background {
+				continue
+			}
+			queued += nd.liveQueued + nd.pendingNext
+			refused, errs := nd.rejected+nd.pushback, nd.errors+nd.lost
+			rejected += refused
+			failed += errs
+			typeLost += refused + errs + nd.expired
+			answered += nd.terminal
+			// Mean latency from the ingress to this node's answer: its parent's path (parents
+			// come first) and its own hop, stageMean(m.stageOf(n, st)).
+			mean := 0.0
+			if nd.pool >= 0 {
+				mean = m.pools[nd.pool].meanSec
+			}
+			if nd.edge >= 0 {
+				mean += st.extraSec[nd.edge]
+			}
+			if nd.parent >= 0 {
+				mean += m.nodes[nd.parent].pathMean
+			}
+			nd.pathMean = mean
 		}
+		lostByType[class] = typeLost
+		start = end
 	}
 	m.latencies(st, answered)
 	var meanSec float64
-	for _, i := range m.answering { // no other node answers
-		nd := &m.nodes[i]
-		if nd.terminal <= 0 {
-			continue
+	start = 0
+	for class, end := range m.answeringEnd { // no other node answers
+		typeLate := 0.0
+		for _, i := range m.answering[start:end] {
+			nd := &m.nodes[i]
+			if nd.terminal <= 0 {
+				continue
+			}
+			late := nd.terminal * st.lat.late[i]
+			timedOut += late
+			typeLate += late
+			served += nd.terminal - late
+			meanSec += nd.terminal * nd.pathMean
 		}
-		late := nd.terminal * st.lat.late[i]
-		timedOut += late
-		served += nd.terminal - late
-		meanSec += nd.terminal * nd.pathMean
+		lostByType[class] += typeLate
+		start = end
 	}
 	// Answered after the client gave up: at its deadline while waiting, or late on the way.
 	tot := &st.tot
@@ -257,6 +318,7 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 
 	// Failed attempts come back as retries, each generation up to the client's limit.
 	lost := rejected + failed + timedOut
+	st.lostByType = [numClasses]float64(lostByType[:numClasses])
 	m.scheduleRetries(t, lost, fresh, st)
 
 	m.commit()
@@ -1109,20 +1171,6 @@ func stageMean(s Stage) float64 {
 	return mean
 }
 
-// hopMean is the mean of node n's contribution to the latency of a request passing through
-// it: stageMean(m.stageOf(n, st)).
-func (m *model) hopMean(n int, st *runState) float64 {
-	nd := &m.nodes[n]
-	mean := 0.0
-	if nd.pool >= 0 {
-		mean = m.pools[nd.pool].meanSec
-	}
-	if nd.edge >= 0 {
-		mean += st.extraSec[nd.edge]
-	}
-	return mean
-}
-
 // hopHoldMean is the mean time a call arriving at node n now spends there: what holds the
 // caller's worker.
 func (m *model) hopHoldMean(n int, st *runState) float64 {
@@ -1178,27 +1226,47 @@ func (m *model) commit() {
 	}
 }
 
-// scheduleRetries turns this tick's failed attempts into retries, generation by generation.
+// scheduleRetries turns this tick's failed attempts into retries, generation by generation,
+// each of the request type that failed: a type's losses are its generations' in the shares
+// its attempts arrived in (genShare).
 func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) {
-	maxR := len(st.genShare) - 1
+	maxR := len(st.retryDelay) - 1
 	st.tot.scheduled, st.tot.dropped = failed > 0, 0
 	if failed <= 0 {
 		return
 	}
-	want := 0.0
-	for g := 0; g < maxR; g++ {
-		want += failed * st.genShare[g]
+	want, dropped := 0.0, 0.0
+	for class, lost := range st.lostByType {
+		if lost == 0 {
+			continue
+		}
+		for g := range maxR {
+			want += lost * st.genShare[retrySlot(g, Class(class))]
+		}
+		dropped += lost * st.genShare[retrySlot(maxR, Class(class))]
 	}
 	scale := 1.0
 	if budget := m.v.cfg.Client.RetryBudget; budget > 0 && want > budget*fresh {
 		scale = budget * fresh / want
 	}
-	for g := 0; g < maxR; g++ {
-		amount := failed * st.genShare[g] * scale
-		st.retryAmount[g+1] = amount
-		st.retries[(t+st.retryDelay[g+1])%len(st.retries)][g+1] += amount
+	st.tot.dropped = dropped + want*(1-scale)
+	clear(st.retryAmount)
+	for g := 1; g <= maxR; g++ {
+		due := st.retries[(t+st.retryDelay[g])%len(st.retries)]
+		for class, lost := range st.lostByType {
+			if lost == 0 {
+				continue
+			}
+			// Retries are counted in whole 2⁻²⁰ths of a request. Types that fail alike
+			// otherwise feed each other rounding that wanders in the last bits of a retry
+			// loop standing still, and its ticks, never the same twice, are never repeated
+			// (state.go); a millionth of a request moves no figure.
+			i := retrySlot(g, Class(class))
+			amount := toRetryGrain(lost * st.genShare[i-requestTypes] * scale)
+			st.retryAmount[i] = amount
+			due[i] += amount
+		}
 	}
-	st.tot.dropped = failed*st.genShare[maxR] + want*(1-scale)
 }
 
 // computeDemand propagates the tick's attempts along the routes as if no tier refused or

@@ -180,24 +180,29 @@ type component struct {
 
 // model is a validated design compiled for the tick loop.
 type model struct {
-	v          *validated
-	dt         float64
-	comps      []component
-	pools      []pool
-	nodes      []node
-	roots      [numClasses][]int // client roots per class, one per ingress
-	order      []int             // pools in processing order
-	paths      []int             // node indices, root first, for each node's path
-	edgeTo     []int             // design edge index → component index of its target
-	edgeFrm    []int
-	primary    []int // per component: the database primary pool, or -1
-	replay     []int // replay nodes (background) of replicas
-	answering  []int // client nodes that can answer a request (the others' terminal is always 0)
-	committing []int // nodes with something for commit: replay (held back), deferred input, job writes
-	consumers  []int // queue consumer nodes
-	holding    []int // nodes a hold reads the response of, children first (holdtime.go)
-	holders    []int // pools that hold their workers during calls (holdtime.go)
-	closedSet  []int // pools reached only by held calls (closedloop.go)
+	v     *validated
+	dt    float64
+	comps []component
+	pools []pool
+	nodes []node
+	roots [numClasses][]int // client roots per class, one per ingress
+	// classEnd[c] is where the nodes of request type c's trees end: a type's trees follow
+	// the type before it's, and background work comes after the last type's.
+	classEnd  [numClasses]int
+	order     []int // pools in processing order
+	paths     []int // node indices, root first, for each node's path
+	edgeTo    []int // design edge index → component index of its target
+	edgeFrm   []int
+	primary   []int // per component: the database primary pool, or -1
+	replay    []int // replay nodes (background) of replicas
+	answering []int // client nodes that can answer a request (the others' terminal is always 0)
+	// answeringEnd[c] is where request type c's nodes end in answering (classEnd).
+	answeringEnd [numClasses]int
+	committing   []int // nodes with something for commit: replay (held back), deferred input, job writes
+	consumers    []int // queue consumer nodes
+	holding      []int // nodes a hold reads the response of, children first (holdtime.go)
+	holders      []int // pools that hold their workers during calls (holdtime.go)
+	closedSet    []int // pools reached only by held calls (closedloop.go)
 
 	tooManyRoutes bool
 	sinkNode      int
@@ -277,6 +282,11 @@ func compile(v *validated) (*model, error) {
 		nd := &m.nodes[i]
 		if !nd.background && (nd.role == roleCache || nd.role == roleEnqueue || nd.role == roleServe && len(nd.children) == 0) {
 			m.answering = append(m.answering, i)
+		}
+		for class, end := range m.classEnd {
+			if i < end {
+				m.answeringEnd[class] = len(m.answering)
+			}
 		}
 		if nd.replay || nd.deferred || nd.background && nd.write && nd.parent >= 0 {
 			m.committing = append(m.committing, i)

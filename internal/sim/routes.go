@@ -68,6 +68,7 @@ func (m *model) buildRoutes() {
 				m.roots[class] = append(m.roots[class], m.route(class, i, -1, -1, onPath, false))
 			}
 		}
+		m.classEnd[class] = len(m.nodes)
 	}
 	// Background work: queue consumers writing jobs, replicas replaying writes.
 	for i := range m.comps {

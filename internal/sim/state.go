@@ -239,12 +239,12 @@ func (m *model) reuseTick(t int, tick *Tick, fresh float64, st *runState) bool {
 // scheduled are due later.
 func (m *model) dueRetries(t int, st *runState) {
 	slot := st.retries[t%len(st.retries)]
-	for g := 1; g < len(slot); g++ {
-		slot[g] = 0
+	for i := requestTypes; i < len(slot); i++ {
+		slot[i] = 0
 	}
 	if st.tot.scheduled {
-		for g := 1; g < len(st.retryAmount); g++ {
-			st.retries[(t+st.retryDelay[g])%len(st.retries)][g] += st.retryAmount[g]
+		for i := requestTypes; i < len(st.retryAmount); i++ {
+			st.retries[(t+st.retryDelay[i/requestTypes])%len(st.retries)][i] += st.retryAmount[i]
 		}
 	}
 }

@@ -36,7 +36,7 @@ func TestCarriedStateClassified(t *testing.T) {
 		"component.id": true, "component.kind": true, "component.p": true, "component.pools": true, "component.edges": true,
 		"runState.retryDelay": true, "runState.mix": true, "runState.compMix": true, "runState.tickStart": true,
 		"runState.hist": true, "runState.acc": true, "runState.tot": true, "runState.compTot": true,
-		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true,
+		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true, "runState.lostByType": true,
 		"latencyCache.groups":        true,
 		"latencyCache.extraAtLeast0": true,                          // a function of latencyCache.extra
 		"gateState.partial":          true,                          // the window's sums: a function of gateState.window
