@@ -276,7 +276,7 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 			typeLost += refused + errs + nd.expired
 			answered += nd.terminal
 			// Mean latency from the ingress to this node's answer: its parent's path (parents
-			// come first) and its own hop, stageMean(m.stageOf(n, st)).
+			// come first) and its own hop, the mean of its stage (stageOf).
 			mean := 0.0
 			if nd.pool >= 0 {
 				mean = m.pools[nd.pool].meanSec

@@ -3,8 +3,10 @@ package sim
 import "testing"
 
 // The engine walks a node's subtree as the run of indices after it (gateOutcome): that holds
-// only if routes are built depth first. Checked against the parent links on random designs
-// and on the benchmark designs.
+// only if routes are built depth first. And it adds up a tick's losses by request type over
+// runs of nodes (step, model.classEnd): that holds only if each type's client nodes come
+// together, type by type, and background work after them all. Checked against the parent
+// links and the nodes' own types on random designs and on the benchmark designs.
 func TestSubtreesAreContiguous(t *testing.T) {
 	var designs []Design
 	var configs []Config
@@ -37,6 +39,21 @@ func TestSubtreesAreContiguous(t *testing.T) {
 					t.Fatalf("design %d: node %d below node %d is %v, but its index is in the run [%d, %d) is %v",
 						k, j, i, below, i+1, m.nodes[i].subtreeEnd, inRun)
 				}
+			}
+		}
+		start := 0
+		for class, end := range m.classEnd {
+			for i := start; i < end; i++ {
+				if nd := &m.nodes[i]; i != m.sinkNode && (nd.background || nd.class != Class(class)) {
+					t.Fatalf("design %d: node %d (%s, background %v) is among the %s nodes [%d, %d)",
+						k, i, nd.class, nd.background, Class(class), start, end)
+				}
+			}
+			start = end
+		}
+		for i := start; i < len(m.nodes); i++ {
+			if !m.nodes[i].background {
+				t.Fatalf("design %d: client node %d comes after every type's nodes (%d)", k, i, start)
 			}
 		}
 		checked++
