@@ -246,7 +246,9 @@
 // component over the run, LateCompletions in the summary). An attempt answered but slower than
 // the timeout (the stochastic tail of its path, read from the path's distribution) times out
 // when it is answered, so timeouts rise smoothly. Failed attempts are retried up to the
-// client's limit, in the next tick or after an exponential backoff, optionally capped by a
+// client's limit, in the next tick or after an exponential backoff (a whole number of ticks,
+// at least one, where a client with no backoff sends its retry at once, within the tick that
+// refused it; BENCHMARKS.md, "A refused attempt retried at once"), optionally capped by a
 // retry budget; retries are load, so a slow tier can become a retry storm, and since a queue's
 // cohorts time out together, a storm comes in bursts of more than 1 + max_retries attempts per
 // fresh request. A client retries the request it sent: a tick's losses are counted by request
