@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // nodeRole says what a route node does with the requests its pool finishes.
@@ -283,17 +284,15 @@ func compile(v *validated) (*model, error) {
 		if !nd.background && (nd.role == roleCache || nd.role == roleEnqueue || nd.role == roleServe && len(nd.children) == 0) {
 			m.answering = append(m.answering, i)
 		}
-		for class, end := range m.classEnd {
-			if i < end {
-				m.answeringEnd[class] = len(m.answering)
-			}
-		}
 		if nd.replay || nd.deferred || nd.background && nd.write && nd.parent >= 0 {
 			m.committing = append(m.committing, i)
 		}
 		if nd.consumer {
 			m.consumers = append(m.consumers, i)
 		}
+	}
+	for class, end := range m.classEnd { // answering is in node order
+		m.answeringEnd[class] = sort.SearchInts(m.answering, end)
 	}
 	return m, nil
 }
