@@ -173,7 +173,11 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 		over := &s.overload[nd.comp] // added to in the order the causes are listed
 		*over += nd.expired
 		queuedOut += nd.expired
-		rej := nd.rejected
+		rej, pushback := nd.rejected, nd.pushback
+		if nd.refusedAtOnce > 0 { // retries sent at once, refused here as their first attempts were
+			again := 1 + nd.refusedAtOnce/(rej+pushback)
+			rej, pushback = rej*again, pushback*again
+		}
 		if pl.gated > 0 && pl.rejected > 0 {
 			g := rej * min(1, pl.gated/pl.rejected)
 			if b := m.comps[nd.comp].gate.during; b == BreakerOpen || b == BreakerHalfOpen {
@@ -188,7 +192,7 @@ func (m *model) diagnose(t int, st *runState, attempts, fresh, timedOut float64)
 		} else {
 			*over += rej
 		}
-		*over += nd.pushback + nd.errors
+		*over += pushback + nd.errors
 	}
 
 	timedOut = max(0, timedOut-queuedOut)

@@ -247,9 +247,16 @@
 // the timeout (the stochastic tail of its path, read from the path's distribution) times out
 // when it is answered, so timeouts rise smoothly. Failed attempts are retried up to the
 // client's limit, in the next tick or after an exponential backoff (a whole number of ticks,
-// at least one, where a client with no backoff sends its retry at once, within the tick that
-// refused it; BENCHMARKS.md, "A refused attempt retried at once"), optionally capped by a
-// retry budget; retries are load, so a slow tier can become a retry storm, and since a queue's
+// at least one), optionally capped by a retry budget. A client with no backoff sends its
+// retry the instant its attempt fails. Where a pool refused it that the request cannot route
+// around, reached through nothing that takes time (through balancers and gateways that
+// forward to one backend), and the pool has one room (a throttled function, a gateway's
+// empty bucket or open breaker, a single waiting room, a balancer at capacity), the retry
+// finds it as full and is refused too, and so is every retry after it: the request makes all
+// its attempts and fails for good within the tick (atonce.go). Other failures' retries with
+// no backoff come in the next tick, though a client sends them at once (BENCHMARKS.md, "A
+// refused attempt retried at once"); a half-open breaker's refusals are among them, since
+// it lets a share of the retries through as probes; retries are load, so a slow tier can become a retry storm, and since a queue's
 // cohorts time out together, a storm comes in bursts of more than 1 + max_retries attempts per
 // fresh request. A client retries the request it sent: a tick's losses are counted by request
 // type, and each type's come back as that type, by generation in the shares its attempts
@@ -261,7 +268,8 @@
 // comes back bit for bit and its ticks are repeated.) Held by
 // TestAttemptsTimeOutAtTheirDeadlineWhileTheWorkStaysQueued,
 // TestRetriesLeaveAtTheDeadlinePlusBackoff, TestRetryStormBurstsAboveOnePlusMaxRetries,
-// TestRetriesKeepTheirRequestType.
+// TestRetriesKeepTheirRequestType, TestRetriesSentAtOnceAreRefusedAtOnce,
+// TestRefusedAgainOnlyWhereTheRouteLeadsBack.
 //
 // Conservation holds per tick and over the run (TestConservation): attempts offered = served +
 // rejected + failed + timed out + change in attempts queued (live work in queues and on

@@ -43,6 +43,13 @@ type runState struct {
 	acc         accumulators
 	events      eventTracker
 
+	// lostAtOnce is the part of lostByType whose retries, sent at once, are refused at
+	// once (atonce.go); atOnceIn and atOnceRefused are, per component, those retries, and
+	// atOnceSent says they hold some.
+	lostAtOnce              [numClasses]float64
+	atOnceIn, atOnceRefused []float64
+	atOnceSent              bool
+
 	tot         tickTotals // the last computed tick's amounts, folded into acc (state.go)
 	compTot     []compTotals
 	retryAmount []float64 // per generation and type (retrySlot): what the last computed tick scheduled
@@ -125,6 +132,11 @@ func (m *model) newRunState() *runState {
 		partitioned: make([]bool, len(m.edgeTo)),
 		extraSec:    make([]float64, len(m.edgeTo)),
 		spikeMult:   1,
+	}
+	if m.atOnce {
+		nc := len(m.comps)
+		sums := make([]float64, 2*nc)
+		st.atOnceIn, st.atOnceRefused = sums[:nc:nc], sums[nc:]
 	}
 	// Rows of one block, and the per-edge buffers of another: a run's fixed cost is in its
 	// number of allocations as much as in their size.
@@ -319,7 +331,14 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	// Failed attempts come back as retries, each generation up to the client's limit.
 	lost := rejected + failed + timedOut
 	st.lostByType = [numClasses]float64(lostByType[:numClasses])
-	m.scheduleRetries(t, lost, fresh, st)
+	m.refusalsMetAgain(st)
+	if atOnce := m.scheduleRetries(t, lost, fresh, st); atOnce > 0 {
+		// Retries sent at once and refused at once: attempts of this tick (atonce.go).
+		attempts += atOnce
+		retried += atOnce
+		rejected += atOnce
+		lost += atOnce
+	}
 
 	m.commit()
 	m.postTick(t, st)
@@ -1228,33 +1247,40 @@ func (m *model) commit() {
 
 // scheduleRetries turns this tick's failed attempts into retries, generation by generation,
 // each of the request type that failed: a type's losses are its generations' in the shares
-// its attempts arrived in (genShare).
-func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) {
+// its attempts arrived in (genShare). The losses whose retries, sent at once, are refused at
+// once (st.lostAtOnce) fail for good now; it returns how many such retries were sent.
+func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) float64 {
 	maxR := len(st.retryDelay) - 1
 	st.tot.scheduled, st.tot.dropped = failed > 0, 0
 	if failed <= 0 {
-		return
+		return 0
 	}
-	want, dropped := 0.0, 0.0
+	wantLater, wantAtOnce, dropped := 0.0, 0.0, 0.0
 	for class, lost := range st.lostByType {
 		if lost == 0 {
 			continue
 		}
+		atOnce := st.lostAtOnce[class]
+		later := lost - atOnce
 		for g := range maxR {
-			want += lost * st.genShare[retrySlot(g, Class(class))]
+			wantLater += later * st.genShare[retrySlot(g, Class(class))]
 		}
-		dropped += lost * st.genShare[retrySlot(maxR, Class(class))]
+		dropped += later*st.genShare[retrySlot(maxR, Class(class))] + atOnce
+		if atOnce > 0 {
+			wantAtOnce += atOnce * st.attemptsLeft(Class(class))
+		}
 	}
 	scale := 1.0
-	if budget := m.v.cfg.Client.RetryBudget; budget > 0 && want > budget*fresh {
+	if want, budget := wantLater+wantAtOnce, m.v.cfg.Client.RetryBudget; budget > 0 && want > budget*fresh {
 		scale = budget * fresh / want
 	}
-	st.tot.dropped = dropped + want*(1-scale)
+	st.tot.dropped = dropped + wantLater*(1-scale)
 	clear(st.retryAmount)
 	for g := 1; g <= maxR; g++ {
 		due := st.retries[(t+st.retryDelay[g])%len(st.retries)]
 		for class, lost := range st.lostByType {
-			if lost == 0 {
+			later := lost - st.lostAtOnce[class]
+			if later == 0 {
 				continue
 			}
 			// Retries are counted in whole 2⁻²⁰ths of a request. Types that fail alike
@@ -1262,11 +1288,15 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) {
 			// loop standing still, and its ticks, never the same twice, are never repeated
 			// (state.go); a millionth of a request moves no figure.
 			i := retrySlot(g, Class(class))
-			amount := toRetryGrain(lost * st.genShare[i-requestTypes] * scale)
+			amount := toRetryGrain(later * st.genShare[i-requestTypes] * scale)
 			st.retryAmount[i] = amount
 			due[i] += amount
 		}
 	}
+	if wantAtOnce == 0 {
+		return 0
+	}
+	return m.sendRetriesAtOnce(st, scale)
 }
 
 // computeDemand propagates the tick's attempts along the routes as if no tier refused or

@@ -47,6 +47,7 @@ func saturated(util, rejected, in float64) bool {
 func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	dt := m.dt
 	detail := m.detailed(t)
+	atOnce := st.atOnceSent
 	for i := range m.comps {
 		c := &m.comps[i]
 		// Built apart and stored whole: the records are fresh memory, written once.
@@ -69,6 +70,14 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		}
 		if len(c.pools) > 0 {
 			handled = m.pools[c.pools[0]].processed
+		}
+		// Retries sent at once and refused at once (atonce.go): the balancers and gateways
+		// they pass forward them, the pool that refused them refuses them again.
+		if atOnce && st.atOnceIn[i] > 0 {
+			extra, refused := st.atOnceIn[i], st.atOnceRefused[i]
+			in += extra
+			out += extra - refused
+			rej += refused
 		}
 		ct.InputRPS, ct.OutputRPS, ct.RejectedRPS = in/dt, out/dt, rej/dt
 		ct.Backlog = backlog

@@ -78,6 +78,7 @@ type node struct {
 type nodeFlows struct {
 	rejected, processed, errors, ok, terminal, lost float64
 	pushback                                        float64 // refused by a full queue
+	refusedAtOnce                                   float64 // retries sent at once, refused here again (atonce.go)
 	cut                                             float64 // sent to this node across a cut link, lost at the parent
 	pendingNext                                     float64 // deferred output for next tick
 
@@ -200,6 +201,8 @@ type model struct {
 	// answeringEnd[c] is where request type c's nodes end in answering (classEnd).
 	answeringEnd [numClasses]int
 	committing   []int // nodes with something for commit: replay (held back), deferred input, job writes
+	refusedAgain []int // client nodes whose refusals a retry sent at once meets again (atonce.go)
+	atOnce       bool  // the client retries at once and some node's refusals are met again
 	consumers    []int // queue consumer nodes
 	holding      []int // nodes a hold reads the response of, children first (holdtime.go)
 	holders      []int // pools that hold their workers during calls (holdtime.go)
@@ -291,6 +294,7 @@ func compile(v *validated) (*model, error) {
 			m.consumers = append(m.consumers, i)
 		}
 	}
+	m.markRefusedAgain()
 	for class, end := range m.classEnd { // answering is in node order
 		m.answeringEnd[class] = sort.SearchInts(m.answering, end)
 	}

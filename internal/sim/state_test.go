@@ -37,6 +37,7 @@ func TestCarriedStateClassified(t *testing.T) {
 		"runState.retryDelay": true, "runState.mix": true, "runState.compMix": true, "runState.tickStart": true,
 		"runState.hist": true, "runState.acc": true, "runState.tot": true, "runState.compTot": true,
 		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true, "runState.lostByType": true,
+		"runState.lostAtOnce": true, "runState.atOnceIn": true, "runState.atOnceRefused": true, "runState.atOnceSent": true,
 		"latencyCache.groups":        true,
 		"latencyCache.extraAtLeast0": true,                          // a function of latencyCache.extra
 		"gateState.partial":          true,                          // the window's sums: a function of gateState.window
