@@ -223,12 +223,16 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	// |w − w0| > tol·max(w, w0, 0.001), multiplied through by A·A0.
 	a0, shareMoved := lc.answeredAt, false
 	floor := latencyTolerance * 0.001 * answered * a0
+	// Per node and per pool, resliced to the nodes' and the pools' length: an index that
+	// passed one bounds check needs no other.
+	nodes, prevTerm, termAt := m.nodes, lc.prevTerm[:len(m.nodes)], lc.termAt[:len(m.nodes)]
+	pools, prev, stages, hopScale := m.pools, lc.prev[:len(m.pools)], lc.stages[:len(m.pools)], lc.hopScale[:len(m.pools)]
 	for _, i := range m.answering { // no other node answers: its share stays 0
-		t := m.nodes[i].terminal
-		settled = settled && t == lc.prevTerm[i]
-		lc.prevTerm[i] = t
+		t := nodes[i].terminal
+		settled = settled && t == prevTerm[i]
+		prevTerm[i] = t
 		if !shareMoved {
-			x, y := t*a0, lc.termAt[i]*answered
+			x, y := t*a0, termAt[i]*answered
 			d := math.Abs(x - y)
 			shareMoved = d > floor && d > latencyTolerance*max(x, y)
 		}
@@ -239,27 +243,27 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	// within the tolerance until one has moved. The pools passed before a first difference
 	// from the previous tick are compared then.
 	moved := fresh
-	for p := range m.pools {
-		s := &m.pools[p].stage
-		if settled && !sameStage(s, &lc.prev[p]) {
+	for p := range pools {
+		s := &pools[p].stage
+		if settled && !sameStage(s, &prev[p]) {
 			settled = false
 			for q := 0; q < p && !moved; q++ {
-				moved = stageMoved(&lc.stages[q], &lc.prev[q], latencyTolerance*lc.hopScale[q])
+				moved = stageMoved(&stages[q], &prev[q], latencyTolerance*hopScale[q])
 			}
 		}
-		lc.prev[p] = *s
-		if r := &lc.stages[p]; !settled && !moved && (!sameStage(r, s) || lc.hopScale[p] < 0) {
+		prev[p] = *s
+		if r := &stages[p]; !settled && !moved && (!sameStage(r, s) || hopScale[p] < 0) {
 			// (An equal stage moves by nothing at a scale of 0 or more: two in three
 			// pools are as recorded, and they are passed here without the call.)
-			moved = stageMoved(r, s, latencyTolerance*lc.hopScale[p]) // +Inf for a pool no answered path crosses
+			moved = stageMoved(r, s, latencyTolerance*hopScale[p]) // +Inf for a pool no answered path crosses
 		}
 	}
 	if fresh {
 		return true
 	}
 	if settled {
-		for p := range m.pools {
-			if !sameStage(&lc.stages[p], &lc.prev[p]) {
+		for p := range pools {
+			if !sameStage(&stages[p], &prev[p]) {
 				return true
 			}
 		}
@@ -271,8 +275,8 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		if answered != lc.answeredAt {
 			return true
 		}
-		for i, t := range lc.prevTerm {
-			if t != lc.termAt[i] {
+		for i, t := range prevTerm {
+			if t != termAt[i] {
 				return true
 			}
 		}
