@@ -39,9 +39,9 @@ func (m *model) componentLatency(i int, st *runState) (mean, p99 float64) {
 	for _, p := range c.pools {
 		pl := &m.pools[p]
 		w := servingInput(pl)
-		prev := &cl.prev[p]
-		settled = settled && sameStage(&pl.stage, prev) && w == cl.prevIn[p]
-		*prev, cl.prevIn[p] = pl.stage, w
+		prev, prevIn := &cl.prev[p], &cl.prevIn[p] // each indexed once: one bounds check each
+		settled = settled && sameStage(&pl.stage, prev) && w == *prevIn
+		*prev, *prevIn = pl.stage, w
 		in += w
 		sum += w * pl.meanSec
 		inAt += cl.inAt[p]
@@ -63,9 +63,9 @@ func (m *model) onePoolLatency(i, p int, st *runState) (mean, p99 float64) {
 	cl := &st.lat.comps
 	pl := &m.pools[p]
 	w := servingInput(pl)
-	prev := &cl.prev[p]
-	settled := sameStage(&pl.stage, prev) && w == cl.prevIn[p]
-	*prev, cl.prevIn[p] = pl.stage, w
+	prev, prevIn := &cl.prev[p], &cl.prevIn[p] // each indexed once: one bounds check each
+	settled := sameStage(&pl.stage, prev) && w == *prevIn
+	*prev, *prevIn = pl.stage, w
 	if w <= 0 {
 		cl.computed[i] = false
 		return 0, 0
