@@ -37,18 +37,19 @@ func (m *model) outstandingShares(n int, st *runState) {
 	// shared after its live work) or by another node of its group, was set from the same
 	// reads: the balancer's pool, resolved before its nodes are finished, and the backends'
 	// pools and links, which nothing in a pool's resolution changes.
-	out := m.levelOut[f]
+	// out has a share per child: resliced to their number, it needs no bounds check.
+	nodes, out := m.nodes, m.levelOut[f][:len(nd.children)]
 	if m.levelAt[f] != m.resolving {
 		m.levelOutstanding(nd, st)
 		for i, ch := range nd.children {
-			c := &m.nodes[ch]
+			c := &nodes[ch]
 			out[i] = levelShare{share: c.share, leveled: c.leveled, places: c.levelPlaces}
 		}
 		m.levelAt[f] = m.resolving
 		return
 	}
 	for i, ch := range nd.children {
-		c, o := &m.nodes[ch], &out[i]
+		c, o := &nodes[ch], &out[i]
 		c.share, c.leveled, c.levelPlaces = o.share, o.leveled, o.places
 	}
 }
