@@ -1218,8 +1218,9 @@ func (m *model) stageOf(n int, st *runState) Stage {
 // commit makes what waits outside the pools' own flow part of the next tick's queues
 // (settle has moved the queues themselves on).
 func (m *model) commit() {
-	for i := range m.pools {
-		m.pools[i].stochWait = m.pools[i].stochNext
+	pools := m.pools // in a local, the loop's stores cannot move it: no bounds checks
+	for i := range pools {
+		pools[i].stochWait = pools[i].stochNext
 	}
 	for _, i := range m.committing { // the other nodes hold nothing back and defer nothing
 		nd := &m.nodes[i]
