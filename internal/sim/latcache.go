@@ -324,9 +324,12 @@ func (m *model) latencies(st *runState, answered float64) {
 		return
 	}
 	lc.valid = true
-	for p := range m.pools {
-		lc.stages[p] = m.pools[p].stage
-		lc.hopScale[p] = math.Inf(1)
+	// Per pool and per node, resliced to the pools' and the nodes' length: an index that
+	// passed one bounds check needs no other.
+	pools, stages, hopScale := m.pools, lc.stages[:len(m.pools)], lc.hopScale[:len(m.pools)]
+	for p := range pools {
+		stages[p] = pools[p].stage
+		hopScale[p] = math.Inf(1)
 	}
 	copy(lc.extra, st.extraSec)
 	lc.extraAtLeast0 = true
@@ -340,29 +343,31 @@ func (m *model) latencies(st *runState, answered float64) {
 	// distributions: each distinct one is computed once.
 	pg := &lc.groups
 	pg.reset()
+	nodes := m.nodes
+	classOf, stage, subMin := pg.classOf[:len(nodes)], pg.stage[:len(nodes)], pg.subMin[:len(nodes)]
 	for _, i := range pg.need {
-		nd := &m.nodes[i]
+		nd := &nodes[i]
 		parent := 0
 		if nd.parent >= 0 {
-			parent = pg.classOf[nd.parent]
+			parent = classOf[nd.parent]
 		}
-		pg.subMin[i] = math.Inf(1)
-		s := &pg.stage[i]
+		subMin[i] = math.Inf(1)
+		s := &stage[i]
 		*s = m.stageOf(i, st)
 		if sameStage(s, &Stage{}) && !pg.classes[parent].unique {
-			pg.classOf[i] = parent // no hop here: the parent's path
+			classOf[i] = parent // no hop here: the parent's path
 		} else {
-			pg.classOf[i] = pg.intern(parent, s)
+			classOf[i] = pg.intern(parent, s)
 		}
 	}
 	clear(lc.late)
 	for _, i := range m.answering { // no other node answers
-		nd := &m.nodes[i]
+		nd := &nodes[i]
 		if nd.background || nd.terminal <= 0 {
 			continue
 		}
-		pg.subMin[i] = nd.pathMean
-		k := &pg.classes[pg.classOf[i]]
+		subMin[i] = nd.pathMean
+		k := &pg.classes[classOf[i]]
 		if k.group < 0 {
 			k.group = len(pg.list)
 			pg.list = append(pg.list, pathGroup{first: i, weight: nd.terminal})
@@ -375,22 +380,22 @@ func (m *model) latencies(st *runState, answered float64) {
 	// subtrees of its nodes, gathered children first (min is exact in any order).
 	for k := len(pg.need) - 1; k >= 0; k-- {
 		i := pg.need[k]
-		nd := &m.nodes[i]
-		least := pg.subMin[i]
+		nd := &nodes[i]
+		least := subMin[i]
 		if p := nd.pool; p >= 0 {
-			lc.hopScale[p] = min(lc.hopScale[p], least)
+			hopScale[p] = min(hopScale[p], least)
 		}
 		if nd.parent >= 0 {
-			pg.subMin[nd.parent] = min(pg.subMin[nd.parent], least)
+			subMin[nd.parent] = min(subMin[nd.parent], least)
 		}
 	}
 	st.mix.Reset()
 	for g := range pg.list {
 		grp := &pg.list[g]
 		st.mix.BeginPath(grp.weight)
-		nd := &m.nodes[grp.first]
+		nd := &nodes[grp.first]
 		for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
-			if s := &pg.stage[pn]; !sameStage(s, &Stage{}) {
+			if s := &stage[pn]; !sameStage(s, &Stage{}) {
 				st.mix.AddStage(*s)
 			}
 		}
