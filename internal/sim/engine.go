@@ -1028,8 +1028,9 @@ func (m *model) checksHealth(nd *node, st *runState) bool {
 // updateHoldTimes recomputes mean response times bottom-up and, from them, how long each
 // holding pool's workers wait on their calls. It reports whether they have converged.
 func (m *model) updateHoldTimes(st *runState) bool {
-	// In locals: the stores through nd cannot move them, so they are loaded once.
-	nodes, pools, extraSec := m.nodes, m.pools, st.extraSec
+	// In locals: the stores through nd cannot move them, so they are loaded once. (Not
+	// st.extraSec too: one more live slice costs the loop more in spills than it saves.)
+	nodes, pools := m.nodes, m.pools
 	for _, i := range m.holding { // children first; no other node's response is read
 		nd := &nodes[i]
 		nd.downMean, nd.downVar = 0, 0
@@ -1071,7 +1072,7 @@ func (m *model) updateHoldTimes(st *runState) bool {
 			mean, variance = pl.holdMean, pl.stageVar
 		}
 		if nd.edge >= 0 {
-			mean += extraSec[nd.edge]
+			mean += st.extraSec[nd.edge]
 		}
 		nd.meanResp = mean + nd.downMean
 		nd.respVar = variance + nd.downVar
