@@ -72,8 +72,9 @@ func (m *model) levelOutstanding(nd *node, st *runState) {
 	// nothing here changes what backendCapacity reads, so each is the value it would give.
 	var caps backendCaps
 	inv := 0.0
+	nodes := m.nodes // in a local: the stores through c cannot move it, so it is loaded once
 	for i, ch := range nd.children {
-		c := &m.nodes[ch]
+		c := &nodes[ch]
 		if c.pool < 0 {
 			m.evenShares(nd)
 			return
@@ -108,7 +109,7 @@ func (m *model) levelOutstanding(nd *node, st *runState) {
 	for range nd.children {
 		full, rest := 0.0, 0.0
 		for i, ch := range nd.children {
-			c := &m.nodes[ch]
+			c := &nodes[ch]
 			if math.IsInf(c.share, 1) {
 				continue
 			}
@@ -128,7 +129,7 @@ func (m *model) levelOutstanding(nd *node, st *runState) {
 		level = next
 	}
 	for i, ch := range nd.children {
-		c := &m.nodes[ch]
+		c := &nodes[ch]
 		if math.IsInf(c.share, 1) {
 			continue
 		}
