@@ -103,8 +103,9 @@ func (m *model) fifo(pl *pool, admittedNew float64) {
 	}
 	clear(fr)
 	oldWaited := 0.0
+	nodes := m.nodes // in a local: the stores to fr cannot move it, so it is loaded once
 	for _, n := range pl.nodes {
-		nd := &m.nodes[n]
+		nd := &nodes[n]
 		if nd.backlog <= 0 {
 			continue
 		}
@@ -191,14 +192,17 @@ func (m *model) serveQueue(pl *pool, nd *node) {
 func (m *model) settle() (expired float64) {
 	k, dt := m.slots, m.dt
 	tau := m.timeoutSec
-	for p := range m.pools {
-		pl := &m.pools[p]
+	// In locals: the loop's stores cannot move them, so their headers are loaded once (and
+	// the pools' index needs no bounds check).
+	pools, nodes := m.pools, m.nodes
+	for p := range pools {
+		pl := &pools[p]
 		fr := pl.frac
 		if !pl.failed && pl.backlog0 <= 0 && pl.backlog1 <= 0 && !pl.keeps {
 			continue // nothing waited and nothing is left: every node's queue stays empty
 		}
 		for _, n := range pl.nodes {
-			nd := &m.nodes[n]
+			nd := &nodes[n]
 			if pl.failed {
 				if !pl.durable && nd.backlog > 0 {
 					nd.clearQueue() // its live part failed as errors; ghosts vanish unseen

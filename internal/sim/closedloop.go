@@ -314,8 +314,11 @@ func (m *model) closedQueue(pl *pool, lambda, mu float64) bool {
 	}
 	// The callers' workers in the pool, by their holds.
 	inPool := 0.0
+	// In locals, and anc resliced to the pool's nodes (one each): no header reloads, and
+	// no bounds check on anc.
+	nodes, pools, anc := m.nodes, m.pools, cl.anc[:len(pl.nodes)]
 	for i, n := range pl.nodes {
-		nd := &m.nodes[n]
+		nd := &nodes[n]
 		// A call is in the pool while it waits and is served there and, if the pool holds
 		// its workers too, while they wait on their own calls: its share of the time the
 		// caller's node spends in calls, carried to what the caller's hold now says.
@@ -323,8 +326,8 @@ func (m *model) closedQueue(pl *pool, lambda, mu float64) bool {
 		if pl.holds {
 			t += nd.downMean
 		}
-		if a := &m.nodes[cl.anc[i]]; a.downMean > 0 {
-			t *= m.pools[a.pool].holdSec / a.downMean
+		if a := &nodes[anc[i]]; a.downMean > 0 {
+			t *= pools[a.pool].holdSec / a.downMean
 		}
 		inPool += (nd.in + nd.gin) / m.dt * t
 	}

@@ -36,15 +36,19 @@ func (m *model) componentLatency(i int, st *runState) (mean, p99 float64) {
 	}
 	var in, sum, inAt float64
 	settled := true
+	// The per-pool records resliced to the pools' length: a pool's index that passed one
+	// bounds check needs no other.
+	pools := m.pools
+	prevs, prevIns, inAts := cl.prev[:len(pools)], cl.prevIn[:len(pools)], cl.inAt[:len(pools)]
 	for _, p := range c.pools {
-		pl := &m.pools[p]
+		pl := &pools[p]
 		w := servingInput(pl)
-		prev := &cl.prev[p]
-		settled = settled && sameStage(&pl.stage, prev) && w == cl.prevIn[p]
-		*prev, cl.prevIn[p] = pl.stage, w
+		prev, prevIn := &prevs[p], &prevIns[p]
+		settled = settled && sameStage(&pl.stage, prev) && w == *prevIn
+		*prev, *prevIn = pl.stage, w
 		in += w
 		sum += w * pl.meanSec
-		inAt += cl.inAt[p]
+		inAt += inAts[p]
 	}
 	if in <= 0 {
 		cl.computed[i] = false
@@ -63,9 +67,9 @@ func (m *model) onePoolLatency(i, p int, st *runState) (mean, p99 float64) {
 	cl := &st.lat.comps
 	pl := &m.pools[p]
 	w := servingInput(pl)
-	prev := &cl.prev[p]
-	settled := sameStage(&pl.stage, prev) && w == cl.prevIn[p]
-	*prev, cl.prevIn[p] = pl.stage, w
+	prev, prevIn := &cl.prev[p], &cl.prevIn[p] // each indexed once: one bounds check each
+	settled := sameStage(&pl.stage, prev) && w == *prevIn
+	*prev, *prevIn = pl.stage, w
 	if w <= 0 {
 		cl.computed[i] = false
 		return 0, 0
@@ -148,12 +152,16 @@ func (cl *compLatency) stale(m *model, c *component, i int, in, inAt float64, se
 		tol, scale = 0, 0
 	}
 	// An equal stage moves by nothing at a scale of 0 or more: it is passed without the call.
+	// The per-pool records resliced to the pools' length: a pool's index that passed one
+	// bounds check needs no other.
+	pools := m.pools
+	stageAt, prevIn, inAts := cl.stageAt[:len(pools)], cl.prevIn[:len(pools)], cl.inAt[:len(pools)]
 	for _, p := range c.pools {
-		s := &m.pools[p].stage
-		if a := &cl.stageAt[p]; (!sameStage(a, s) || scale < 0) && stageMoved(a, s, scale) {
+		s := &pools[p].stage
+		if a := &stageAt[p]; (!sameStage(a, s) || scale < 0) && stageMoved(a, s, scale) {
 			return true
 		}
-		w, w0 := cl.prevIn[p]/in, cl.inAt[p]/inAt // prevIn: what it takes in this tick, recorded
+		w, w0 := prevIn[p]/in, inAts[p]/inAt // prevIn: what it takes in this tick, recorded
 		if math.Abs(w-w0) > tol*max(w, w0) || (tol == 0 && w != w0) {
 			return true
 		}

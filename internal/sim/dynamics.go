@@ -6,8 +6,9 @@ import "math"
 // arrive: autoscalers acting on the last tick's utilisation, caches and CDNs warming up
 // after a flush.
 func (m *model) preTick(t0 float64, st *runState) {
-	for i := range m.comps {
-		c := &m.comps[i]
+	comps := m.comps // in a local, the loop cannot move it: no bounds check
+	for i := range comps {
+		c := &comps[i]
 		switch c.kind {
 		case KindContainerPool:
 			m.autoscale(c, t0)
@@ -31,8 +32,9 @@ func (m *model) preTick(t0 float64, st *runState) {
 // postTick lets components react to how the tick went: breakers observe their downstream,
 // functions keep or reclaim warm instances.
 func (m *model) postTick(t int, st *runState) {
-	for i := range m.comps {
-		c := &m.comps[i]
+	comps := m.comps // in a local, the loop cannot move it: no bounds check
+	for i := range comps {
+		c := &comps[i]
 		switch {
 		case c.gate != nil:
 			c.gate.spend(m.dt)

@@ -251,9 +251,13 @@ func (g *gateState) observeClosed(o gateTick) {
 	if math.Float64bits(w[k]) != math.Float64bits(failed) || math.Float64bits(w[k+1]) != math.Float64bits(finished) {
 		w[k], w[k+1] = failed, finished
 		f, d = ps[k], ps[k+1]
-		for ; k < len(w); k += 2 {
-			f, d = f+w[k], d+w[k+1]
-			ps[k+2], ps[k+3] = f, d
+		// The pairs from k on and their sums, resliced to one length (ps has a pair more
+		// than w): the loop indexes both with no bounds check.
+		pairs := w[k:]
+		sums := ps[k+2:][:len(pairs)]
+		for j := 0; j < len(pairs)-1; j += 2 {
+			f, d = f+pairs[j], d+pairs[j+1]
+			sums[j], sums[j+1] = f, d
 		}
 	}
 	// A breaker opens on failed requests: less than one in its window is no opening, however

@@ -268,15 +268,19 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	// The attempts lost by request type: the nodes come type by type (model.classEnd), and
 	// background work, which no client retries, last.
 	var lostByType [numClasses + 1]float64
+	// The slices in locals: the stores through nd below would otherwise make the compiler
+	// load their headers again on every node.
+	nodes, pools, extraSec := m.nodes, m.pools, st.extraSec
 	start := 0
 	for class := range lostByType {
-		end := len(m.nodes)
+		end := len(nodes)
 		if class < int(numClasses) {
 			end = m.classEnd[class]
 		}
 		typeLost := 0.0
-		for k := range m.nodes[start:end] {
-			nd := &m.nodes[start+k]
+		typeNodes := nodes[start:end]
+		for k := range typeNodes {
+			nd := &typeNodes[k] // ranged over the type's own nodes: no bounds check
 			lateDone += nd.lateDone
 			if nd.background {
 				continue
@@ -291,13 +295,13 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 			// come first) and its own hop, the mean of its stage (stageOf).
 			mean := 0.0
 			if nd.pool >= 0 {
-				mean = m.pools[nd.pool].meanSec
+				mean = pools[nd.pool].meanSec
 			}
 			if nd.edge >= 0 {
-				mean += st.extraSec[nd.edge]
+				mean += extraSec[nd.edge]
 			}
 			if nd.parent >= 0 {
-				mean += m.nodes[nd.parent].pathMean
+				mean += nodes[nd.parent].pathMean
 			}
 			nd.pathMean = mean
 		}
@@ -306,15 +310,18 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	}
 	m.latencies(st, answered)
 	var meanSec float64
+	// lateShare has a share per node: resliced to the nodes' length, it needs no bounds check of
+	// its own once nodes[i] has passed one.
+	lateShare := st.lat.late[:len(nodes)]
 	start = 0
 	for class, end := range m.answeringEnd { // no other node answers
 		typeLate := 0.0
 		for _, i := range m.answering[start:end] {
-			nd := &m.nodes[i]
+			nd := &nodes[i]
 			if nd.terminal <= 0 {
 				continue
 			}
-			late := nd.terminal * st.lat.late[i]
+			late := nd.terminal * lateShare[i]
 			timedOut += late
 			typeLate += late
 			served += nd.terminal - late
@@ -390,8 +397,9 @@ const maxReportedUtil = 1000
 
 // resetFlows clears what the previous iteration sent along the routes; roots keep their input.
 func (m *model) resetFlows() {
-	for i := range m.nodes {
-		nd := &m.nodes[i]
+	nodes := m.nodes // in a local, the loop's stores cannot move it: no bounds check
+	for i := range nodes {
+		nd := &nodes[i]
 		nd.nodeFlows = nodeFlows{}
 		if nd.parent >= 0 || nd.background {
 			nd.in = 0
@@ -407,12 +415,15 @@ func (m *model) resetFlows() {
 func (m *model) resolvePool(p int, st *runState) {
 	m.resolving++
 	pl := &m.pools[p]
+	comp := &m.comps[pl.comp]
+	// In a local, the nodes' header is loaded once, not again after every store through nd.
+	nodes := m.nodes
 	dt := m.dt
 	var in, backlog0, wIn float64
 	levelPlaces := math.Inf(1)
 	cv2In := 0.0 // arrivals weighted by the squared coefficient of variation of their interarrival times
 	for _, n := range pl.nodes {
-		nd := &m.nodes[n]
+		nd := &nodes[n]
 		if nd.replay {
 			nd.in = replayCost * m.pools[nd.source].wProc // another pool's, resolved before this one
 			nd.held = 0
@@ -438,7 +449,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	}
 	pl.wProc, pl.ghostProcessed, pl.keeps = 0, 0, false
 	gated := 0.0 // refused at the door: rate limit (429) or open breaker (503)
-	if g := m.comps[pl.comp].gate; g != nil {
+	if g := comp.gate; g != nil {
 		g.admitted = 0 // a failed gateway lets nothing in, and its bucket refills
 		if !pl.failed {
 			g.admitted = g.admit(pl.in, dt)
@@ -458,7 +469,7 @@ func (m *model) resolvePool(p int, st *runState) {
 		pl.stageVar = 0
 		pl.nodeRejected, pl.nodeFailed = 0, 0
 		for _, n := range pl.nodes {
-			nd := &m.nodes[n]
+			nd := &nodes[n]
 			// Live work fails; ghost work vanishes unseen: its client has already given up.
 			nd.errors = nd.in
 			if !pl.durable {
@@ -471,7 +482,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	if pl.rooms > 1 {
 		cv2 /= float64(pl.rooms) // each replica's room is dealt every rooms-th arrival
 	}
-	fn := m.comps[pl.comp].fn
+	fn := comp.fn
 	if fn != nil {
 		fn.coldStarts(pl, lambda, dt)
 	}
@@ -503,7 +514,7 @@ func (m *model) resolvePool(p int, st *runState) {
 	fNew := pl.frac[m.slots+1] // the share of the tick's own arrivals served (backlog.go)
 	var ghostProcessed, wProc, nodeRejected, nodeFailed float64
 	for _, n := range pl.nodes {
-		nd := &m.nodes[n]
+		nd := &nodes[n]
 		nd.admLive = nonNegative(nd.in - nd.in*rejShare)
 		nd.rejected = nd.in - nd.admLive
 		nd.admGhost = nd.gin * admGhostShare
@@ -839,7 +850,8 @@ func (m *model) finish(n int, st *runState) {
 
 // forward shares amount among node n's children by the node's split rule.
 func (m *model) forward(n int, amount float64, st *runState) {
-	nd := &m.nodes[n]
+	nodes := m.nodes // in a local: the stores through c cannot move it, so it is loaded once
+	nd := &nodes[n]
 	if amount <= 0 {
 		return
 	}
@@ -866,7 +878,7 @@ func (m *model) forward(n int, amount float64, st *runState) {
 	}
 	ways := m.roundRobinWays(nd)
 	for _, ch := range nd.children {
-		c := &m.nodes[ch]
+		c := &nodes[ch]
 		part := c.share * perShare
 		switch {
 		case part <= 0: // nothing to send: what max(0, part) == 0 tells (a NaN is sent on)
@@ -923,7 +935,8 @@ func (m *model) finishGhost(n int, st *runState) {
 // round-robin balancer deals ghosts in turn with live work. What a cut link, a dead end or
 // a deferred edge would refuse vanishes: nobody waits for it.
 func (m *model) forwardGhost(n int, amount float64, st *runState) {
-	nd := &m.nodes[n]
+	nodes := m.nodes // in a local: the stores through c cannot move it, so it is loaded once
+	nd := &nodes[n]
 	if amount <= 0 || len(nd.children) == 0 {
 		return
 	}
@@ -935,7 +948,7 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 	perShare := amount / total
 	ways := m.roundRobinWays(nd)
 	for _, ch := range nd.children {
-		c := &m.nodes[ch]
+		c := &nodes[ch]
 		part := c.share * perShare
 		switch {
 		case part <= 0, c.deferred, st.cutOff(c.edge):
@@ -954,7 +967,8 @@ func (m *model) forwardGhost(n int, amount float64, st *runState) {
 // split is then the expectation over them (expectedShares), and nowhere the share of
 // requests for which no backend is left.
 func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
-	nd := &m.nodes[n]
+	nodes := m.nodes // in a local: the stores through c cannot move it, so it is loaded once
+	nd := &nodes[n]
 	health := m.checksHealth(nd, st)
 	if nd.split == splitEven && !health {
 		return m.evenShares(nd), 0
@@ -964,7 +978,7 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 		m.outstandingShares(n, st)
 	}
 	for k, ch := range nd.children {
-		c := &m.nodes[ch]
+		c := &nodes[ch]
 		w := 1.0
 		switch nd.split {
 		case splitOutstanding:
@@ -1004,7 +1018,7 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 	if total == 0 && nd.split == splitSpare {
 		// Every node is busy with writes: share in proportion to capacity.
 		for _, ch := range nd.children {
-			c := &m.nodes[ch]
+			c := &nodes[ch]
 			if pl := &m.pools[c.pool]; !pl.failed {
 				c.share = pl.capRate
 				total += c.share
@@ -1017,8 +1031,9 @@ func (m *model) splitShares(n int, st *runState) (total, nowhere float64) {
 // evenShares weighs each of node nd's children 1 and returns their sum: the count, exactly
 // what adding the ones would give.
 func (m *model) evenShares(nd *node) float64 {
+	nodes := m.nodes // in a local: the stores cannot move it, so it is loaded once
 	for _, ch := range nd.children {
-		m.nodes[ch].share = 1
+		nodes[ch].share = 1
 	}
 	return float64(len(nd.children))
 }
@@ -1032,8 +1047,11 @@ func (m *model) checksHealth(nd *node, st *runState) bool {
 // updateHoldTimes recomputes mean response times bottom-up and, from them, how long each
 // holding pool's workers wait on their calls. It reports whether they have converged.
 func (m *model) updateHoldTimes(st *runState) bool {
+	// In locals: the stores through nd cannot move them, so they are loaded once. (Not
+	// st.extraSec too: one more live slice costs the loop more in spills than it saves.)
+	nodes, pools := m.nodes, m.pools
 	for _, i := range m.holding { // children first; no other node's response is read
-		nd := &m.nodes[i]
+		nd := &nodes[i]
 		nd.downMean, nd.downVar = 0, 0
 		if len(nd.children) > 0 && nd.role != roleEnqueue && nd.role != roleUnrouted {
 			// downstream's mean (not bare) and, in the same pass over the children, the
@@ -1046,7 +1064,7 @@ func (m *model) updateHoldTimes(st *runState) bool {
 			}
 			var total, sum, sum2 float64
 			for _, ch := range nd.children {
-				c := &m.nodes[ch]
+				c := &nodes[ch]
 				if st.cutOff(c.edge) {
 					continue
 				}
@@ -1057,7 +1075,7 @@ func (m *model) updateHoldTimes(st *runState) bool {
 			if total <= 0 {
 				// No split yet (nothing arrived): assume an even one.
 				for _, ch := range nd.children {
-					c := &m.nodes[ch]
+					c := &nodes[ch]
 					sum += c.meanResp
 					sum2 += c.respVar + c.meanResp*c.meanResp
 				}
@@ -1069,7 +1087,7 @@ func (m *model) updateHoldTimes(st *runState) bool {
 		// The node's own part: hopHoldMean's mean, and its pool's stage's variance.
 		mean, variance := 0.0, 0.0
 		if nd.pool >= 0 {
-			pl := &m.pools[nd.pool]
+			pl := &pools[nd.pool]
 			mean, variance = pl.holdMean, pl.stageVar
 		}
 		if nd.edge >= 0 {
@@ -1080,10 +1098,10 @@ func (m *model) updateHoldTimes(st *runState) bool {
 	}
 	converged := true
 	for _, p := range m.holders {
-		pl := &m.pools[p]
+		pl := &pools[p]
 		var w, sum, sum2 float64
 		for _, n := range pl.nodes {
-			nd := &m.nodes[n]
+			nd := &nodes[n]
 			in := nd.in + nd.gin // ghost work holds workers as long as live work does
 			sum += in * nd.downMean
 			sum2 += in * (nd.downVar + nd.downMean*nd.downMean)
@@ -1220,8 +1238,9 @@ func (m *model) stageOf(n int, st *runState) Stage {
 // commit makes what waits outside the pools' own flow part of the next tick's queues
 // (settle has moved the queues themselves on).
 func (m *model) commit() {
-	for i := range m.pools {
-		m.pools[i].stochWait = m.pools[i].stochNext
+	pools := m.pools // in a local, the loop's stores cannot move it: no bounds checks
+	for i := range pools {
+		pools[i].stochWait = pools[i].stochNext
 	}
 	for _, i := range m.committing { // the other nodes hold nothing back and defer nothing
 		nd := &m.nodes[i]

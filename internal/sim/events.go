@@ -83,20 +83,27 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	if !m.anyEvent(et, t0, t1) {
 		return // no event acts now, and none left any state behind in the last tick
 	}
-	for p := range m.pools {
-		m.pools[p].failed = false
+	// In locals, and the per-edge slices resliced to one length: the loops' stores cannot
+	// move them, and an edge's index needs one bounds check, not one per slice.
+	pools, comps := m.pools, m.comps
+	partitioned := st.partitioned
+	extraSec, cutStart, cutSince := st.extraSec[:len(partitioned)], st.cutStart[:len(partitioned)], st.cutSince[:len(partitioned)]
+	cuts, cutEnd := et.cuts[:len(partitioned)], et.cutEnd[:len(partitioned)]
+	for p := range pools {
+		pools[p].failed = false
 	}
-	for c := range m.comps {
-		m.comps[c].failed = false
-		m.comps[c].failStart = math.Inf(1)
-		m.comps[c].failEnd = math.Inf(-1)
+	for c := range comps {
+		cp := &comps[c]
+		cp.failed = false
+		cp.failStart = math.Inf(1)
+		cp.failEnd = math.Inf(-1)
 	}
 	et.cut = false
-	for e := range st.partitioned {
-		st.partitioned[e] = false
-		st.extraSec[e] = 0
-		st.cutStart[e] = math.Inf(1)
-		et.cutEnd[e] = math.Inf(-1)
+	for e := range partitioned {
+		partitioned[e] = false
+		extraSec[e] = 0
+		cutStart[e] = math.Inf(1)
+		cutEnd[e] = math.Inf(-1)
 	}
 	st.spikeMult = 1
 	for i := range et.events {
@@ -138,16 +145,16 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 	// first: health checks keep counting from when the backend went down. One that ends is
 	// remembered, for the checks to let the backend back in (health.go).
 	et.outages = false
-	for c := range m.comps {
-		cp := &m.comps[c]
+	for c := range comps {
+		cp := &comps[c]
 		cp.down.update(cp.failed, cp.failStart, cp.failEnd)
 		cp.failedSince = cp.down.since
 		et.outages = et.outages || cp.down.matters(t0, et.probeSec)
 	}
-	for e, cut := range st.partitioned {
-		et.cuts[e].update(cut, st.cutStart[e], et.cutEnd[e])
-		st.cutSince[e] = et.cuts[e].since
-		et.outages = et.outages || et.cuts[e].matters(t0, et.probeSec)
+	for e, cut := range partitioned {
+		cuts[e].update(cut, cutStart[e], cutEnd[e])
+		cutSince[e] = cuts[e].since
+		et.outages = et.outages || cuts[e].matters(t0, et.probeSec)
 	}
 }
 

@@ -223,12 +223,16 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	// |w − w0| > tol·max(w, w0, 0.001), multiplied through by A·A0.
 	a0, shareMoved := lc.answeredAt, false
 	floor := latencyTolerance * 0.001 * answered * a0
+	// Per node and per pool, resliced to the nodes' and the pools' length: an index that
+	// passed one bounds check needs no other.
+	nodes, prevTerm, termAt := m.nodes, lc.prevTerm[:len(m.nodes)], lc.termAt[:len(m.nodes)]
+	pools, prev, stages, hopScale := m.pools, lc.prev[:len(m.pools)], lc.stages[:len(m.pools)], lc.hopScale[:len(m.pools)]
 	for _, i := range m.answering { // no other node answers: its share stays 0
-		t := m.nodes[i].terminal
-		settled = settled && t == lc.prevTerm[i]
-		lc.prevTerm[i] = t
+		t := nodes[i].terminal
+		settled = settled && t == prevTerm[i]
+		prevTerm[i] = t
 		if !shareMoved {
-			x, y := t*a0, lc.termAt[i]*answered
+			x, y := t*a0, termAt[i]*answered
 			d := math.Abs(x - y)
 			shareMoved = d > floor && d > latencyTolerance*max(x, y)
 		}
@@ -239,27 +243,27 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 	// within the tolerance until one has moved. The pools passed before a first difference
 	// from the previous tick are compared then.
 	moved := fresh
-	for p := range m.pools {
-		s := &m.pools[p].stage
-		if settled && !sameStage(s, &lc.prev[p]) {
+	for p := range pools {
+		s := &pools[p].stage
+		if settled && !sameStage(s, &prev[p]) {
 			settled = false
 			for q := 0; q < p && !moved; q++ {
-				moved = stageMoved(&lc.stages[q], &lc.prev[q], latencyTolerance*lc.hopScale[q])
+				moved = stageMoved(&stages[q], &prev[q], latencyTolerance*hopScale[q])
 			}
 		}
-		lc.prev[p] = *s
-		if r := &lc.stages[p]; !settled && !moved && (!sameStage(r, s) || lc.hopScale[p] < 0) {
+		prev[p] = *s
+		if r := &stages[p]; !settled && !moved && (!sameStage(r, s) || hopScale[p] < 0) {
 			// (An equal stage moves by nothing at a scale of 0 or more: two in three
 			// pools are as recorded, and they are passed here without the call.)
-			moved = stageMoved(r, s, latencyTolerance*lc.hopScale[p]) // +Inf for a pool no answered path crosses
+			moved = stageMoved(r, s, latencyTolerance*hopScale[p]) // +Inf for a pool no answered path crosses
 		}
 	}
 	if fresh {
 		return true
 	}
 	if settled {
-		for p := range m.pools {
-			if !sameStage(&lc.stages[p], &lc.prev[p]) {
+		for p := range pools {
+			if !sameStage(&stages[p], &prev[p]) {
 				return true
 			}
 		}
@@ -271,8 +275,8 @@ func (lc *latencyCache) stale(m *model, st *runState, answered float64) bool {
 		if answered != lc.answeredAt {
 			return true
 		}
-		for i, t := range lc.prevTerm {
-			if t != lc.termAt[i] {
+		for i, t := range prevTerm {
+			if t != termAt[i] {
 				return true
 			}
 		}
@@ -320,9 +324,12 @@ func (m *model) latencies(st *runState, answered float64) {
 		return
 	}
 	lc.valid = true
-	for p := range m.pools {
-		lc.stages[p] = m.pools[p].stage
-		lc.hopScale[p] = math.Inf(1)
+	// Per pool and per node, resliced to the pools' and the nodes' length: an index that
+	// passed one bounds check needs no other.
+	pools, stages, hopScale := m.pools, lc.stages[:len(m.pools)], lc.hopScale[:len(m.pools)]
+	for p := range pools {
+		stages[p] = pools[p].stage
+		hopScale[p] = math.Inf(1)
 	}
 	copy(lc.extra, st.extraSec)
 	lc.extraAtLeast0 = true
@@ -336,29 +343,31 @@ func (m *model) latencies(st *runState, answered float64) {
 	// distributions: each distinct one is computed once.
 	pg := &lc.groups
 	pg.reset()
+	nodes := m.nodes
+	classOf, stage, subMin := pg.classOf[:len(nodes)], pg.stage[:len(nodes)], pg.subMin[:len(nodes)]
 	for _, i := range pg.need {
-		nd := &m.nodes[i]
+		nd := &nodes[i]
 		parent := 0
 		if nd.parent >= 0 {
-			parent = pg.classOf[nd.parent]
+			parent = classOf[nd.parent]
 		}
-		pg.subMin[i] = math.Inf(1)
-		s := &pg.stage[i]
+		subMin[i] = math.Inf(1)
+		s := &stage[i]
 		*s = m.stageOf(i, st)
 		if sameStage(s, &Stage{}) && !pg.classes[parent].unique {
-			pg.classOf[i] = parent // no hop here: the parent's path
+			classOf[i] = parent // no hop here: the parent's path
 		} else {
-			pg.classOf[i] = pg.intern(parent, s)
+			classOf[i] = pg.intern(parent, s)
 		}
 	}
 	clear(lc.late)
 	for _, i := range m.answering { // no other node answers
-		nd := &m.nodes[i]
+		nd := &nodes[i]
 		if nd.background || nd.terminal <= 0 {
 			continue
 		}
-		pg.subMin[i] = nd.pathMean
-		k := &pg.classes[pg.classOf[i]]
+		subMin[i] = nd.pathMean
+		k := &pg.classes[classOf[i]]
 		if k.group < 0 {
 			k.group = len(pg.list)
 			pg.list = append(pg.list, pathGroup{first: i, weight: nd.terminal})
@@ -371,22 +380,22 @@ func (m *model) latencies(st *runState, answered float64) {
 	// subtrees of its nodes, gathered children first (min is exact in any order).
 	for k := len(pg.need) - 1; k >= 0; k-- {
 		i := pg.need[k]
-		nd := &m.nodes[i]
-		least := pg.subMin[i]
+		nd := &nodes[i]
+		least := subMin[i]
 		if p := nd.pool; p >= 0 {
-			lc.hopScale[p] = min(lc.hopScale[p], least)
+			hopScale[p] = min(hopScale[p], least)
 		}
 		if nd.parent >= 0 {
-			pg.subMin[nd.parent] = min(pg.subMin[nd.parent], least)
+			subMin[nd.parent] = min(subMin[nd.parent], least)
 		}
 	}
 	st.mix.Reset()
 	for g := range pg.list {
 		grp := &pg.list[g]
 		st.mix.BeginPath(grp.weight)
-		nd := &m.nodes[grp.first]
+		nd := &nodes[grp.first]
 		for _, pn := range m.paths[nd.pathStart : nd.pathStart+nd.pathLen] {
-			if s := &pg.stage[pn]; !sameStage(s, &Stage{}) {
+			if s := &stage[pn]; !sameStage(s, &Stage{}) {
 				st.mix.AddStage(*s)
 			}
 		}

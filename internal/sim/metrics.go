@@ -47,16 +47,20 @@ func saturated(util, rejected, in float64) bool {
 func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 	dt := m.dt
 	detail := m.detailed(t)
+	// In locals, resliced to one length: the loop's stores cannot move them, and an index
+	// into one needs no bounds check in another.
+	comps, pools := m.comps, m.pools
+	records, compTot := tick.Components[:len(comps)], st.compTot[:len(comps)]
 	atOnce := st.atOnceSent
-	for i := range m.comps {
-		c := &m.comps[i]
+	for i := range comps {
+		c := &comps[i]
 		// Built apart and stored whole: the records are fresh memory, written once.
 		var rec ComponentTick
 		ct := &rec
 		var in, out, rej, errs, backlog, buffer, handled, late float64
 		failed := false
 		for _, p := range c.pools {
-			pl := &m.pools[p]
+			pl := &pools[p]
 			late += pl.ghostProcessed
 			in += pl.in
 			out += pl.processed
@@ -69,7 +73,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			errs += pl.nodeFailed
 		}
 		if len(c.pools) > 0 {
-			handled = m.pools[c.pools[0]].processed
+			handled = pools[c.pools[0]].processed
 		}
 		// Retries sent at once and refused at once (atonce.go): the balancers and gateways
 		// they pass forward them, the pool that refused them refuses them again.
@@ -108,7 +112,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 		case KindDatabase:
 			for _, r := range st.replayOf[i] {
 				nd := &m.nodes[r]
-				if cp := m.pools[nd.pool].capRate; cp > 0 {
+				if cp := pools[nd.pool].capRate; cp > 0 {
 					ct.LagMs = max(ct.LagMs, nd.backlog/cp*1000)
 				}
 			}
@@ -119,14 +123,14 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.Replicas = c.scaler.replicas
 		case KindServerless:
 			ct.ColdStartShare = c.fn.coldShare
-			pl := &m.pools[c.pools[0]]
+			pl := &pools[c.pools[0]]
 			busy := handledRPS * (pl.serviceSec + pl.holdSec) // concurrent executions, by Little's law
 			cost += busy * c.memoryGB * 3600 * it.PricePerGBSecond
 		case KindQueue:
 			// A queue's backlog is its depth; its utilisation is that of its consumers.
-			consumers := &m.pools[c.pools[1]]
+			consumers := &pools[c.pools[1]]
 			ct.Utilization = consumers.util
-			st.compTot[i].enqueued, st.compTot[i].drainable = consumers.in, consumers.capRate*dt
+			compTot[i].enqueued, compTot[i].drainable = consumers.in, consumers.capRate*dt
 			buffer = c.queueBuffer
 			ct.QueueFill = atMost(backlog/buffer, 1)
 			cost += c.queueWorkers * it.PricePerWorkerHour
@@ -147,8 +151,8 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			ct.Status = StatusOK
 		}
 		tick.CostPerHour += ct.CostPerHour
-		tick.Components[i] = rec
-		ctot := &st.compTot[i]
+		records[i] = rec
+		ctot := &compTot[i]
 		ctot.rejected, ctot.errors, ctot.late, ctot.backlog = rej, errs, late, backlog
 	}
 }
@@ -172,10 +176,13 @@ func (m *model) accumulate(t int, tick *Tick, st *runState, repeated bool) {
 	if tot.hist {
 		st.hist.add(tot.served, tot.histQ, m.timeoutSec)
 	}
-	for i := range m.comps {
-		ct := &tick.Components[i]
-		ctot := &st.compTot[i]
-		a := &st.acc.comps[i]
+	// One record, total and sum per component, resliced to one length: no bounds checks.
+	comps := tick.Components[:len(m.comps)]
+	compTot, acc := st.compTot[:len(comps)], st.acc.comps[:len(comps)]
+	for i := range comps {
+		ct := &comps[i]
+		ctot := &compTot[i]
+		a := &acc[i]
 		if steadyTick {
 			// Only a queue's are ever set (recordComponents): another's stay 0, as they were.
 			a.enqueued += ctot.enqueued

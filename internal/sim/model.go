@@ -43,6 +43,7 @@ type node struct {
 	write      bool // a write at a database node (replicas replay it)
 	replay     bool // a replica's replication stream (background root)
 	consumer   bool // a queue's consumers (background root)
+	roundRobin bool // a round-robin balancer's node: roundRobinWays counts its backends
 	source     int  // replay: the primary pool whose writes it replays
 	rrWays     int  // fed by a round-robin balancer splitting over this many backends; 0 if not
 	children   []int

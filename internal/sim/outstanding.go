@@ -37,18 +37,19 @@ func (m *model) outstandingShares(n int, st *runState) {
 	// shared after its live work) or by another node of its group, was set from the same
 	// reads: the balancer's pool, resolved before its nodes are finished, and the backends'
 	// pools and links, which nothing in a pool's resolution changes.
-	out := m.levelOut[f]
+	// out has a share per child: resliced to their number, it needs no bounds check.
+	nodes, out := m.nodes, m.levelOut[f][:len(nd.children)]
 	if m.levelAt[f] != m.resolving {
 		m.levelOutstanding(nd, st)
 		for i, ch := range nd.children {
-			c := &m.nodes[ch]
+			c := &nodes[ch]
 			out[i] = levelShare{share: c.share, leveled: c.leveled, places: c.levelPlaces}
 		}
 		m.levelAt[f] = m.resolving
 		return
 	}
 	for i, ch := range nd.children {
-		c, o := &m.nodes[ch], &out[i]
+		c, o := &nodes[ch], &out[i]
 		c.share, c.leveled, c.levelPlaces = o.share, o.leveled, o.places
 	}
 }
@@ -71,8 +72,9 @@ func (m *model) levelOutstanding(nd *node, st *runState) {
 	// nothing here changes what backendCapacity reads, so each is the value it would give.
 	var caps backendCaps
 	inv := 0.0
+	nodes := m.nodes // in a local: the stores through c cannot move it, so it is loaded once
 	for i, ch := range nd.children {
-		c := &m.nodes[ch]
+		c := &nodes[ch]
 		if c.pool < 0 {
 			m.evenShares(nd)
 			return
@@ -107,7 +109,7 @@ func (m *model) levelOutstanding(nd *node, st *runState) {
 	for range nd.children {
 		full, rest := 0.0, 0.0
 		for i, ch := range nd.children {
-			c := &m.nodes[ch]
+			c := &nodes[ch]
 			if math.IsInf(c.share, 1) {
 				continue
 			}
@@ -127,7 +129,7 @@ func (m *model) levelOutstanding(nd *node, st *runState) {
 		level = next
 	}
 	for i, ch := range nd.children {
-		c := &m.nodes[ch]
+		c := &nodes[ch]
 		if math.IsInf(c.share, 1) {
 			continue
 		}

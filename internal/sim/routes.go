@@ -136,6 +136,7 @@ func (m *model) route(class Class, comp, parent, edge int, onPath []bool, bg boo
 		nd.role = roleForward
 		if c.kind == KindLoadBalancer {
 			nd.split = balancerSplit(c.p.s("algorithm"))
+			nd.roundRobin = nd.split == splitEven
 		}
 		n := m.newNode(nd)
 		forwardTo(n, callees(isForwarder))
@@ -337,12 +338,13 @@ func (m *model) sourcePool(n int) int {
 // this tick (those with a share, dead ones included when nothing checks health); 0 for any
 // other node.
 func (m *model) roundRobinWays(nd *node) int {
-	if nd.split != splitEven || m.comps[nd.comp].kind != KindLoadBalancer {
+	if !nd.roundRobin { // set when the route was built: no component or kind to read here
 		return 0
 	}
 	ways := 0
+	nodes := m.nodes
 	for _, ch := range nd.children {
-		if m.nodes[ch].share > 0 {
+		if nodes[ch].share > 0 {
 			ways++
 		}
 	}
