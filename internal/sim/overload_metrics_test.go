@@ -217,6 +217,15 @@ func storedShare(id string) func(overloadSeries) (float64, bool) {
 	}
 }
 
+// retriesPerFresh is the retries sent per fresh request over the second half of the run.
+func retriesPerFresh(s overloadSeries) (float64, bool) {
+	var offered, fresh float64
+	for k := len(s.fresh) / 2; k < len(s.fresh); k++ {
+		offered, fresh = offered+s.offered[k], fresh+s.fresh[k]
+	}
+	return (offered - fresh) / math.Max(fresh, 1e-9), fresh > 0
+}
+
 // servedShare is what was answered within the timeout over the second half of the run, as
 // a share of the fresh requests: the throughput a design passes.
 func servedShare(s overloadSeries) (float64, bool) {

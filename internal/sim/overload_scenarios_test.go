@@ -287,6 +287,31 @@ func rateLimitStep(mult float64) func() (Design, Config) {
 	}
 }
 
+// rateLimitRetriedAtOnce is a gateway limiting to 100 rps in front of an app that serves far
+// more, offered mult × 100 static requests a second by clients who retry twice with no
+// backoff: a request refused for want of a token retries the instant it is refused, finds
+// the bucket as empty, and fails all three attempts (atonce.go).
+func rateLimitRetriedAtOnce(mult float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		d := `{"components":[
+		 {"id":"gw","type":"api_gateway","params":{"rate_limit_rps":100}},
+		 {"id":"app","type":"app_service","params":{"replicas":4}}],
+		 "edges":[{"from":"gw","to":"app"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 20, Mix: Mix{Static: 1}, Client: Client{TimeoutMs: 1000, MaxRetries: 2},
+			Traffic: Traffic{Kind: "constant", RPS: mult * 100}}
+		return des, cfg
+	}
+}
+
+// rateLimitRetriedAtOnceMetrics are the rows of rateLimitRetriedAtOnce: the retries its
+// refusals bring, and the failed share of the attempts.
+var rateLimitRetriedAtOnceMetrics = []overloadMetric{
+	{name: "retries per fresh request, 10–20 s", tol: tolAmplification, measure: retriesPerFresh},
+	{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20)},
+}
+
 // roundRobinNoRoom is a balancer dealing static requests in turn to three app servers of
 // 6 workers at 15 ms with no waiting room (1,200 rps in all), as three components or as one
 // app of three replicas; nobody retries.
@@ -427,6 +452,8 @@ var overloadScenarios = []overloadScenario{
 	{name: "breaker over a slow call at 80% load", build: breakerOverSlowCall(0.8), metrics: breakerMetrics},
 	{name: "rate limit, traffic stepped to 1.5× it", build: rateLimitStep(1.5), metrics: rateLimitMetrics},
 	{name: "rate limit, traffic stepped to 3× it", build: rateLimitStep(3), metrics: rateLimitMetrics},
+	{name: "rate limit, retried at once, 2× it", build: rateLimitRetriedAtOnce(2), metrics: rateLimitRetriedAtOnceMetrics},
+	{name: "rate limit, retried at once, 3× it", build: rateLimitRetriedAtOnce(3), metrics: rateLimitRetriedAtOnceMetrics},
 	{name: "round-robin, no room, three components at 90% load", build: roundRobinNoRoom(0.9, false), metrics: noRoomMetrics},
 	{name: "round-robin, no room, three components at 110% load", build: roundRobinNoRoom(1.1, false), metrics: noRoomMetrics},
 	{name: "round-robin, no room, three replicas at 90% load", build: roundRobinNoRoom(0.9, true), metrics: noRoomMetrics},
