@@ -172,6 +172,8 @@ test('a design built on the canvas shows its prices and cost before it runs, the
 
   // The clients' behaviour is on the level page before any run.
   assert.match(await page.locator('#client').innerText(), /give up on a request after 1,000 ms and retry a failed or timed-out request up to 1 time, immediately \(no backoff\), with no retry budget/);
+  // Sent at once, a retry meets what refused it: the level says so.
+  assert.match(await page.locator('#client').innerText(), /A retry sent at once to a component that has just refused it, with no other way in .* is refused again\./);
 
   // Every instance type shows its price and what it buys.
   const palette = await page.locator('.palette').innerText();

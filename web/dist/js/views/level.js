@@ -71,7 +71,10 @@ export async function levelView(main, slug, opts = {}) {
   const clientBox = h('div', { class: 'client-box', id: 'client' },
     h('h3', {}, 'The clients'),
     h('p', {}, clientWords(cl)),
-    h('p', { class: 'help' }, 'So the load your design sees can exceed the traffic below: each failed or late request may come back as a retry.'));
+    h('p', { class: 'help' }, 'So the load your design sees can exceed the traffic below: each failed or late request may come back as a retry.'
+      + (cl.max_retries > 0 && !(cl.backoff_ms > 0)
+        ? ' A retry sent at once to a component that has just refused it, with no other way in (a throttled function, an empty rate limit, a full waiting room), is refused again.'
+        : '')));
   const trafficBox = h('div', { class: 'chart-box' });
   const warmupSec = 0.2 * def.run.duration_sec;
   // An event's hidden chaos strikes only the final runs, after the end: the level as
