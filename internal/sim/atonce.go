@@ -88,18 +88,18 @@ func (st *runState) attemptsLeft(class Class) float64 {
 	return left
 }
 
-// sendRetriesAtOnce adds the retries refused at once (st.lostAtOnce, scaled by the retry
-// budget's share) to the components they pass and to the one that refuses them, and
-// returns how many there were.
-func (m *model) sendRetriesAtOnce(st *runState, scale float64) float64 {
+// sendRetriesAtOnce adds the retries refused at once, left[type] for each attempt refused
+// (attemptsLeft) scaled by the retry budget's share, to the components they pass and to the
+// one that refuses them, and returns how many there were.
+func (m *model) sendRetriesAtOnce(st *runState, left *[numClasses]float64, scale float64) float64 {
 	total := 0.0
 	for _, i := range m.refusedAgain {
 		nd := &m.nodes[i]
 		refused := nd.rejected + nd.pushback
-		if refused <= 0 || st.lostAtOnce[nd.class] <= 0 || !m.refusesAgain(nd) {
+		if refused <= 0 || left[nd.class] == 0 || !m.refusesAgain(nd) {
 			continue
 		}
-		retries := refused * st.attemptsLeft(nd.class) * scale
+		retries := refused * left[nd.class] * scale
 		nd.refusedAtOnce = retries
 		st.atOnceSent = true
 		total += retries

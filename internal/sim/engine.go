@@ -1275,6 +1275,7 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) floa
 		return 0
 	}
 	wantLater, wantAtOnce, dropped := 0.0, 0.0, 0.0
+	var left [numClasses]float64 // per type whose losses are retried at once: retries left an attempt
 	for class, lost := range st.lostByType {
 		if lost == 0 {
 			continue
@@ -1286,7 +1287,8 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) floa
 		}
 		dropped += later*st.genShare[retrySlot(maxR, Class(class))] + atOnce
 		if atOnce > 0 {
-			wantAtOnce += atOnce * st.attemptsLeft(Class(class))
+			left[class] = st.attemptsLeft(Class(class))
+			wantAtOnce += atOnce * left[class]
 		}
 	}
 	scale := 1.0
@@ -1315,7 +1317,7 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) floa
 	if wantAtOnce == 0 {
 		return 0
 	}
-	return m.sendRetriesAtOnce(st, scale)
+	return m.sendRetriesAtOnce(st, &left, scale)
 }
 
 // computeDemand propagates the tick's attempts along the routes as if no tier refused or
