@@ -253,23 +253,30 @@
 // forward to one backend), and the pool has one room (a throttled function, a gateway's
 // empty bucket or open breaker, a single waiting room, a balancer at capacity), the retry
 // finds it as full and is refused too, and so is every retry after it: the request makes all
-// its attempts and fails for good within the tick (atonce.go). Other failures' retries with
-// no backoff come in the next tick, though a client sends them at once (BENCHMARKS.md, "A
-// refused attempt retried at once"); a half-open breaker's refusals are among them, since
-// it lets a share of the retries through as probes; retries are load, so a slow tier can become a retry storm, and since a queue's
-// cohorts time out together, a storm comes in bursts of more than 1 + max_retries attempts per
-// fresh request. A client retries the request it sent: a tick's losses are counted by request
-// type, and each type's come back as that type, by generation in the shares its attempts
-// arrived in, so a full queue's refused enqueues come back as enqueues, refused again, and
-// not as reads that would succeed. (Which retry an expiring attempt was is read from the
-// generation mix of its type in the tick it expires in, not tracked per cohort; a ring keeps
-// at most 256 ticks of cohorts, beyond which a longer timeout expires the older work all at
-// once. Retries are counted in 2⁻²⁰ths of a request, so that a retry loop standing still
-// comes back bit for bit and its ticks are repeated.) Held by
-// TestAttemptsTimeOutAtTheirDeadlineWhileTheWorkStaysQueued,
+// its attempts and fails for good within the tick (atonce.go). An attempt that fails the
+// instant it arrives whatever the load (at a crashed component, across a cut link) is
+// retried within its tick too, dealt like any attempt of its type, so behind a balancer
+// still dealing to a crashed backend the retry may be served by another in that same tick:
+// with a share f of its type meeting the failure, an attempt with r retries left makes
+// 1 + f + … + f^r attempts in the tick, and the tick is solved with them (failedatonce.go).
+// Other failures' retries with no backoff come in the next tick, though a client sends them
+// at once (BENCHMARKS.md, "A full room's refusals retried at once"): whether a refusal or a
+// timeout meets the retry too depends on how long the failure's spell lasts, which the
+// tick's state does not say. A half-open breaker's refusals are among them, since it lets a
+// share of the retries through as probes. Retries are load, so a slow tier can become a
+// retry storm, and since a queue's cohorts time out together, a storm comes in bursts of
+// more than 1 + max_retries attempts per fresh request. A client retries the request it
+// sent: a tick's losses are counted by request type, and each type's come back as that
+// type, by generation in the shares its attempts arrived in, so a full queue's refused
+// enqueues come back as enqueues, refused again, and not as reads that would succeed.
+// (Which retry an expiring attempt was is read from the generation mix of its type in the
+// tick it expires in, not tracked per cohort; a ring keeps at most 256 ticks of cohorts,
+// beyond which a longer timeout expires the older work all at once. Retries are counted in
+// 2⁻²⁰ths of a request, so that a retry loop standing still comes back bit for bit and its
+// ticks are repeated.) Held by TestAttemptsTimeOutAtTheirDeadlineWhileTheWorkStaysQueued,
 // TestRetriesLeaveAtTheDeadlinePlusBackoff, TestRetryStormBurstsAboveOnePlusMaxRetries,
 // TestRetriesKeepTheirRequestType, TestRetriesSentAtOnceAreRefusedAtOnce,
-// TestRefusedAgainOnlyWhereTheRouteLeadsBack.
+// TestRefusedAgainOnlyWhereTheRouteLeadsBack, TestRetriesOfAttemptsFailedAtOnceComeInTheirTick.
 //
 // Conservation holds per tick and over the run (TestConservation): attempts offered = served +
 // rejected + failed + timed out + change in attempts queued (live work in queues and on

@@ -49,6 +49,14 @@ type runState struct {
 	lostAtOnce              [numClasses]float64
 	atOnceIn, atOnceRefused []float64
 	atOnceSent              bool
+	// lostInTick is the part of lostByType that failed at once at a crashed component or a
+	// cut link, retriedInTick how many of those were retried within the tick
+	// (failedatonce.go); beganGen, inTickGen and genShareBegan are its scratch, by retrySlot.
+	lostInTick, retriedInTick          [numClasses]float64
+	beganGen, inTickGen, genShareBegan []float64
+	// failedShare is, by type, the share of the last tick's attempts that failed at once:
+	// the first guess at this tick's.
+	failedShare [numClasses]float64
 
 	tot         tickTotals // the last computed tick's amounts, folded into acc (state.go)
 	compTot     []compTotals
@@ -124,14 +132,17 @@ func (m *model) newRunState() *runState {
 		}
 	}
 	st := &runState{
-		retryDelay:  make([]int, cl.MaxRetries+1),
-		retries:     make([][]float64, maxDelay+1),
-		genShare:    make([]float64, (cl.MaxRetries+1)*requestTypes),
-		retryAmount: make([]float64, (cl.MaxRetries+1)*requestTypes),
-		compTot:     make([]compTotals, len(m.comps)),
-		partitioned: make([]bool, len(m.edgeTo)),
-		extraSec:    make([]float64, len(m.edgeTo)),
-		spikeMult:   1,
+		retryDelay:    make([]int, cl.MaxRetries+1),
+		retries:       make([][]float64, maxDelay+1),
+		genShare:      make([]float64, (cl.MaxRetries+1)*requestTypes),
+		retryAmount:   make([]float64, (cl.MaxRetries+1)*requestTypes),
+		beganGen:      make([]float64, (cl.MaxRetries+1)*requestTypes),
+		inTickGen:     make([]float64, (cl.MaxRetries+1)*requestTypes),
+		genShareBegan: make([]float64, (cl.MaxRetries+1)*requestTypes),
+		compTot:       make([]compTotals, len(m.comps)),
+		partitioned:   make([]bool, len(m.edgeTo)),
+		extraSec:      make([]float64, len(m.edgeTo)),
+		spikeMult:     1,
 	}
 	if m.atOnce {
 		nc := len(m.comps)
@@ -229,6 +240,7 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	}
 	retried := attempts - fresh
 	shares := m.v.cfg.Mix.shares()
+	var typeIn [numClasses]float64
 	for class, roots := range m.roots {
 		typeFresh := fresh * shares[class]
 		typeAttempts := typeFresh
@@ -243,21 +255,17 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 				slot[i] = 0
 			}
 		}
+		typeIn[class] = typeAttempts
 		for _, r := range roots {
 			m.nodes[r].in = typeAttempts / float64(len(roots))
 		}
 	}
 
-	m.resetHoldBrackets()
-	for it := 0; it < maxIterations; it++ {
-		m.resetFlows()
-		for _, p := range m.order {
-			m.resolvePool(p, st)
-		}
-		if m.updateHoldTimes(st) {
-			break
-		}
-	}
+	// Attempts that fail at once, at a crashed component or a cut link, are retried at once
+	// with no backoff: attempts of this tick (failedatonce.go).
+	inTick := m.solveRetryingFailedAtOnce(st, &typeIn, fresh)
+	attempts += inTick
+	retried += inTick
 	// Queues move on; attempts whose deadline passed while they waited time out now.
 	expired := m.settle()
 
@@ -382,6 +390,21 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 	tot.rejected, tot.failed, tot.timedOut, tot.queued = rejected, failed, timedOut, queued
 	m.accumulate(t, tick, st, false)
 	m.endTick(t, tick, check, st)
+}
+
+// solveTick resolves every pool for the tick's arrivals at the entry points, in passes
+// until the hold times agree (holdtime.go).
+func (m *model) solveTick(st *runState) {
+	m.resetHoldBrackets()
+	for it := 0; it < maxIterations; it++ {
+		m.resetFlows()
+		for _, p := range m.order {
+			m.resolvePool(p, st)
+		}
+		if m.updateHoldTimes(st) {
+			break
+		}
+	}
 }
 
 // maxIterations bounds the passes that solve a tick's hold times (holdtime.go).
@@ -1281,26 +1304,35 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) floa
 			continue
 		}
 		atOnce := st.lostAtOnce[class]
-		later := lost - atOnce
+		later := nonNegative(lost - atOnce - st.lostInTick[class])
 		for g := range maxR {
 			wantLater += later * st.genShare[retrySlot(g, Class(class))]
 		}
 		dropped += later*st.genShare[retrySlot(maxR, Class(class))] + atOnce
+		dropped += nonNegative(st.lostInTick[class] - st.retriedInTick[class])
 		if atOnce > 0 {
 			left[class] = st.attemptsLeft(Class(class))
 			wantAtOnce += atOnce * left[class]
 		}
 	}
 	scale := 1.0
-	if want, budget := wantLater+wantAtOnce, m.v.cfg.Client.RetryBudget; budget > 0 && want > budget*fresh {
-		scale = budget * fresh / want
+	if want, budget := wantLater+wantAtOnce, m.v.cfg.Client.RetryBudget; budget > 0 {
+		// The retries already sent within the tick (failedatonce.go) came first.
+		allowed := budget * fresh
+		for _, sent := range st.retriedInTick {
+			allowed -= sent
+		}
+		allowed = nonNegative(allowed)
+		if want > allowed {
+			scale = allowed / want
+		}
 	}
 	st.tot.dropped = dropped + wantLater*(1-scale)
 	clear(st.retryAmount)
 	for g := 1; g <= maxR; g++ {
 		due := st.retries[(t+st.retryDelay[g])%len(st.retries)]
 		for class, lost := range st.lostByType {
-			later := lost - st.lostAtOnce[class]
+			later := nonNegative(lost - st.lostAtOnce[class] - st.lostInTick[class])
 			if later == 0 {
 				continue
 			}

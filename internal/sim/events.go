@@ -18,6 +18,7 @@ type eventTracker struct {
 	// interval of any balancer (probeSec): only then may health checks keep one out.
 	outages  bool
 	cut      bool // some link is cut this tick (runState.partitioned)
+	down     bool // some component has failed this tick (pool.failed)
 	probeSec float64
 	ids      []string
 }
@@ -98,7 +99,7 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 		cp.failStart = math.Inf(1)
 		cp.failEnd = math.Inf(-1)
 	}
-	et.cut = false
+	et.cut, et.down = false, false
 	for e := range partitioned {
 		partitioned[e] = false
 		extraSec[e] = 0
@@ -124,6 +125,7 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 		}
 		switch e.Kind {
 		case ChaosNodeFailure:
+			et.down = true
 			m.comps[et.comp[i]].failed = true
 			m.comps[et.comp[i]].failStart = min(m.comps[et.comp[i]].failStart, e.AtSec)
 			m.comps[et.comp[i]].failEnd = max(m.comps[et.comp[i]].failEnd, end)

@@ -226,6 +226,19 @@ func retriesPerFresh(s overloadSeries) (float64, bool) {
 	return (offered - fresh) / math.Max(fresh, 1e-9), fresh > 0
 }
 
+// retriesPerFreshIn is the retries sent per fresh request over [t0, t1).
+func retriesPerFreshIn(t0, t1 float64) func(overloadSeries) (float64, bool) {
+	return func(s overloadSeries) (float64, bool) {
+		var offered, fresh float64
+		for k := range s.fresh {
+			if t := float64(k) * s.dt; t >= t0-1e-9 && t < t1-1e-9 {
+				offered, fresh = offered+s.offered[k], fresh+s.fresh[k]
+			}
+		}
+		return (offered - fresh) / math.Max(fresh, 1e-9), fresh > 0
+	}
+}
+
 // servedShare is what was answered within the timeout over the second half of the run, as
 // a share of the fresh requests: the throughput a design passes.
 func servedShare(s overloadSeries) (float64, bool) {

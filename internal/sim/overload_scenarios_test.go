@@ -312,6 +312,34 @@ var rateLimitRetriedAtOnceMetrics = []overloadMetric{
 	{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20)},
 }
 
+// crashedBackendRetriedAtOnce is a balancer dealing static requests in turn to two apps of
+// four replicas, with no health checks, so that a crashed app keeps its share; clients
+// retry twice with no backoff. App a crashes from 10 s to 20 s: an attempt dealt to it
+// fails the instant it gets there, and its retry, sent that instant, is dealt again
+// (failedatonce.go).
+func crashedBackendRetriedAtOnce(rps float64) func() (Design, Config) {
+	return func() (Design, Config) {
+		app := `"type":"app_service","params":{"replicas":8}`
+		d := `{"components":[{"id":"lb","type":"load_balancer","params":{"health_checks":false}},{"id":"a",` + app + `},{"id":"b",` + app + `}],
+		 "edges":[{"from":"lb","to":"a"},{"from":"lb","to":"b"}]}`
+		var des Design
+		mustJSON(d, &des)
+		cfg := Config{TickMs: 100, DurationSec: 30, Traffic: Traffic{Kind: "constant", RPS: rps}, Mix: Mix{Static: 1},
+			Client: Client{TimeoutMs: 1000, MaxRetries: 2},
+			Chaos:  []ChaosEvent{{ID: "a-down", Kind: ChaosNodeFailure, AtSec: 10, DurationSec: 10, Target: "a"}}}
+		return des, cfg
+	}
+}
+
+// crashedBackendMetrics are the rows of crashedBackendRetriedAtOnce: the retries in the
+// failure's first tick (none yet if they waited for the next) and in the first half second
+// after the repair (some if they did), and the failed share while it lasts.
+var crashedBackendMetrics = []overloadMetric{
+	{name: "retries per fresh request, 10–10.1 s", tol: tolAmplification, measure: retriesPerFreshIn(10, 10.1)},
+	{name: "retries per fresh request, 20–20.5 s", tol: tolRate, measure: retriesPerFreshIn(20, 20.5)},
+	{name: "failed share 10–20 s", tol: tolRate, measure: failShare(10, 20)},
+}
+
 // roundRobinNoRoom is a balancer dealing static requests in turn to three app servers of
 // 6 workers at 15 ms with no waiting room (1,200 rps in all), as three components or as one
 // app of three replicas; nobody retries.
@@ -454,6 +482,8 @@ var overloadScenarios = []overloadScenario{
 	{name: "rate limit, traffic stepped to 3× it", build: rateLimitStep(3), metrics: rateLimitMetrics},
 	{name: "rate limit, retried at once, 2× it", build: rateLimitRetriedAtOnce(2), metrics: rateLimitRetriedAtOnceMetrics},
 	{name: "rate limit, retried at once, 3× it", build: rateLimitRetriedAtOnce(3), metrics: rateLimitRetriedAtOnceMetrics},
+	{name: "a crashed backend kept in, retried at once, 300 rps", build: crashedBackendRetriedAtOnce(300), metrics: crashedBackendMetrics},
+	{name: "a crashed backend kept in, retried at once, 1,500 rps", build: crashedBackendRetriedAtOnce(1500), metrics: crashedBackendMetrics},
 	{name: "round-robin, no room, three components at 90% load", build: roundRobinNoRoom(0.9, false), metrics: noRoomMetrics},
 	{name: "round-robin, no room, three components at 110% load", build: roundRobinNoRoom(1.1, false), metrics: noRoomMetrics},
 	{name: "round-robin, no room, three replicas at 90% load", build: roundRobinNoRoom(0.9, true), metrics: noRoomMetrics},

@@ -486,6 +486,7 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 		buf = appendRaw(buf, st.retries[(t+k)%len(st.retries)])
 	}
 	buf = appendRaw(buf, st.genShare)
+	buf = appendValue(buf, &st.failedShare)
 	buf = appendRaw(buf, st.partitioned)
 	buf = appendRaw(buf, st.extraSec)
 	buf = appendRaw(buf, st.cutSince)
@@ -551,7 +552,7 @@ func (m *model) carriedLen(st *runState) int {
 	for _, slot := range st.retries {
 		n += rawLen(slot)
 	}
-	n += rawLen(st.genShare) + rawLen(st.partitioned) + rawLen(st.extraSec) + rawLen(st.cutSince) +
+	n += rawLen(st.genShare) + int(unsafe.Sizeof(st.failedShare)) + rawLen(st.partitioned) + rawLen(st.extraSec) + rawLen(st.cutSince) +
 		rawLen(st.cutStart) + int(unsafe.Sizeof(st.spikeMult)) + rawLen(st.events.active)
 	lc, cl := &st.lat, &st.lat.comps
 	n += int(unsafe.Sizeof([8]float64{})) + rawLen(lc.extra) + rawLen(lc.hopScale) + rawLen(lc.termAt) +

@@ -20,8 +20,9 @@ func TestCarriedStateClassified(t *testing.T) {
 		"gateState.window": true, "fnState.maxNeed": true, "fnState.starting": true,
 		"runState.retries": true, "runState.genShare": true, "runState.partitioned": true, "runState.extraSec": true,
 		"runState.cutSince": true, "runState.cutStart": true, "runState.spikeMult": true, "runState.lat": true,
-		"runState.events":    true, // its active set; the rest is the schedule
-		"latencyCache.valid": true, "latencyCache.stages": true, "latencyCache.extra": true, "latencyCache.hopScale": true,
+		"runState.failedShare": true,
+		"runState.events":      true, // its active set; the rest is the schedule
+		"latencyCache.valid":   true, "latencyCache.stages": true, "latencyCache.extra": true, "latencyCache.hopScale": true,
 		"latencyCache.termAt": true, "latencyCache.prev": true, "latencyCache.prevExtra": true, "latencyCache.prevTerm": true,
 		"latencyCache.answeredAt": true, "latencyCache.prevAnswered": true, "latencyCache.late": true,
 		"latencyCache.lateAll": true, "latencyCache.quantiles": true, "latencyCache.meanAt": true, "latencyCache.comps": true,
@@ -38,6 +39,8 @@ func TestCarriedStateClassified(t *testing.T) {
 		"runState.hist": true, "runState.acc": true, "runState.tot": true, "runState.compTot": true,
 		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true, "runState.lostByType": true,
 		"runState.lostAtOnce": true, "runState.atOnceIn": true, "runState.atOnceRefused": true, "runState.atOnceSent": true,
+		"runState.lostInTick": true, "runState.retriedInTick": true, "runState.beganGen": true, "runState.inTickGen": true,
+		"runState.genShareBegan":     true,
 		"latencyCache.groups":        true,
 		"latencyCache.extraAtLeast0": true,                          // a function of latencyCache.extra
 		"gateState.partial":          true,                          // the window's sums: a function of gateState.window
