@@ -428,6 +428,28 @@ test('a level with chaos: instance types priced, each event against its allowanc
   await snap('chaos-run');
 });
 
+test('where a backend crashes, the clients\' box says where a retry sent at once goes', async () => {
+  await openLevel(page, 'lose-a-node');
+  const client = await page.locator('#client').innerText();
+  assert.match(client, /A retry sent at once after a crashed component failed it is sent on again straight away: a balancer still sending to the crashed component may pass it to a live one\./);
+  await openLevel(page, 'cache-me-if-you-can'); // no crash in this level: nothing said of one
+  assert.doesNotMatch(await page.locator('#client').innerText(), /crashed component/);
+  await openLevel(page, 'lose-a-node');
+  await page.locator('#client').scrollIntoViewIfNeeded();
+  await snap('crash-clients');
+  const phone = await context.newPage();
+  watch(phone);
+  try {
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await openLevel(phone, 'lose-a-node');
+    await phone.locator('#client').scrollIntoViewIfNeeded();
+    assert.deepEqual(await screenProblems(phone), []);
+    await snap('phone-crash-clients', phone);
+  } finally {
+    await phone.close();
+  }
+});
+
 test('a structural failure is a condition of its own', async () => {
   await openLevel(page, 'the-queue-remembers');
   const q = await boxAt(page, 'jobs');

@@ -74,6 +74,9 @@ export async function levelView(main, slug, opts = {}) {
     h('p', { class: 'help' }, 'So the load your design sees can exceed the traffic below: each failed or late request may come back as a retry.'
       + (cl.max_retries > 0 && !(cl.backoff_ms > 0)
         ? ' A retry sent at once to a component that has just refused it, with no other way in (a throttled function, an empty rate limit, a full waiting room), is refused again.'
+          + (chaos.some((e) => e.kind === 'node_failure')
+            ? ' A retry sent at once after a crashed component failed it is sent on again straight away: a balancer still sending to the crashed component may pass it to a live one.'
+            : '')
         : '')));
   const trafficBox = h('div', { class: 'chart-box' });
   const warmupSec = 0.2 * def.run.duration_sec;
