@@ -313,7 +313,7 @@ var rateLimitRetriedAtOnceMetrics = []overloadMetric{
 }
 
 // crashedBackendRetriedAtOnce is a balancer dealing static requests in turn to two apps of
-// four replicas, with no health checks, so that a crashed app keeps its share; clients
+// eight replicas, with no health checks, so that a crashed app keeps its share; clients
 // retry twice with no backoff. App a crashes from 10 s to 20 s: an attempt dealt to it
 // fails the instant it gets there, and its retry, sent that instant, is dealt again
 // (failedatonce.go).
