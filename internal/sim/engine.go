@@ -51,9 +51,9 @@ type runState struct {
 	atOnceSent              bool
 	// lostInTick is the part of lostByType that failed at once at a crashed component or a
 	// cut link, retriedInTick how many of those were retried within the tick
-	// (failedatonce.go); beganGen, inTickGen and genShareBegan are its scratch, by retrySlot.
-	lostInTick, retriedInTick          [numClasses]float64
-	beganGen, inTickGen, genShareBegan []float64
+	// (failedatonce.go); inTickGen and genShareBegan are its scratch, by retrySlot.
+	lostInTick, retriedInTick [numClasses]float64
+	inTickGen, genShareBegan  []float64
 	// failedShare is, by type, the share of the last tick's attempts that failed at once:
 	// the first guess at this tick's.
 	failedShare [numClasses]float64
@@ -136,7 +136,6 @@ func (m *model) newRunState() *runState {
 		retries:       make([][]float64, maxDelay+1),
 		genShare:      make([]float64, (cl.MaxRetries+1)*requestTypes),
 		retryAmount:   make([]float64, (cl.MaxRetries+1)*requestTypes),
-		beganGen:      make([]float64, (cl.MaxRetries+1)*requestTypes),
 		inTickGen:     make([]float64, (cl.MaxRetries+1)*requestTypes),
 		genShareBegan: make([]float64, (cl.MaxRetries+1)*requestTypes),
 		compTot:       make([]compTotals, len(m.comps)),
@@ -1298,17 +1297,18 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) floa
 		return 0
 	}
 	wantLater, wantAtOnce, dropped := 0.0, 0.0, 0.0
-	var left [numClasses]float64 // per type whose losses are retried at once: retries left an attempt
+	var left [numClasses]float64  // per type whose losses are retried at once: retries left an attempt
+	var later [numClasses]float64 // per type: the losses retried in a later tick
 	for class, lost := range st.lostByType {
 		if lost == 0 {
 			continue
 		}
 		atOnce := st.lostAtOnce[class]
-		later := nonNegative(lost - atOnce - st.lostInTick[class])
+		later[class] = nonNegative(lost - atOnce - st.lostInTick[class])
 		for g := range maxR {
-			wantLater += later * st.genShare[retrySlot(g, Class(class))]
+			wantLater += later[class] * st.genShare[retrySlot(g, Class(class))]
 		}
-		dropped += later*st.genShare[retrySlot(maxR, Class(class))] + atOnce
+		dropped += later[class]*st.genShare[retrySlot(maxR, Class(class))] + atOnce
 		dropped += nonNegative(st.lostInTick[class] - st.retriedInTick[class])
 		if atOnce > 0 {
 			left[class] = st.attemptsLeft(Class(class))
@@ -1331,8 +1331,7 @@ func (m *model) scheduleRetries(t int, failed, fresh float64, st *runState) floa
 	clear(st.retryAmount)
 	for g := 1; g <= maxR; g++ {
 		due := st.retries[(t+st.retryDelay[g])%len(st.retries)]
-		for class, lost := range st.lostByType {
-			later := nonNegative(lost - st.lostAtOnce[class] - st.lostInTick[class])
+		for class, later := range later {
 			if later == 0 {
 				continue
 			}

@@ -24,7 +24,7 @@ import "math"
 // failedAtOnceShare is, per request type, the share of its attempts that failed at once
 // this tick: sent to a crashed component or across a cut link. typeIn is each type's
 // attempts at its entry points.
-func (m *model) failedAtOnceShare(typeIn *[numClasses]float64) (f [numClasses]float64, any bool) {
+func (m *model) failedAtOnceShare(typeIn *[numClasses]float64) (f [numClasses]float64) {
 	nodes, pools := m.nodes, m.pools
 	for i := range nodes {
 		nd := &nodes[i]
@@ -37,13 +37,12 @@ func (m *model) failedAtOnceShare(typeIn *[numClasses]float64) (f [numClasses]fl
 		}
 		if lost > 0 && typeIn[nd.class] > 0 {
 			f[nd.class] += lost / typeIn[nd.class]
-			any = true
 		}
 	}
 	for c := range f {
 		f[c] = min(f[c], 1)
 	}
-	return f, any
+	return f
 }
 
 // failedAtOnceRounds bounds how often a tick is solved for its retries of attempts that
@@ -68,22 +67,14 @@ func (m *model) solveRetryingFailedAtOnce(st *runState, typeIn *[numClasses]floa
 		m.solveTick(st)
 		return 0
 	}
-	maxR := len(st.retryDelay) - 1
-	began := st.beganGen // the tick's attempts by generation (retrySlot) before any retry of its own
-	copy(st.genShareBegan, st.genShare)
-	for c := range numClasses {
-		for g := range maxR + 1 {
-			i := retrySlot(g, c)
-			began[i] = typeIn[c] * st.genShare[i]
-		}
-	}
-	used := st.failedShare // the share the tick's retries are sent for
+	copy(st.genShareBegan, st.genShare) // the generations as the tick began (sendFailedAtOnce)
+	used := st.failedShare              // the share the tick's retries are sent for
 	var in, found [numClasses]float64
 	total := 0.0
 	for round := 1; ; round++ {
 		total = m.sendFailedAtOnce(st, typeIn, &used, &in, fresh)
 		m.solveTick(st)
-		found, _ = m.failedAtOnceShare(&in)
+		found = m.failedAtOnceShare(&in)
 		settled := true
 		for c := range found {
 			settled = settled && math.Abs(found[c]-used[c]) <= failedAtOnceTolerance
@@ -97,6 +88,7 @@ func (m *model) solveRetryingFailedAtOnce(st *runState, typeIn *[numClasses]floa
 	// What failed at once of the generations with retries left was retried in the tick as far
 	// as the share the retries were sent for; any more waits for the next tick with the
 	// tick's other failures, so that every fresh request is served or given up once.
+	maxR := len(st.retryDelay) - 1
 	for c := range numClasses {
 		top := st.genShare[retrySlot(maxR, c)] * in[c]
 		st.lostInTick[c] = min(used[c]*(in[c]-top)+found[c]*top, found[c]*in[c])
@@ -111,14 +103,15 @@ func (m *model) solveRetryingFailedAtOnce(st *runState, typeIn *[numClasses]floa
 // requests). It returns the retries sent.
 func (m *model) sendFailedAtOnce(st *runState, typeIn, f, in *[numClasses]float64, fresh float64) float64 {
 	maxR := len(st.retryDelay) - 1
-	began, retries := st.beganGen, st.inTickGen
+	// The attempts of generation h that began the tick are typeIn × its share as it began.
+	began, retries := st.genShareBegan, st.inTickGen
 	total := 0.0
 	for c := range numClasses {
 		carry := 0.0
 		for h := range maxR + 1 {
 			i := retrySlot(h, c)
 			retries[i] = carry
-			carry = (began[i] + carry) * f[c]
+			carry = (typeIn[c]*began[i] + carry) * f[c]
 			total += retries[i]
 		}
 	}
@@ -133,7 +126,7 @@ func (m *model) sendFailedAtOnce(st *runState, typeIn, f, in *[numClasses]float6
 		if f[c] == 0 { // its attempts and their shares as the tick began
 			for h := range maxR + 1 {
 				i := retrySlot(h, c)
-				st.genShare[i] = st.genShareBegan[i]
+				st.genShare[i] = began[i]
 			}
 			for _, r := range m.roots[c] {
 				m.nodes[r].in = typeIn[c] / float64(len(m.roots[c]))
@@ -146,7 +139,7 @@ func (m *model) sendFailedAtOnce(st *runState, typeIn, f, in *[numClasses]float6
 		in[c] += st.retriedInTick[c]
 		for h := range maxR + 1 {
 			i := retrySlot(h, c)
-			st.genShare[i] = (began[i] + retries[i]*scale) / in[c]
+			st.genShare[i] = (typeIn[c]*began[i] + retries[i]*scale) / in[c]
 		}
 		for _, r := range m.roots[c] {
 			m.nodes[r].in = in[c] / float64(len(m.roots[c]))

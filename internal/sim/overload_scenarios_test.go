@@ -275,16 +275,21 @@ func breakerOverSlowCall(load float64) func() (Design, Config) {
 // seconds; then the excess is refused, two thirds of 900 a second or a third of 450.
 func rateLimitStep(mult float64) func() (Design, Config) {
 	return func() (Design, Config) {
-		d := `{"components":[
-		 {"id":"gw","type":"api_gateway","params":{"rate_limit_rps":300}},
-		 {"id":"app","type":"app_service","params":{"replicas":4}}],
-		 "edges":[{"from":"gw","to":"app"}]}`
-		var des Design
-		mustJSON(d, &des)
 		cfg := Config{TickMs: 100, DurationSec: 12, Mix: Mix{Static: 1}, Client: Client{TimeoutMs: 1000},
 			Traffic: Traffic{Kind: "step", RPS: 200, Steps: []TrafficStep{{AtSec: 5, RPS: mult * 300}}}}
-		return des, cfg
+		return gatewayOverApp(300), cfg
 	}
+}
+
+// gatewayOverApp is a gateway limiting to rateRPS in front of an app of 4 replicas.
+func gatewayOverApp(rateRPS float64) Design {
+	d := fmt.Sprintf(`{"components":[
+	 {"id":"gw","type":"api_gateway","params":{"rate_limit_rps":%g}},
+	 {"id":"app","type":"app_service","params":{"replicas":4}}],
+	 "edges":[{"from":"gw","to":"app"}]}`, rateRPS)
+	var des Design
+	mustJSON(d, &des)
+	return des
 }
 
 // rateLimitRetriedAtOnce is a gateway limiting to 100 rps in front of an app that serves far
@@ -293,15 +298,9 @@ func rateLimitStep(mult float64) func() (Design, Config) {
 // the bucket as empty, and fails all three attempts (atonce.go).
 func rateLimitRetriedAtOnce(mult float64) func() (Design, Config) {
 	return func() (Design, Config) {
-		d := `{"components":[
-		 {"id":"gw","type":"api_gateway","params":{"rate_limit_rps":100}},
-		 {"id":"app","type":"app_service","params":{"replicas":4}}],
-		 "edges":[{"from":"gw","to":"app"}]}`
-		var des Design
-		mustJSON(d, &des)
 		cfg := Config{TickMs: 100, DurationSec: 20, Mix: Mix{Static: 1}, Client: Client{TimeoutMs: 1000, MaxRetries: 2},
 			Traffic: Traffic{Kind: "constant", RPS: mult * 100}}
-		return des, cfg
+		return gatewayOverApp(100), cfg
 	}
 }
 

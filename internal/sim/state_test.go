@@ -39,7 +39,7 @@ func TestCarriedStateClassified(t *testing.T) {
 		"runState.hist": true, "runState.acc": true, "runState.tot": true, "runState.compTot": true,
 		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true, "runState.lostByType": true,
 		"runState.lostAtOnce": true, "runState.atOnceIn": true, "runState.atOnceRefused": true, "runState.atOnceSent": true,
-		"runState.lostInTick": true, "runState.retriedInTick": true, "runState.beganGen": true, "runState.inTickGen": true,
+		"runState.lostInTick": true, "runState.retriedInTick": true, "runState.inTickGen": true,
 		"runState.genShareBegan":     true,
 		"latencyCache.groups":        true,
 		"latencyCache.extraAtLeast0": true,                          // a function of latencyCache.extra
