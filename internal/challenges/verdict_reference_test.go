@@ -103,9 +103,14 @@ var verdictSeeds = reference.DefaultSeeds[:3]
 // more on each side than a load test sees (BENCHMARKS.md, "The campaign's verdicts under the
 // reference"). Ticket-drop's spikes are answered cold within one tick; storm-at-the-gate's
 // storm saturates the balancer for a second, and the level reads its sixth slowest tick.
+// Lose-a-node's starting design leaves one app at 93–98% busy for 30 s, whose queue wanders
+// for seconds at a time: pooled over three seeds, one seed's excursion sets a tick's p99,
+// and the level's fifth slowest tick reads 154 to 257 ms by which three seeds are pooled,
+// about its 200 ms target; over 24 it reads 157 to 182 ms.
 var verdictSeedsFor = map[string][]uint64{
 	"ticket-drop/solution":       seedRange(24),
 	"storm-at-the-gate/solution": seedRange(24),
+	"lose-a-node/starting":       seedRange(24),
 }
 
 // seedRange is seeds 1 to n.
@@ -128,7 +133,6 @@ const scoreTolerance = 300
 // each with its measured reason (BENCHMARKS.md, "The campaign's verdicts under the
 // reference"). A gap that closes fails the test until it is taken off the list.
 var knownVerdictGaps = map[string]string{
-	"lose-a-node/starting":    "a tier near saturation through a failure: the per-request tick p99 wanders, the level reads its peaks",
 	"scale-sooner/starting":   "the per-second autoscaler: fewer failed attempts at each step",
 	"scale-sooner/hinted":     "the per-second autoscaler: more replicas kept, over the budget",
 	"slow-neighbour/solution": "a full room's refusals retried at once: while the rooms stand full the engine offers 941 attempts/s and fails 0.51 of them, the reference 733 and 0.37 (both serve 461/s)",
