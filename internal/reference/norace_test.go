@@ -1,0 +1,5 @@
+//go:build !race
+
+package reference
+
+const raceEnabled = false
