@@ -103,10 +103,10 @@ var verdictSeeds = reference.DefaultSeeds[:3]
 // more on each side than a load test sees (BENCHMARKS.md, "The campaign's verdicts under the
 // reference"). Ticket-drop's spikes are answered cold within one tick; storm-at-the-gate's
 // storm saturates the balancer for a second, and the level reads its sixth slowest tick.
-// Lose-a-node's starting design leaves one app at 93–98% busy for 30 s, whose queue wanders
+// Lose-a-node's starting design leaves one app about 94% busy for 30 s, whose queue wanders
 // for seconds at a time: pooled over three seeds, one seed's excursion sets a tick's p99,
 // and the level's fifth slowest tick reads 154 to 257 ms by which three seeds are pooled,
-// about its 200 ms target; over 24 it reads 157 to 182 ms.
+// either side of its 200 ms target; over 24 it reads 157 to 182 ms.
 var verdictSeedsFor = map[string][]uint64{
 	"ticket-drop/solution":       seedRange(24),
 	"storm-at-the-gate/solution": seedRange(24),

@@ -57,7 +57,7 @@ func sweepShares(sent, lost float64, retries int) (p, q float64) {
 // request, the attempts refused and the requests given up, as sweepShares reads them.
 func spreadChain(rooms, workers, places int, serviceSec, fresh float64, retries int) (sent, lost float64) {
 	total := rooms * (workers + places)
-	full := func(m, k int) float64 { // the k-th room of a sweep has none, given the rooms before did not
+	full := func(m, k int) float64 { // the k-th room of a sweep has none, given the rooms before had none
 		switch untried := rooms - k; {
 		case untried <= 0:
 			return 1
