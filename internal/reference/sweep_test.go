@@ -70,27 +70,33 @@ func spreadChain(rooms, workers, places int, serviceSec, fresh float64, retries 
 			return math.Pow(1-1/float64(untried), float64(m))
 		}
 	}
+	// through[n][k]: with n requests in the rooms, the chance that a sweep's first k + 1
+	// attempts are all refused.
+	through := make([][]float64, total+1)
+	for n := range through {
+		chances, refused := make([]float64, retries+1), 1.0
+		for k := range chances {
+			refused *= full(total-n, k)
+			chances[k] = refused
+		}
+		through[n] = chances
+	}
 	weight := make([]float64, total+1) // by requests in the rooms, unnormalised
 	weight[0] = 1
 	for n := range total {
-		refused := 1.0
-		for k := range retries + 1 {
-			refused *= full(total-n, k)
-		}
-		weight[n+1] = weight[n] * fresh * (1 - refused) / (float64(min(n+1, rooms*workers)) / serviceSec)
+		admitted := fresh * (1 - through[n][retries])
+		weight[n+1] = weight[n] * admitted / (float64(min(n+1, rooms*workers)) / serviceSec)
 	}
 	sum := 0.0
 	for _, w := range weight {
 		sum += w
 	}
 	for n, w := range weight {
-		refused := w / sum
-		for k := range retries + 1 {
-			refused *= full(total-n, k)
+		for k, refused := range through[n] {
 			if k < retries {
-				sent += refused
+				sent += w / sum * refused
 			} else {
-				lost += refused
+				lost += w / sum * refused
 			}
 		}
 	}
