@@ -284,29 +284,49 @@ func (g *gateState) observeClosed(o gateTick) {
 }
 
 // scalerState is a horizontal autoscaler (seed simulation-design's HPA): it wants
-// ceil(replicas × utilisation ÷ target) replicas, gets more only after the scale-out delay,
-// and gives some back only after utilisation has stayed low for the scale-in delay.
+// ceil(replicas × utilisation ÷ target) replicas on the last second's reading, gets more
+// only after the scale-out delay, and gives some back only after utilisation has stayed low
+// for the scale-in delay.
 type scalerState struct {
-	replicas   int
-	pending    int // replicas ordered, serving from readyAt
-	readyAt    float64
+	replicas int
+	// orders are the replicas ordered and still starting, oldest first: each serves the
+	// scale-out delay after it was made, so a replica ordered while others start does not
+	// join them sooner.
+	orders     []scaleOrder
 	lowSince   float64 // -1 while utilisation is not low
 	lowDesired int     // the most replicas wanted while low
 	// warm: the autoscaler has settled on the run's first traffic. Until then its
 	// decisions take effect at once, as if made before the run: a run starts in the middle
 	// of a day whose traffic has been flowing, so the pool is already scaled for it.
 	warm bool
+	// busy is the workers busy on average in each tick of the last second, a ring from
+	// busyNext, of which busyFilled are measured: what the autoscaler reads.
+	busy                 []float64
+	busyNext, busyFilled int
 
 	// The pool's parameters, read once: the scaler runs every tick.
 	target, outDelay, inDelay, queuePerReplica float64
 	minReplicas, maxReplicas, concurrency      int
 }
 
-func newScaler(p paramValues) *scalerState {
-	return &scalerState{replicas: p.i("min_replicas"), lowSince: -1,
+// scaleOrder is an order of replicas: the pool has replicas in all once they serve, at at.
+type scaleOrder struct {
+	replicas int
+	at       float64
+}
+
+// readingSec is how long a stretch the autoscaler's reading averages, as a real autoscaler
+// averages its replicas' CPU over a window: a second.
+const readingSec = 1
+
+func newScaler(p paramValues, dt float64) *scalerState {
+	s := &scalerState{replicas: p.i("min_replicas"), lowSince: -1,
 		target: p.f("target_utilization"), outDelay: p.f("scale_out_delay_sec"), inDelay: p.f("scale_in_delay_sec"),
 		queuePerReplica: p.f("queue_per_replica"), minReplicas: p.i("min_replicas"), maxReplicas: p.i("max_replicas"),
 		concurrency: p.i("concurrency")}
+	s.busy = make([]float64, max(1, int(math.Round(readingSec/dt))))
+	s.orders = make([]scaleOrder, 0, s.maxReplicas) // each order adds a replica at least
+	return s
 }
 
 func (m *model) autoscale(c *component, t0 float64) {
@@ -315,32 +335,40 @@ func (m *model) autoscale(c *component, t0 float64) {
 	// It reads the busy share of the workers, as a real autoscaler reads its replicas' CPU: a
 	// saturated pool reads 100%, not the demand it refuses, so it grows by at most 1 ÷ target
 	// a scale-out delay.
-	util := min(pl.util, 1)
-	if pl.failed {
-		util = 0
+	if t0 > 0 { // a tick has been measured
+		util := min(pl.util, 1)
+		if pl.failed {
+			util = 0
+		}
+		s.record(util * float64(pl.workers))
 	}
-	// The utilisation was measured on the replicas that served the last tick: the wish is
-	// computed from those, before replicas that become ready now join.
-	desired := int(math.Ceil(float64(s.replicas)*util/s.target - 1e-9))
+	// Over the last second, ceil(replicas × utilisation ÷ target) is the busy workers over
+	// those a replica keeps busy at the target: the replicas that served, not those that
+	// join now.
+	desired := int(math.Ceil(s.meanBusy()/(float64(s.concurrency)*s.target) - 1e-9))
 	desired = min(max(desired, s.minReplicas), s.maxReplicas)
-	if s.pending > 0 && t0 >= s.readyAt {
-		s.replicas, s.pending = s.pending, 0
+	for len(s.orders) > 0 && t0 >= s.orders[0].at {
+		s.replicas = s.orders[0].replicas
+		s.orders = s.orders[:copy(s.orders, s.orders[1:])]
 	}
-	if !s.warm && t0 > 0 { // a tick has been measured
+	if !s.warm && t0 > 0 {
 		if desired > s.replicas {
 			s.replicas = desired
 		} else {
 			s.warm = true
 		}
 	}
+	ordered := s.replicas
+	if n := len(s.orders); n > 0 {
+		ordered = s.orders[n-1].replicas
+	}
 	switch {
 	case desired > s.replicas:
 		s.lowSince = -1
-		if s.pending == 0 {
-			s.readyAt = t0 + s.outDelay
+		if desired > ordered {
+			s.orders = append(s.orders, scaleOrder{desired, t0 + s.outDelay})
 		}
-		s.pending = max(s.pending, desired)
-	case desired < s.replicas && s.pending == 0:
+	case desired < s.replicas && len(s.orders) == 0:
 		if s.lowSince < 0 {
 			s.lowSince, s.lowDesired = t0, desired
 		}
@@ -354,6 +382,25 @@ func (m *model) autoscale(c *component, t0 float64) {
 	pl.workers, pl.rooms = s.replicas*s.concurrency, s.replicas
 	pl.buffer = float64(s.replicas) * s.queuePerReplica
 	c.units = float64(s.replicas)
+}
+
+// record keeps the workers busy on average in the tick just measured.
+func (s *scalerState) record(busy float64) {
+	s.busy[s.busyNext] = busy
+	s.busyNext = (s.busyNext + 1) % len(s.busy)
+	s.busyFilled = min(s.busyFilled+1, len(s.busy))
+}
+
+// meanBusy is the workers busy on average over the last second's measured ticks.
+func (s *scalerState) meanBusy() float64 {
+	if s.busyFilled == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, b := range s.busy {
+		sum += b
+	}
+	return sum / float64(s.busyFilled)
 }
 
 // fnState tracks a serverless function's instances as a real platform keeps them: an

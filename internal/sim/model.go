@@ -355,7 +355,7 @@ func (m *model) addPools(i int) {
 			buffer: p.f("queue_per_replica") * c.units, holds: true, rooms: p.i("replicas"), baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindContainerPool:
 		c.units = p.f("min_replicas")
-		c.scaler = newScaler(p)
+		c.scaler = newScaler(p, m.dt)
 		m.newPool(i, pool{workers: p.i("min_replicas") * p.i("concurrency"), serviceSec: p.f("service_time_ms") / 1000 / speed,
 			buffer: p.f("queue_per_replica") * c.units, holds: true, rooms: p.i("min_replicas"), baseErr: it.BaseErrorRate, loadErr: it.LoadErrorFactor})
 	case KindServerless:

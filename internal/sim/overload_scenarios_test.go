@@ -499,7 +499,7 @@ var overloadScenarios = []overloadScenario{
 	{name: "function stepped to 3,000 rps", build: functionStep(3000), metrics: functionStepMetrics},
 	{name: "function started cold, 1,000 rps", build: functionCold(1000), metrics: functionColdMetrics},
 	{name: "function started cold, 2,000 rps", build: functionCold(2000), metrics: functionColdMetrics},
-	{name: "autoscaled pool stepped to 1,500 rps", build: autoscaledStep(1500), metrics: autoscaledStepMetricsGap},
+	{name: "autoscaled pool stepped to 1,500 rps", build: autoscaledStep(1500), metrics: autoscaledStepMetrics},
 	{name: "autoscaled pool stepped to 2,500 rps", build: autoscaledStep(2500), metrics: autoscaledStepMetrics},
 	{name: "read replicas, 900 rps", build: readReplicas(900), metrics: readReplicaMetrics},
 	{name: "read replicas, 1,300 rps", build: readReplicas(1300), metrics: readReplicaMetrics},

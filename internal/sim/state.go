@@ -400,7 +400,7 @@ func (m *model) timeInvariant(st *runState) bool {
 		}
 		// An autoscaler waiting to act depends on the time only in the tick it acts in:
 		// before it, its timer (a time on the clock, carried as it is) stands still.
-		if s := c.scaler; s != nil && (s.pending != 0 && st.tickStart >= s.readyAt ||
+		if s := c.scaler; s != nil && (len(s.orders) > 0 && st.tickStart >= s.orders[0].at ||
 			s.lowSince >= 0 && st.tickStart-s.lowSince >= s.inDelay) {
 			return false
 		}
@@ -453,7 +453,13 @@ func (m *model) carriedState(t int, st *runState, buf []byte) []byte {
 			buf = appendRaw(buf, g.window)
 		}
 		if s := c.scaler; s != nil {
+			// The orders as they stand, and the last second's busy workers by age: where the
+			// next goes is no state.
 			buf = appendValue(buf, s)
+			clear(buf[len(buf)-int(unsafe.Sizeof(*s))+int(unsafe.Offsetof(s.busyNext)):][:unsafe.Sizeof(s.busyNext)])
+			buf = appendRaw(buf, s.orders)
+			buf = appendRaw(buf, s.busy[s.busyNext:])
+			buf = appendRaw(buf, s.busy[:s.busyNext])
 		}
 		if f := c.fn; f != nil {
 			// The sliding maximum from its oldest entry on: the latest by age, and those
@@ -543,7 +549,7 @@ func (m *model) carriedLen(st *runState) int {
 			n += int(unsafe.Sizeof(*g)) + rawLen(g.window)
 		}
 		if s := c.scaler; s != nil {
-			n += int(unsafe.Sizeof(*s))
+			n += int(unsafe.Sizeof(*s)) + cap(s.orders)*int(unsafe.Sizeof(scaleOrder{})) + rawLen(s.busy)
 		}
 		if f := c.fn; f != nil {
 			n += int(unsafe.Sizeof(*f)) + (len(f.maxNeed.vals)+len(f.starting))*int(unsafe.Sizeof([2]float64{}))

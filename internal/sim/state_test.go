@@ -16,7 +16,7 @@ import (
 func TestCarriedStateClassified(t *testing.T) {
 	// Compared by contents in carriedState.
 	byContent := map[string]bool{
-		"node.q": true, "pool.frac": true, "component.gate": true, "component.scaler": true, "component.fn": true,
+		"node.q": true, "pool.frac": true, "component.gate": true, "component.scaler": true, "scalerState.orders": true, "scalerState.busy": true, "component.fn": true,
 		"gateState.window": true, "fnState.maxNeed": true, "fnState.starting": true,
 		"runState.retries": true, "runState.genShare": true, "runState.partitioned": true, "runState.extraSec": true,
 		"runState.cutSince": true, "runState.cutStart": true, "runState.spikeMult": true, "runState.lat": true,
