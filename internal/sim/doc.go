@@ -337,20 +337,23 @@
 //     TestOverloadScenarios hold its throttling, stepped and started cold, against the
 //     reference's).
 //   - A container pool's autoscaler wants ceil(replicas × utilisation ÷ target) replicas,
-//     within its bounds, reading the busy share of its workers over the last second as a real
-//     autoscaler reads its replicas' CPU over a window: a saturated pool reads 100%, not the
-//     demand it refuses, so it grows by at most 1 ÷ target a scale-out delay (two replicas
-//     offered four times their capacity at a 60% target order 4, then 7), as the per-request
-//     reference's does (TestAutoscalerSaturatesDuringScaleOutThenRecovers, the autoscaled
-//     rows of TestOverloadScenarios). Its reading takes in a step over that second, so the
-//     wish right after a step still holds some of the second before it. Ordered replicas
-//     serve only after the scale-out delay, each order its own: replicas ordered while others
-//     start do not join them sooner. Replicas go only after utilisation has stayed low for
-//     the scale-in delay. Cost follows the replicas. A run starts in the middle of a day whose traffic has been flowing, so until the
-//     autoscaler has settled on the run's first traffic its decisions take effect at once
-//     (within the first ticks, inside the warm-up the conditions skip). A pool started at
-//     min_replicas would spend its first scale-out delay overloaded and end with more replicas
-//     than one started at the need (TestAutoscalerStartsScaledForTheFirstTraffic).
+//     within its bounds, reading the busy share of its workers over the last second as a
+//     real autoscaler reads its replicas' CPU over a window: a saturated pool reads 100%,
+//     not the demand it refuses, so it grows by at most 1 ÷ target a scale-out delay (two
+//     replicas offered four times their capacity at a 60% target grow to 4 in one delay,
+//     then to 7), as the per-request reference's does
+//     (TestAutoscalerSaturatesDuringScaleOutThenRecovers, the autoscaled rows of
+//     TestOverloadScenarios). Its reading takes in a step over that second, so the wish
+//     right after a step still holds some of the second before it. Ordered replicas serve
+//     only after the scale-out delay, each order its own: replicas ordered while others
+//     start do not join them sooner
+//     (TestAutoscalerReadsTheLastSecondAndServesEachOrderInTurn). Replicas go only after
+//     utilisation has stayed low for the scale-in delay. Cost follows the replicas. A run
+//     starts in the middle of a day whose traffic has been flowing, so until the autoscaler
+//     has settled on the run's first traffic its decisions take effect at once (within the
+//     first ticks, inside the warm-up the conditions skip). A pool started at min_replicas
+//     would spend its first scale-out delay overloaded and end with more replicas than one
+//     started at the need (TestAutoscalerStartsScaledForTheFirstTraffic).
 //   - A database → database edge is a replication link between two primaries: each replays the
 //     other's writes at 40% of their cost. Writes taken on both sides of a cut link diverge:
 //     the run reports split-brain (TestNetworkPartitionDropsTheEdgeAndReportsSplitBrain).
