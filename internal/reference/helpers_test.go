@@ -111,3 +111,15 @@ func bruteMMCKBlocking(c, buffer int, a float64) float64 {
 	}
 	return p[k] / total
 }
+
+// meanAndSpread are the mean and the standard deviation of xs.
+func meanAndSpread(xs []float64) (mean, spread float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		spread += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(spread / float64(len(xs)-1))
+}

@@ -23,28 +23,16 @@ func secondReadings(res *sim.Result, comp int, tickSec, from float64) []float64 
 	return out
 }
 
-// meanAndSpread are the mean and the standard deviation of xs.
-func meanAndSpread(xs []float64) (mean, spread float64) {
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	for _, x := range xs {
-		spread += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(spread / float64(len(xs)-1))
-}
-
 // A container pool's autoscaler reads its busy share over each second. On a pool of fixed
 // size whose workers only serve, the readings wander as the busy workers of an
 // infinite-server pool averaged over a second do (M/G/∞: variance λ·E[S²] ÷ 1 s, which for
-// an exponential service time S is 2 × utilisation × S ÷ (workers × 1 s)), within 15%,
-// from 40% to 80% busy, on 18 workers and on 48. At 90% on 18 workers they wander less,
-// 10–30% narrower: the workers' count caps the busy share, and the room takes the excess
-// as a queue. A pool whose mean reading stands a spread
-// or two below its target still orders replicas on readings above it, which the engine's
-// autoscaler, reading each tick's mean, does not (BENCHMARKS.md, "The campaign's verdicts
-// the engine does not share"). Four seeds of 200 s, read from 20 s.
+// an exponential service time S is 2 × utilisation × S ÷ (workers × 1 s)), within 15%, from
+// 40% to 80% busy, on 18 workers and on 48. At 90% on 18 workers they wander less, 10–30%
+// narrower: the workers' count caps the busy share, and the room takes the excess as a
+// queue. A pool whose mean reading stands a spread or two below its target still orders
+// replicas on readings above it, which the engine's autoscaler, reading the last second's
+// mean, does not (BENCHMARKS.md, "The campaign's verdicts the engine does not share"). Four
+// seeds of 200 s, read from 20 s.
 func TestReferenceAutoscalerReadingsWanderAsItsBusyWorkers(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a description of the reference, 16 runs; the plain run holds it")

@@ -55,15 +55,7 @@ func studentT995(df int) float64 {
 
 // batchCI is the mean of xs and the half-width of its 99% confidence interval.
 func batchCI(xs []float64) (mean, half float64) {
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	sd := math.Sqrt(ss / float64(len(xs)-1))
+	mean, sd := meanAndSpread(xs)
 	return mean, studentT995(len(xs)-1) * sd / math.Sqrt(float64(len(xs)))
 }
 
