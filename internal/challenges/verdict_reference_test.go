@@ -90,7 +90,7 @@ func measured(ev *Evaluation, name string) float64 {
 }
 
 // verdictSeeds are the reference's seeds for the campaign's verdicts, pooled tick by tick
-// (reference.Run): three keep the test at about 50 s on two cores (1m45s of CPU for 75
+// (reference.Run): three keep the test at about a minute on two cores (1m55s of CPU for 74
 // designs, with the engine's runs and hints); a tick's quantiles and the recovery's error
 // rate are read from at least 2,000 answers whatever the seeds (reference.md, "The game's
 // view").
