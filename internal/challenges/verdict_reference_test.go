@@ -97,7 +97,7 @@ func measured(ev *Evaluation, name string) float64 {
 var verdictSeeds = reference.DefaultSeeds[:3]
 
 // verdictSeedsFor are the designs whose verdict or score moves with which three seeds are
-// pooled, with the 24 seeds that settle it; most turn on a single tick's quantiles. With
+// pooled, with the 24 seeds that settle it; four turn on a single tick's quantiles. With
 // three seeds a tick holds a few hundred to a thousand answers, and the reference reads its
 // quantiles over the ticks beside it too (reference.md, "The game's view"), so a burst of
 // slow answers counts in one tick more on each side than a load test sees (BENCHMARKS.md,
