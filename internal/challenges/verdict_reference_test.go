@@ -154,7 +154,6 @@ const scoreTolerance = 300
 // reference"). A gap that closes fails the test until it is taken off the list.
 var knownVerdictGaps = map[string]string{
 	"scale-sooner/starting":   "the reference's runs spread with when the per-second autoscaler's wandering reading orders a fourth replica: 24 runs read 0.00–1.40% errors (median 0.90%, pooled 0.95%) and two of eight sets of three fail errors (0.72–1.25%), the engine 1.69%, above every run; in the runs that stand saturated, a full room's refusals retried at once: a fresh attempt refused 17% of the time and a retry 56%, the engine both 38%",
-	"black-friday/solution":   "app-b, which takes all the traffic once app-a's crash is noticed, stands 92% busy: the reference's queue, filled by the failover's burst, drains with 8% to spare, its ticks reading 130 to 220 ms for 1.5 to 4 s one seed at a time, so pooled over 24 seeds the level's fourth slowest tick reads 163 ms; the engine works the burst off within a tick and its queue then stands at its stationary p99 (116 ms); scores 3,710 and 4,093",
 	"slow-neighbour/solution": "a full room's refusals retried at once: while the rooms stand full the engine offers 941 attempts/s and fails 0.51 of them, the reference 733 and 0.37 (both serve 461/s)",
 	"slow-neighbour/hinted":   "a full room's refusals retried at once: while the rooms stand full the engine offers 818 attempts/s and fails 0.43 of them, the reference 694 and 0.32 (both serve 461/s)",
 }

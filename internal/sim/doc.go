@@ -39,19 +39,29 @@
 //     has built (stochasticQueue in engine.go) is at most the stationary one, and from where
 //     it stood at the last tick it grows as a reflected random walk's mean grows from empty,
 //     s√(2t/π) requests (s² = λ·ca² + c·μ·cs² a second, cs² of the workers' busy time, below)
-//     drained at c·μ, or falls as the spare capacity drains it; the chance to wait stays the
-//     stationary one, and the room refuses in proportion to how near its queue stands to the
-//     stationary one. Workers held mostly by a fixed delay depart nearly in step, so a tier a
-//     slow network call pushes just past saturation builds the fluid backlog's wait with
-//     little spread beside it: 3 s into Slow neighbour's 42 ms delay its solution's p99 reads
-//     450 ms against the reference's 435 ms (10 seeds); with exponential departures the
-//     stochastic wait grew twice as fast and its tail read 807 ms. A run starts in the
-//     middle of a day whose traffic has been flowing, so a pool below saturation in its first
-//     tick stands at its stationary state there (a constant load's first tick is its last,
-//     exactly M/M/c/K); a pool its first tick overloads has no such state and starts empty, as
-//     the per-request reference's do. A real queue reaches its stationary state over seconds
-//     after a step: four replicas of 8 workers at 50 ms stepped from 50% to 97% wait 100 ms in
-//     the step's first second and their stationary 146 ms within about three
+//     drained at c·μ, or falls towards it: not at the whole spare capacity, for in the runs
+//     whose queue has emptied workers idle as they would at the stationary state, but at the
+//     spare capacity's share u ÷ (u + B) for an excess wait u (drainTowards in engine.go).
+//     That drains a large excess as a fluid and a small one at the rate a reflected random
+//     walk of the room's queue settles at, its spectral gap δ² ÷ 2s² + π²s² ÷ 2K² for a
+//     drift δ (the spare capacity) and K places (room.settling): an unbounded queue settles
+//     slowly as its load nears capacity, a room of a few places within a moment. Four
+//     replicas of 8 workers at 50 ms with 64 places each, held at their capacity for 2 s,
+//     then offered 92% or 85%, wait 1.13 and 1.06 times as long above their settled mean
+//     over the next 4 s as the reference's, where draining at the whole spare capacity they
+//     waited 0.25 and 0.31 times as long (TestStochasticQueueDrainsAsTheReference). The chance
+//     to wait stays the stationary one, and the room refuses in proportion to how near its
+//     queue stands to the stationary one. Workers held mostly by a fixed delay depart nearly
+//     in step, so a tier a slow network call pushes just past saturation builds the fluid
+//     backlog's wait with little spread beside it: 3 s into Slow neighbour's 42 ms delay its
+//     solution's p99 reads 450 ms against the reference's 435 ms (10 seeds); with exponential
+//     departures the stochastic wait grew twice as fast and its tail read 807 ms. A run starts
+//     in the middle of a day whose traffic has been flowing, so a pool below saturation in its
+//     first tick stands at its stationary state there (a constant load's first tick is its
+//     last, exactly M/M/c/K); a pool its first tick overloads has no such state and starts
+//     empty, as the per-request reference's do. A real queue reaches its stationary state over
+//     seconds after a step: four replicas of 8 workers at 50 ms stepped from 50% to 97% wait
+//     100 ms in the step's first second and their stationary 146 ms within about three
 //     (TestStochasticQueueStartsAsTheReference).
 //   - At and above saturation, or while a queue remains, a fluid queue takes over (seed
 //     architecture-simulator): it grows by (arrivals − capacity) × tick, drains with spare

@@ -780,7 +780,7 @@ func (r *room) offer(a float64) (capped bool) {
 // share of its arrivals a room refuses now. A room waits what its queue has built
 // (pool.stochWait): at most its stationary mean wait, and from what it stood at the last
 // tick it grows as a reflected random walk's mean grows from empty, s√(2t/π) requests
-// (s² = λ·ca² + c·μ a second) drained at c·μ, or falls as the spare capacity drains it.
+// (s² = λ·ca² + c·μ a second) drained at c·μ, or falls towards it (drainTowards).
 // The chance to wait stays the stationary one, and the room refuses in proportion to how
 // near its queue stands to the stationary one. stationary says the pool is below
 // saturation, where a run's first tick finds it at its stationary state.
@@ -794,7 +794,10 @@ func (m *model) stochasticQueue(pl *pool, r room, stationary bool) float64 {
 	}
 	switch {
 	case w > target:
-		w = max(target, w-(r.capacity-r.lambda)/r.capacity*m.dt)
+		// A saturated pool's room is taken without a bound of places (queueing), but the
+		// queue it drains lives in the places its replica has.
+		places := min(r.places, pl.buffer/float64(max(1, pl.rooms)))
+		w = drainTowards(w, target, r.lambda/r.capacity, r.settling(places), m.dt)
 	case w < target:
 		variance := r.lambda*min(1, r.cv2) + r.capacity*min(1, r.cs2) // a second, of arrivals and departures
 		if grown := w*w + 2/math.Pi*variance/(r.capacity*r.capacity)*m.dt; grown < target*target {
@@ -812,6 +815,63 @@ func (m *model) stochasticQueue(pl *pool, r room, stationary bool) float64 {
 		return r.refused
 	}
 	return r.refused * w / target
+}
+
+// drainTowards is where a room's wait w, above its stationary wait target at utilisation
+// rho, stands dt seconds later. A queue above its stationary mean does not drain at the
+// whole spare capacity: in the runs whose queue has emptied, workers idle as they would at
+// the stationary state. Its excess u = w − target falls as du/dt = −(1 − ρ)·u ÷ (u + B):
+// at the spare capacity while it is large against B, as a fluid, and ever more slowly as it
+// nears the stationary queue, where it decays at (1 − ρ) ÷ B, the rate the room's queue
+// settles at (B from room.settling; 0 drains as a fluid). Over dt the excess solves
+// u + B·ln u = u₀ + B·ln u₀ − (1 − ρ)·dt: the same whether a stretch is taken in one tick
+// or in many.
+func drainTowards(w, target, rho, b, dt float64) float64 {
+	u0 := w - target
+	fluid := (1 - rho) * dt
+	if !(target > 0) || !(rho > 0) || !(b > 0) {
+		return max(target, w-fluid)
+	}
+	if u0 < fluid && u0*math.Exp((u0-fluid)/b) < 1e-6*target {
+		return target // the excess is at most that: the queue stands at its stationary state
+	}
+	// In v = ln u the equation is g(v) = e^v + B·v − goal = 0, g increasing and convex:
+	// Newton's steps from above the root stay above it and descend to it. The excess falls
+	// at least as fast as its rate at the start, (1 − ρ) ÷ (u₀ + B) of itself, so
+	// v₀ = ln u₀ − (1 − ρ)·dt ÷ (u₀ + B) is above the root, and near it.
+	lnU0 := math.Log(u0)
+	goal := u0 + b*lnU0 - fluid
+	v := lnU0 - fluid/(u0+b)
+	for range 16 {
+		e := math.Exp(v)
+		step := (e + b*v - goal) / (e + b)
+		v -= step
+		if step < 1e-12 {
+			break
+		}
+	}
+	return target + math.Exp(v)
+}
+
+// settling is B of drainTowards for the room with places: the wait whose excess over the
+// stationary one drains at the spare capacity's share u ÷ (u + B), so that a small excess
+// decays at the rate a reflected random walk of the room's queue settles at, its spectral
+// gap. For a walk of drift −δ and variance s² a second between an empty queue and K places
+// that is δ² ÷ 2s² + π²s² ÷ 2K²: an unbounded queue settles slowly as its load nears
+// capacity, a room of a few places within a moment whatever its load. (With no bound of
+// places, B is four times the walk's stationary wait, s² ÷ 2δ requests drained at c·μ.)
+// 0 means drain as a fluid.
+func (r *room) settling(places float64) float64 {
+	variance := r.lambda*min(1, r.cv2) + r.capacity*min(1, r.cs2) // a second, of arrivals and departures
+	spare := r.capacity - r.lambda
+	if !(variance > 0) || !(spare > 0) {
+		return 0
+	}
+	gap := spare * spare / (2 * variance)
+	if places > 0 && !math.IsInf(places, 1) {
+		gap += math.Pi * math.Pi * variance / (2 * places * places)
+	}
+	return spare / r.capacity / gap
 }
 
 // loadErrorRate is a pool's own error rate: base + utilisation³ × factor (seed
