@@ -799,8 +799,7 @@ func (m *model) stochasticQueue(pl *pool, r room, stationary bool) float64 {
 		places := min(r.places, pl.buffer/float64(max(1, pl.rooms)))
 		w = drainTowards(w, target, r.lambda/r.capacity, r.settling(places), m.dt)
 	case w < target:
-		variance := r.lambda*min(1, r.cv2) + r.capacity*min(1, r.cs2) // a second, of arrivals and departures
-		if grown := w*w + 2/math.Pi*variance/(r.capacity*r.capacity)*m.dt; grown < target*target {
+		if grown := w*w + 2/math.Pi*r.walkVariance()/(r.capacity*r.capacity)*m.dt; grown < target*target {
 			w = math.Sqrt(grown)
 		} else {
 			w = target
@@ -853,6 +852,12 @@ func drainTowards(w, target, rho, b, dt float64) float64 {
 	return target + math.Exp(v)
 }
 
+// walkVariance is s², the variance a second of the random walk the room's queue makes: its
+// arrivals' and its departures', their squared coefficients of variation taken at most 1.
+func (r *room) walkVariance() float64 {
+	return r.lambda*min(1, r.cv2) + r.capacity*min(1, r.cs2)
+}
+
 // settling is B of drainTowards for the room with places: the wait whose excess over the
 // stationary one drains at the spare capacity's share u ÷ (u + B), so that a small excess
 // decays at the rate a reflected random walk of the room's queue settles at, its spectral
@@ -862,7 +867,7 @@ func drainTowards(w, target, rho, b, dt float64) float64 {
 // places, B is four times the walk's stationary wait, s² ÷ 2δ requests drained at c·μ.)
 // 0 means drain as a fluid.
 func (r *room) settling(places float64) float64 {
-	variance := r.lambda*min(1, r.cv2) + r.capacity*min(1, r.cs2) // a second, of arrivals and departures
+	variance := r.walkVariance()
 	spare := r.capacity - r.lambda
 	if !(variance > 0) || !(spare > 0) {
 		return 0
