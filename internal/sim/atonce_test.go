@@ -58,7 +58,7 @@ func TestRefusedAgainOnlyWhereTheRouteLeadsBack(t *testing.T) {
 		design string
 		want   []string // the components whose refusals a retry at once meets again
 	}{
-		{"a gateway in front of an app", `{"components":[{"id":"gw","type":"api_gateway"},{"id":"app","type":"app_service"}],
+		{"a gateway in front of an app", `{"components":[{"id":"gw","type":"api_gateway","params":{"breaker_error_threshold":0}},{"id":"app","type":"app_service"}],
 			"edges":[{"from":"gw","to":"app"}]}`, []string{"gw", "app"}},
 		{"an app calling a database", `{"components":[{"id":"app","type":"app_service"},{"id":"db","type":"database"}],
 			"edges":[{"from":"app","to":"db"}]}`, []string{"app"}},
@@ -86,5 +86,28 @@ func TestRefusedAgainOnlyWhereTheRouteLeadsBack(t *testing.T) {
 				t.Errorf("%s: a retry at once is taken to meet %s again, which the route may avoid", c.name, id)
 			}
 		})
+	}
+}
+
+// Retries sent at once and refused again by the one app behind a gateway pass the gateway:
+// it is charged for every request it forwards, those retries among them, as the per-request
+// gateway is (its price per million on what it takes in, less what it refuses itself).
+func TestGatewayChargesForRetriesSentAtOnce(t *testing.T) {
+	d := mustDesign(t, `{"components":[{"id":"gw","type":"api_gateway","params":{"breaker_error_threshold":0}},
+		{"id":"app","type":"app_service","params":{"replicas":1,"concurrency":4,"service_time_ms":20,"queue_per_replica":8}}],
+		"edges":[{"from":"gw","to":"app"}]}`)
+	cfg := constant(400, 20)
+	cfg.Mix = Mix{Static: 1}
+	cfg.Client = Client{TimeoutMs: 1000, MaxRetries: 2}
+	r := mustRun(t, d, cfg)
+	it := DefaultCatalog()["gateway.standard"]
+	tk := r.Ticks[len(r.Ticks)-1]
+	gw := tk.Components[0]
+	if gw.InputRPS < 1.5*tk.FreshRPS {
+		t.Fatalf("the gateway takes %.1f rps of %.1f fresh: want the retries sent at once among them", gw.InputRPS, tk.FreshRPS)
+	}
+	want := it.PricePerHour + (gw.InputRPS-gw.RejectedRPS)*3600/1e6*it.PricePerMillion
+	if !near(gw.CostPerHour, want, 1e-9) {
+		t.Errorf("the gateway costs %.6f an hour, want %.6f: charged for the %.1f rps it forwards", gw.CostPerHour, want, gw.InputRPS-gw.RejectedRPS)
 	}
 }

@@ -634,7 +634,9 @@ func (m *model) gateTick(c *component, t int, st *runState) gateTick {
 				o.sent += nd.in
 			}
 			late := nd.terminal * lates[i]
-			o.failedNow += nd.rejected + nd.pushback + nd.errors + nd.lost
+			// Retries sent at once and refused again passed the gateway as attempts (atonce.go).
+			o.sent += nd.refusedAtOnce
+			o.failedNow += nd.rejected + nd.pushback + nd.errors + nd.lost + nd.refusedAtOnce
 			o.timedOut += late + nd.expired
 			o.answered += nd.terminal - late
 			answeredTime += (nd.terminal - late) * (nd.pathMean - from)

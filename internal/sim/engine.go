@@ -35,6 +35,7 @@ type runState struct {
 	lat         latencyCache
 	partitioned []bool    // per design edge
 	extraSec    []float64 // per design edge
+	extraBefore []float64 // per design edge: scratch, the last tick's extraSec (events.go)
 	cutSince    []float64 // per design edge: when the current cut began; +Inf while whole
 	cutStart    []float64 // scratch: the earliest start among the active cuts
 	tickStart   float64
@@ -156,8 +157,8 @@ func (m *model) newRunState() *runState {
 		st.retries[i] = rows[i*width : (i+1)*width : (i+1)*width]
 	}
 	ne := len(m.edgeTo)
-	cuts := make([]float64, 2*ne)
-	st.cutSince, st.cutStart = cuts[:ne:ne], cuts[ne:]
+	cuts := make([]float64, 3*ne)
+	st.cutSince, st.cutStart, st.extraBefore = cuts[:ne:ne], cuts[ne:2*ne:2*ne], cuts[2*ne:]
 	for e := range st.cutSince {
 		st.cutSince[e], st.cutStart[e] = math.Inf(1), math.Inf(1)
 	}
@@ -356,6 +357,9 @@ func (m *model) step(t int, tick *Tick, st *runState) {
 
 	m.commit()
 	m.postTick(t, st)
+	if st.events.delayEnds && len(m.delayable) > 0 {
+		m.noteDelayedCalls(st)
+	}
 
 	tick.FreshRPS = fresh / dt
 	tick.RetryRPS = retried / dt
@@ -684,6 +688,12 @@ func (m *model) queueing(pl *pool, lambda, cv2 float64) {
 	}
 	c := pl.workers
 	pl.capRate = float64(c) * mu
+	if pl.releaseWorkers > 0 {
+		// Calls made before a delay ended still hold some workers (inflight.go).
+		if r, ok := pl.releasedCapacity(float64(m.tick)*dt, dt, mu); ok {
+			pl.capRate = r
+		}
+	}
 	a := lambda / mu
 	rooms := max(1, pl.rooms) // each replica's room takes its share of the workers and arrivals
 	switch {

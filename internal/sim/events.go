@@ -16,11 +16,14 @@ type eventTracker struct {
 	cutEnd     []float64 // scratch: the latest end among the active cuts of each edge
 	// outages: some backend or link is down, or back for less than the longest check
 	// interval of any balancer (probeSec): only then may health checks keep one out.
-	outages  bool
-	cut      bool // some link is cut this tick (runState.partitioned)
-	down     bool // some component has failed this tick (pool.failed)
-	probeSec float64
-	ids      []string
+	outages bool
+	cut     bool // some link is cut this tick (runState.partitioned)
+	down    bool // some component has failed this tick (pool.failed)
+	// delayEnds: a delay on some link acts this tick and not the next: the tick notes the
+	// workers its calls hold (inflight.go), and so is computed, never reused.
+	delayEnds bool
+	probeSec  float64
+	ids       []string
 }
 
 func (et *eventTracker) init(m *model) {
@@ -99,7 +102,13 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 		cp.failStart = math.Inf(1)
 		cp.failEnd = math.Inf(-1)
 	}
-	et.cut, et.down = false, false
+	// A delay acting in the last tick and not in this one: its calls under way still take it.
+	ending := et.delayEnds
+	before := st.extraBefore[:len(partitioned)]
+	if ending {
+		copy(before, extraSec)
+	}
+	et.cut, et.down, et.delayEnds = false, false, false
 	for e := range partitioned {
 		partitioned[e] = false
 		extraSec[e] = 0
@@ -141,7 +150,11 @@ func (et *eventTracker) apply(m *model, st *runState, t0, t1 float64) {
 			et.cutEnd[et.edge[i]] = max(et.cutEnd[et.edge[i]], end)
 		case ChaosLatencyInjection:
 			st.extraSec[et.edge[i]] += e.Params.ExtraLatencyMs / 1000
+			et.delayEnds = et.delayEnds || !acts(start, end, t1, t1+(t1-t0))
 		}
+	}
+	if ending {
+		m.releaseHeldCalls(st, before, t0) // the workers its calls hold come back as they return (inflight.go)
 	}
 	// A failure that goes on keeps its start, even when a later event takes over from the
 	// first: health checks keep counting from when the backend went down. One that ends is

@@ -82,6 +82,7 @@ func (m *model) recordComponents(t int, tick *Tick, st *runState) {
 			in += extra
 			out += extra - refused
 			rej += refused
+			handled += extra - refused
 		}
 		ct.InputRPS, ct.OutputRPS, ct.RejectedRPS = in/dt, out/dt, rej/dt
 		ct.Backlog = backlog

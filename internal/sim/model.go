@@ -113,6 +113,11 @@ type pool struct {
 	nodes      []int
 	closed     closedLoop // the held callers that are its only sources (closedloop.go)
 	heldVar    bool       // a node of its is one whose response a hold reads (holdtime.go): it keeps stageVar
+	// Workers held by calls made before a delay on them ended, the calls' length and when it
+	// ended; and the workers calls through delayed links hold in the last tick, and those
+	// calls' length (inflight.go).
+	releaseWorkers, releaseSec, releaseAt float64
+	delayedWorkers, delayedSec            float64
 
 	// Scratch of the current tick.
 	failed                                  bool
@@ -203,6 +208,8 @@ type model struct {
 	answeringEnd [numClasses]int
 	committing   []int // nodes with something for commit: replay (held back), deferred input, job writes
 	refusedAgain []int // client nodes whose refusals a retry sent at once meets again (atonce.go)
+	delayable    []int // nodes called across a link by a pool that holds its workers (inflight.go)
+	delayCallers []int // those pools
 	atOnce       bool  // the client retries at once and some node's refusals are met again
 	consumers    []int // queue consumer nodes
 	holding      []int // nodes a hold reads the response of, children first (holdtime.go)
@@ -296,6 +303,7 @@ func compile(v *validated) (*model, error) {
 		}
 	}
 	m.markRefusedAgain()
+	m.markDelayable()
 	for class, end := range m.classEnd { // answering is in node order
 		m.answeringEnd[class] = sort.SearchInts(m.answering, end)
 	}

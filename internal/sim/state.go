@@ -195,7 +195,7 @@ func (m *model) reuseTick(t int, tick *Tick, fresh float64, st *runState) bool {
 	if r.period > 0 {
 		return m.cycleTick(t, tick, fresh, st)
 	}
-	if !r.fixed || st.events.changed || math.Float64bits(fresh) != r.prevFresh || !m.timeInvariant(st) {
+	if !r.fixed || st.events.changed || st.events.delayEnds || math.Float64bits(fresh) != r.prevFresh || !m.timeInvariant(st) {
 		return false
 	}
 	t0 := float64(t) * m.dt
@@ -283,7 +283,7 @@ func (m *model) cycleTick(t int, tick *Tick, fresh float64, st *runState) bool {
 // none of them starting or ending.
 func (m *model) steadyAhead(t, n int, fresh float64, st *runState) bool {
 	r := &st.reuse
-	if t+n > m.v.ticks || st.events.changed || math.Float64bits(fresh) != r.prevFresh {
+	if t+n > m.v.ticks || st.events.changed || st.events.delayEnds || math.Float64bits(fresh) != r.prevFresh {
 		return false
 	}
 	et := &st.events
@@ -298,6 +298,13 @@ func (m *model) steadyAhead(t, n int, fresh float64, st *runState) bool {
 			if acts(start, end, t0, t1) != et.active[i] || (e.Kind == ChaosCacheFlush && start < t1) {
 				return false
 			}
+		}
+	}
+	// Nor may the cycle's last tick be one a delay ends after: that tick is computed (events.go).
+	t0 := float64(t+n) * m.dt
+	for i, e := range et.events {
+		if start, end := m.window(e, et.comp[i]); e.Kind == ChaosLatencyInjection && et.active[i] && !acts(start, end, t0, t0+m.dt) {
+			return false
 		}
 	}
 	return true

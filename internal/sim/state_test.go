@@ -40,7 +40,7 @@ func TestCarriedStateClassified(t *testing.T) {
 		"runState.retryAmount": true, "runState.replayOf": true, "runState.reuse": true, "runState.lostByType": true,
 		"runState.lostAtOnce": true, "runState.atOnceIn": true, "runState.atOnceRefused": true, "runState.atOnceSent": true,
 		"runState.lostInTick": true, "runState.retriedInTick": true, "runState.inTickGen": true,
-		"runState.genShareBegan":     true,
+		"runState.genShareBegan": true, "runState.extraBefore": true,
 		"latencyCache.groups":        true,
 		"latencyCache.extraAtLeast0": true,                          // a function of latencyCache.extra
 		"gateState.partial":          true,                          // the window's sums: a function of gateState.window
