@@ -123,9 +123,9 @@
 //     solution makes a tier under constant load swing from tick to tick
 //     (TestSaturatedDesignsSettleAtConstantLoad).
 //   - When a delay injected on a link ends, the calls already under way through it still
-//     take it (inflight.go). While the delay acts, each tick notes the workers a pool's calls
+//     take it (inflight.go). The last tick the delay acts in notes the workers a pool's calls
 //     through delayed links hold (the calls a second times how long one takes) and that
-//     length L; from the tick the delay ends, the share of them still held s seconds later is
+//     length L, and is never reused, so the note is taken; from the tick the delay ends, the share of them still held s seconds later is
 //     1 − s ÷ L, their calls returning evenly, and the pool serves new work at the new speed
 //     with the workers that are back. Over the 200 ms after a 200 ms delay ends, an app of
 //     32 workers behind it finishes 248 requests where the reference's finishes 203; taking
